@@ -1,0 +1,82 @@
+# switchyard: one Makefile for the kernel, the host tests, the harness and the set-up.
+
+CC := gcc
+LD := ld
+NASM := nasm
+OBJCOPY := objcopy
+HOST_CC := gcc
+PYTHON := /usr/bin/python3
+
+BUILD := build
+
+CFLAGS := -std=gnu11 -O2 -g -ffreestanding -fno-pic -fno-pie -fno-stack-protector \
+	-fno-builtin -fno-omit-frame-pointer -fno-asynchronous-unwind-tables -fno-toplevel-reorder \
+	-mcmodel=kernel -mno-red-zone -mno-sse -mno-mmx -mno-sse2 -mno-avx \
+	-Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes -I. -MMD -MP
+NASMFLAGS := -f elf64 -g -I. -Werror
+LDFLAGS := -nostdlib -static -z max-page-size=0x1000 -z noexecstack -T boot/kernel.ld
+
+HOST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -I. \
+	-fsanitize=address,undefined -fno-sanitize-recover=all
+
+OBJS := \
+	boot/header.o \
+	boot/entry.o \
+	boot/main.o \
+	boot/multiboot.o \
+	arch/x86/apic.o \
+	arch/x86/cpuid.o \
+	arch/x86/entry.o \
+	arch/x86/gdt.o \
+	arch/x86/paging.o \
+	arch/x86/percpu.o \
+	arch/x86/pfa.o \
+	arch/x86/platform.o \
+	arch/x86/platform_report.o \
+	arch/x86/probe.o \
+	arch/x86/serial.o \
+	arch/x86/setjmp.o \
+	arch/x86/traps.o \
+	arch/x86/tsc.o \
+	lib/cmdline.o \
+	lib/console.o \
+	lib/crc32.o \
+	lib/format.o \
+	lib/glob.o \
+	lib/ktap.o \
+	lib/report.o \
+	lib/string.o \
+	runner/debug_state.o \
+	runner/isolation.o \
+	runner/options.o \
+	runner/runner.o
+
+TEST_OBJS := $(patsubst %.c,%.o,$(sort $(wildcard tests/kernel/*.c)))
+
+KERNEL_OBJS := $(addprefix $(BUILD)/,$(OBJS) $(TEST_OBJS))
+
+all: $(BUILD)/switchyard.elf $(BUILD)/switchyard32.elf
+
+$(BUILD)/switchyard.elf: $(KERNEL_OBJS) boot/kernel.ld
+	$(LD) $(LDFLAGS) -o $@ $(KERNEL_OBJS)
+
+# QEMU's -kernel takes multiboot1 only from a 32-bit ELF; the entry code is 32-bit already.
+$(BUILD)/switchyard32.elf: $(BUILD)/switchyard.elf
+	$(OBJCOPY) -O elf32-i386 $< $@
+
+$(BUILD)/%.o: %.c Makefile
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	@$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/%.o: %.asm Makefile
+	@mkdir -p $(dir $@)
+	@echo "  NASM    $<"
+	@$(NASM) $(NASMFLAGS) -MD $(BUILD)/$*.d -MP $< -o $@
+
+clean:
+	rm -rf $(BUILD)
+
+.PHONY: all clean
+
+-include $(KERNEL_OBJS:.o=.d)

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/* Local APIC, xAPIC MMIO mode (SDM Vol. 3 §11.4-11.5). */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arch/x86/apic.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/cpuid.h"
+#include "arch/x86/exceptions.h"
+#include "arch/x86/io.h"
+#include "arch/x86/msr.h"
+#include "arch/x86/paging.h"
+#include "arch/x86/percpu.h"
+#include "arch/x86/traps.h"
+#include "arch/x86/tsc.h"
+
+#define APIC_ID 0x020
+#define APIC_EOI 0x0b0
+#define APIC_SPURIOUS 0x0f0
+#define APIC_LVT_TIMER 0x320
+#define APIC_LVT_LINT0 0x350
+#define APIC_LVT_LINT1 0x360
+#define APIC_LVT_ERROR 0x370
+#define APIC_TIMER_INITIAL 0x380
+#define APIC_TIMER_CURRENT 0x390
+#define APIC_TIMER_DIVIDE 0x3e0
+
+#define APIC_ID_SHIFT 24
+#define APIC_SPURIOUS_ENABLE (1u << 8)
+#define APIC_LVT_MASKED (1u << 16)
+#define APIC_LVT_TIMER_PERIODIC (1u << 17)
+#define APIC_TIMER_DIVIDE_BY_16 0x3
+
+#define TIMER_CALIBRATION_MS 10
+
+/* The legacy 8259 pair: masked, so that it never delivers IRQ0-15 at exception vectors. */
+#define PIC_MASTER_DATA 0x21
+#define PIC_SLAVE_DATA 0xa1
+#define PIC_MASK_ALL 0xff
+
+static volatile uint32_t *apic_registers;
+static timer_hook hooks[TIMER_HOOKS];
+static unsigned int tick_hz;
+
+static uint32_t apic_read(uint32_t offset)
+{
+	return apic_registers[offset / 4];
+}
+
+static void apic_write(uint32_t offset, uint32_t value)
+{
+	apic_registers[offset / 4] = value;
+}
+
+bool apic_init(void)
+{
+	uint64_t base;
+
+	outb(PIC_MASTER_DATA, PIC_MASK_ALL);
+	outb(PIC_SLAVE_DATA, PIC_MASK_ALL);
+	if (!(cpuid(1, 0).edx & CPUID_1_EDX_APIC))
+		return false;
+	base = rdmsr(MSR_IA32_APIC_BASE);
+	if (base & APIC_BASE_X2APIC_ENABLE)
+		return false;
+	apic_registers = phys_to_virt(base & APIC_BASE_ADDRESS_MASK);
+	apic_write(APIC_LVT_LINT0, APIC_LVT_MASKED);
+	apic_write(APIC_LVT_LINT1, APIC_LVT_MASKED);
+	apic_write(APIC_LVT_ERROR, APIC_LVT_MASKED);
+	apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED);
+	apic_write(APIC_SPURIOUS, APIC_SPURIOUS_ENABLE | VECTOR_SPURIOUS);
+	this_cpu()->apic_id = apic_id();
+	return true;
+}
+
+uint32_t apic_id(void)
+{
+	return apic_read(APIC_ID) >> APIC_ID_SHIFT;
+}
+
+void apic_end_of_interrupt(void)
+{
+	apic_write(APIC_EOI, 0);
+}
+
+static void timer_interrupt(struct cpu_regs *regs)
+{
+	this_cpu()->ticks++;
+	for (unsigned int i = 0; i < TIMER_HOOKS && hooks[i]; i++)
+		hooks[i](regs);
+}
+
+void timer_register_hook(timer_hook hook)
+{
+	for (unsigned int i = 0; i < TIMER_HOOKS; i++) {
+		if (!hooks[i]) {
+			hooks[i] = hook;
+			return;
+		}
+	}
+}
+
+/* Counts of the timer (divided by 16) in one second, measured against the TSC. */
+static uint32_t timer_counts_per_second(void)
+{
+	uint64_t start, wait = tsc_cycles_from_ms(TIMER_CALIBRATION_MS);
+	uint32_t elapsed;
+
+	apic_write(APIC_TIMER_DIVIDE, APIC_TIMER_DIVIDE_BY_16);
+	apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED);
+	apic_write(APIC_TIMER_INITIAL, UINT32_MAX);
+	start = rdtsc_ordered();
+	while (rdtsc_ordered() - start < wait)
+		cpu_relax();
+	elapsed = UINT32_MAX - apic_read(APIC_TIMER_CURRENT);
+	apic_write(APIC_TIMER_INITIAL, 0);
+	return elapsed * (1000 / TIMER_CALIBRATION_MS);
+}
+
+void timer_start(unsigned int hz)
+{
+	uint32_t per_second = timer_counts_per_second();
+
+	tick_hz = hz;
+	interrupt_register(VECTOR_TIMER, timer_interrupt);
+	apic_write(APIC_TIMER_DIVIDE, APIC_TIMER_DIVIDE_BY_16);
+	apic_write(APIC_LVT_TIMER, APIC_LVT_TIMER_PERIODIC | VECTOR_TIMER);
+	apic_write(APIC_TIMER_INITIAL, per_second / hz ? per_second / hz : 1);
+}
+
+unsigned int timer_hz(void)
+{
+	return tick_hz;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/* Local APIC in xAPIC mode, and its timer as the periodic tick. */
+#ifndef ARCH_X86_APIC_H
+#define ARCH_X86_APIC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arch/x86/regs.h"
+
+/* Enable the local APIC of the calling CPU. False (nothing changed) when it has none. */
+bool apic_init(void);
+uint32_t apic_id(void);
+void apic_end_of_interrupt(void);
+
+/* Calibrate the APIC timer against the TSC, then tick periodically at hz. Needs tsc_hz(). */
+void timer_start(unsigned int hz);
+unsigned int timer_hz(void);
+
+/* Tick hooks run in interrupt context, interrupts off, after the EOI; at most TIMER_HOOKS. */
+#define TIMER_HOOKS 4
+typedef void (*timer_hook)(struct cpu_regs *regs);
+void timer_register_hook(timer_hook hook);
+
+#endif

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/* Single instructions: interrupts, halting, the TSC, control registers. */
+#ifndef ARCH_X86_CPU_H
+#define ARCH_X86_CPU_H
+
+#include <stdint.h>
+
+static inline void local_irq_enable(void)
+{
+	asm volatile("sti" : : : "memory");
+}
+
+static inline void local_irq_disable(void)
+{
+	asm volatile("cli" : : : "memory");
+}
+
+static inline unsigned long read_rflags(void)
+{
+	unsigned long flags;
+
+	asm volatile("pushfq; popq %0" : "=r"(flags) : : "memory");
+	return flags;
+}
+
+/* Waits for the next interrupt; with interrupts off it waits for an NMI or for ever. */
+static inline void halt(void)
+{
+	asm volatile("hlt" : : : "memory");
+}
+
+static inline void cpu_relax(void)
+{
+	asm volatile("pause" : : : "memory");
+}
+
+/* Raises #UD: for tests that need an exception nobody expects. */
+static inline void __attribute__((noreturn)) ud2(void)
+{
+	asm volatile("ud2");
+	__builtin_unreachable();
+}
+
+/* RDTSC ordered after earlier loads (LFENCE: SDM Vol. 2B RDTSC). Never faults while CR4.TSD=0. */
+static inline uint64_t rdtsc_ordered(void)
+{
+	uint32_t low, high;
+
+	asm volatile("lfence; rdtsc" : "=a"(low), "=d"(high) : : "memory");
+	return ((uint64_t)high << 32) | low;
+}
+
+static inline unsigned long read_cr0(void)
+{
+	unsigned long value;
+
+	asm volatile("mov %%cr0, %0" : "=r"(value));
+	return value;
+}
+
+static inline unsigned long read_cr2(void)
+{
+	unsigned long value;
+
+	asm volatile("mov %%cr2, %0" : "=r"(value));
+	return value;
+}
+
+static inline unsigned long read_cr3(void)
+{
+	unsigned long value;
+
+	asm volatile("mov %%cr3, %0" : "=r"(value));
+	return value;
+}
+
+/* May #GP on a reserved bit or a bad PCID; the caller passes a valid root. */
+static inline void write_cr3(unsigned long value)
+{
+	asm volatile("mov %0, %%cr3" : : "r"(value) : "memory");
+}
+
+static inline unsigned long read_cr4(void)
+{
+	unsigned long value;
+
+	asm volatile("mov %%cr4, %0" : "=r"(value));
+	return value;
+}
+
+/* #GP on a reserved or unsupported bit; use write_cr4_safe() to probe. */
+static inline void write_cr4(unsigned long value)
+{
+	asm volatile("mov %0, %%cr4" : : "r"(value) : "memory");
+}
+
+static inline void write_cr0(unsigned long value)
+{
+	asm volatile("mov %0, %%cr0" : : "r"(value) : "memory");
+}
+
+#endif

@@ -1,0 +1,72 @@
+; SPDX-License-Identifier: MIT
+; Exception and interrupt entry: one stub per vector, one common path into handle_exception().
+
+extern handle_exception
+global interrupt_stubs
+
+
+; Vectors for which the CPU pushes an error code (SDM Vol. 3 Table 6-1).
+%define HAS_ERROR_CODE(v) ((v) == 8 || ((v) >= 10 && (v) <= 14) || (v) == 17 || (v) == 21 || (v) == 29 || (v) == 30)
+
+STUB_SIZE equ 16
+
+section .text
+align 16
+; Each stub is exactly STUB_SIZE bytes, so the IDT can index them as interrupt_stubs + 16 * v.
+interrupt_stubs:
+%assign vector 0
+%rep 256
+	align STUB_SIZE
+%if !HAS_ERROR_CODE(vector)
+	push 0
+%endif
+	push vector
+	jmp entry_common
+%assign vector vector + 1
+%endrep
+
+; Frame on entry: vector, error code, rip, cs, rflags, rsp, ss (struct cpu_regs, upper part).
+entry_common:
+	test byte [rsp + 3 * 8], 3	; saved CS: from ring 3?
+	jz .from_kernel
+	swapgs
+.from_kernel:
+	push rax
+	push rbx
+	push rcx
+	push rdx
+	push rsi
+	push rdi
+	push rbp
+	push r8
+	push r9
+	push r10
+	push r11
+	push r12
+	push r13
+	push r14
+	push r15
+	cld
+	mov rdi, rsp
+	call handle_exception
+	pop r15
+	pop r14
+	pop r13
+	pop r12
+	pop r11
+	pop r10
+	pop r9
+	pop r8
+	pop rbp
+	pop rdi
+	pop rsi
+	pop rdx
+	pop rcx
+	pop rbx
+	pop rax
+	test byte [rsp + 3 * 8], 3
+	jz .to_kernel
+	swapgs
+.to_kernel:
+	add rsp, 16			; vector and error code
+	iretq

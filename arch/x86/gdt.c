@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/* The GDT and the 64-bit TSS (SDM Vol. 3 §3.4.5, §8.7). */
+#include <stdint.h>
+
+#include "arch/x86/gdt.h"
+
+/* Descriptor bits (SDM Vol. 3 §3.4.5). */
+#define SEG_ACCESSED (1ull << 40)
+#define SEG_WRITABLE (1ull << 41)
+#define SEG_CODE (1ull << 43)
+#define SEG_NONSYSTEM (1ull << 44)
+#define SEG_DPL_USER (3ull << 45)
+#define SEG_PRESENT (1ull << 47)
+#define SEG_LONG (1ull << 53)
+#define SEG_DB (1ull << 54)
+#define SEG_GRANULARITY (1ull << 55)
+#define SEG_LIMIT_MAX (0xffffull | (0xfull << 48))
+#define SEG_TYPE_TSS_AVAILABLE (0x9ull << 40)
+
+#define KERNEL_CODE (SEG_PRESENT | SEG_NONSYSTEM | SEG_CODE | SEG_LONG | SEG_ACCESSED)
+#define KERNEL_DATA (SEG_PRESENT | SEG_NONSYSTEM | SEG_WRITABLE | SEG_ACCESSED | SEG_DB | \
+		     SEG_GRANULARITY | SEG_LIMIT_MAX)
+#define USER_CODE32 (SEG_PRESENT | SEG_NONSYSTEM | SEG_CODE | SEG_DPL_USER | SEG_DB | \
+		     SEG_GRANULARITY | SEG_LIMIT_MAX)
+
+struct tss {
+	uint32_t reserved0;
+	uint64_t rsp[3];
+	uint64_t reserved1;
+	uint64_t ist[7];
+	uint64_t reserved2;
+	uint16_t reserved3;
+	uint16_t iomap_base;
+} __attribute__((packed));
+
+struct descriptor_pointer {
+	uint16_t limit;
+	uint64_t base;
+} __attribute__((packed));
+
+static uint64_t gdt[8] __attribute__((aligned(16)));
+static struct tss tss __attribute__((aligned(16)));
+static uint8_t ist_stacks[3][IST_STACK_SIZE] __attribute__((aligned(16)));
+
+static void gdt_set_tss(unsigned int index, const struct tss *t)
+{
+	uint64_t base = (uint64_t)t;
+	uint64_t limit = sizeof(*t) - 1;
+
+	gdt[index] = (limit & 0xffff) | ((base & 0xffffff) << 16) | SEG_TYPE_TSS_AVAILABLE |
+		     SEG_PRESENT | (((limit >> 16) & 0xf) << 48) | (((base >> 24) & 0xff) << 56);
+	gdt[index + 1] = base >> 32;
+}
+
+void gdt_init(void)
+{
+	struct descriptor_pointer pointer = { sizeof(gdt) - 1, (uint64_t)gdt };
+
+	gdt[GDT_KERNEL_CODE / 8] = KERNEL_CODE;
+	gdt[GDT_KERNEL_DATA / 8] = KERNEL_DATA;
+	gdt[GDT_USER_CODE32 / 8] = USER_CODE32;
+	gdt[GDT_USER_DATA / 8] = KERNEL_DATA | SEG_DPL_USER;
+	gdt[GDT_USER_CODE / 8] = KERNEL_CODE | SEG_DPL_USER;
+	for (unsigned int slot = 1; slot <= 3; slot++)
+		tss.ist[slot - 1] = tss_ist_stack_top(slot);
+	tss.iomap_base = sizeof(tss); /* no I/O bitmap: every port #GPs at CPL 3 */
+	gdt_set_tss(GDT_TSS / 8, &tss);
+
+	asm volatile("lgdt %0\n\t"
+		     "pushq %1\n\t"
+		     "leaq 1f(%%rip), %%rax\n\t"
+		     "pushq %%rax\n\t"
+		     "lretq\n"
+		     "1:\n\t"
+		     "mov %w2, %%ds\n\t"
+		     "mov %w2, %%es\n\t"
+		     "mov %w2, %%ss\n\t"
+		     "ltr %w3"
+		     :
+		     : "m"(pointer), "i"(GDT_KERNEL_CODE), "r"(GDT_KERNEL_DATA), "r"(GDT_TSS)
+		     : "rax", "memory");
+}
+
+void tss_set_kernel_stack(uint64_t stack_top)
+{
+	tss.rsp[0] = stack_top;
+}
+
+uint64_t tss_ist_stack_top(unsigned int slot)
+{
+	return (uint64_t)&ist_stacks[slot - 1][IST_STACK_SIZE];
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/* Segment selectors, the GDT and the TSS with its interrupt stacks. */
+#ifndef ARCH_X86_GDT_H
+#define ARCH_X86_GDT_H
+
+#include <stdint.h>
+
+/* The order of the user selectors is fixed by SYSRET (SDM Vol. 2B SYSRET, MSR_STAR). */
+#define GDT_KERNEL_CODE 0x08
+#define GDT_KERNEL_DATA 0x10
+#define GDT_USER_CODE32 0x18 /* unused placeholder that STAR needs */
+#define GDT_USER_DATA 0x20
+#define GDT_USER_CODE 0x28
+#define GDT_TSS 0x30
+#define SELECTOR_RPL_USER 3
+
+/* Interrupt Stack Table slots (TSS.IST1-7), each with its own stack. */
+#define IST_DOUBLE_FAULT 1
+#define IST_NMI 2
+#define IST_MACHINE_CHECK 3
+#define IST_STACK_SIZE 8192
+
+/* Load the GDT and the task register on the calling (boot) CPU and reload every segment. */
+void gdt_init(void);
+
+/* The stack the CPU switches to on an interrupt from ring 3 (TSS.RSP0). */
+void tss_set_kernel_stack(uint64_t stack_top);
+
+/* The top of IST stack slot (1-3), to tell whether a handler runs on it. */
+uint64_t tss_ist_stack_top(unsigned int slot);
+
+#endif

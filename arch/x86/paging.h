@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/* The kernel's address-space layout and the boot page tables. */
+#ifndef ARCH_X86_PAGING_H
+#define ARCH_X86_PAGING_H
+
+#include <stdint.h>
+
+#define PAGE_SIZE 4096ul
+#define PAGE_SHIFT 12
+
+/*
+ * Lower half (PML4 0-255): user tasks, one address space each. Upper half, shared by every
+ * address space: PML4 256 maps all physical memory below DIRECT_MAP_LIMIT at DIRECT_MAP_BASE
+ * (3-4 GiB uncached, for MMIO); PML4 511 maps the kernel image at KERNEL_VIRTUAL_BASE.
+ */
+#define DIRECT_MAP_BASE 0xffff800000000000ul
+#define DIRECT_MAP_LIMIT 0x100000000ul
+#define KERNEL_VIRTUAL_BASE 0xffffffff80000000ul
+#define PML4_FIRST_KERNEL_ENTRY 256
+
+#define PTE_PRESENT (1ul << 0)
+#define PTE_WRITE (1ul << 1)
+#define PTE_USER (1ul << 2)
+#define PTE_PWT (1ul << 3)
+#define PTE_PCD (1ul << 4)
+#define PTE_ACCESSED (1ul << 5)
+#define PTE_DIRTY (1ul << 6)
+#define PTE_HUGE (1ul << 7)
+#define PTE_GLOBAL (1ul << 8)
+#define PTE_NO_EXECUTE (1ul << 63)
+#define PTE_ADDRESS_MASK 0x000ffffffffff000ul
+
+static inline void *phys_to_virt(uint64_t phys)
+{
+	return (void *)(phys + DIRECT_MAP_BASE);
+}
+
+/* For direct-map and kernel-image addresses only. */
+static inline uint64_t virt_to_phys(const void *virt)
+{
+	uint64_t address = (uint64_t)virt;
+
+	if (address >= KERNEL_VIRTUAL_BASE)
+		return address - KERNEL_VIRTUAL_BASE;
+	return address - DIRECT_MAP_BASE;
+}
+
+/* Remove the boot identity map of the lower half: from here on it belongs to user tasks. */
+void paging_init(void);
+
+/* The physical address of the kernel PML4, whose upper half every address space copies. */
+uint64_t paging_kernel_root(void);
+
+#endif

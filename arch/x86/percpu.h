@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/* The per-CPU struct, reached through the GS base. */
+#ifndef ARCH_X86_PERCPU_H
+#define ARCH_X86_PERCPU_H
+
+#include <stdint.h>
+
+#define MAX_CPUS 8
+
+/* Hardware writes made through the arch accessors, counted on the CPU that made them. */
+struct write_counts {
+	uint64_t msr; /* WRMSR, all MSRs */
+	uint64_t dr;  /* MOV to DR0-DR7 */
+};
+
+struct cpu {
+	struct cpu *self; /* must stay first: this_cpu() reads %gs:0 */
+	unsigned int index;
+	unsigned int apic_id;
+	struct write_counts writes;
+	uint64_t ticks; /* timer interrupts taken on this CPU */
+};
+
+/* Valid once percpu_init() ran on this CPU; before that %gs:0 is not ours. */
+static inline struct cpu *this_cpu(void)
+{
+	struct cpu *cpu;
+
+	asm volatile("mov %%gs:0, %0" : "=r"(cpu));
+	return cpu;
+}
+
+/* Point the GS base of the calling CPU at cpus[index]. The GS-base write is not counted. */
+void percpu_init(unsigned int index);
+struct cpu *percpu_get(unsigned int index);
+
+#endif

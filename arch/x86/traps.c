@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/* The IDT, and the C side of exception and interrupt dispatch. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/x86/apic.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/debugreg.h"
+#include "arch/x86/exceptions.h"
+#include "arch/x86/extable.h"
+#include "arch/x86/gdt.h"
+#include "arch/x86/platform.h"
+#include "arch/x86/traps.h"
+#include "lib/ktap.h"
+
+#define IDT_GATE_INTERRUPT 0x8e00 /* present, DPL 0, 64-bit interrupt gate */
+#define IDT_STUB_SIZE 16
+
+struct idt_gate {
+	uint16_t offset_low;
+	uint16_t selector;
+	uint16_t flags; /* IST index in bits 0-2, type and DPL above */
+	uint16_t offset_middle;
+	uint32_t offset_high;
+	uint32_t reserved;
+} __attribute__((packed));
+
+struct descriptor_pointer {
+	uint16_t limit;
+	uint64_t base;
+} __attribute__((packed));
+
+extern const char interrupt_stubs[];
+extern const struct extable_entry __extable_start[], __extable_end[];
+
+static struct idt_gate idt[VECTOR_COUNT] __attribute__((aligned(16)));
+static exception_handler exception_handlers[X86_EXC_COUNT];
+static interrupt_handler interrupt_handlers[VECTOR_COUNT];
+static exception_handler unexpected_handler;
+
+static const char *const exception_names[X86_EXC_COUNT] = {
+	[X86_EXC_DE] = "#DE", [X86_EXC_DB] = "#DB", [X86_EXC_NMI] = "NMI", [X86_EXC_BP] = "#BP",
+	[X86_EXC_OF] = "#OF", [X86_EXC_BR] = "#BR", [X86_EXC_UD] = "#UD", [X86_EXC_NM] = "#NM",
+	[X86_EXC_DF] = "#DF", [X86_EXC_TS] = "#TS", [X86_EXC_NP] = "#NP", [X86_EXC_SS] = "#SS",
+	[X86_EXC_GP] = "#GP", [X86_EXC_PF] = "#PF", [X86_EXC_MF] = "#MF", [X86_EXC_AC] = "#AC",
+	[X86_EXC_MC] = "#MC", [X86_EXC_XM] = "#XM", [X86_EXC_VE] = "#VE", [X86_EXC_CP] = "#CP",
+};
+
+const char *exception_name(unsigned int vector)
+{
+	if (vector < X86_EXC_COUNT && exception_names[vector])
+		return exception_names[vector];
+	return vector < X86_EXC_COUNT ? "reserved" : "interrupt";
+}
+
+static void idt_set_gate(unsigned int vector, unsigned int ist)
+{
+	uint64_t address = (uint64_t)&interrupt_stubs[vector * IDT_STUB_SIZE];
+
+	idt[vector] = (struct idt_gate){
+		.offset_low = (uint16_t)address,
+		.selector = GDT_KERNEL_CODE,
+		.flags = (uint16_t)(IDT_GATE_INTERRUPT | ist),
+		.offset_middle = (uint16_t)(address >> 16),
+		.offset_high = (uint32_t)(address >> 32),
+	};
+}
+
+void idt_init(void)
+{
+	struct descriptor_pointer pointer = { sizeof(idt) - 1, (uint64_t)idt };
+
+	for (unsigned int vector = 0; vector < VECTOR_COUNT; vector++)
+		idt_set_gate(vector, 0);
+	idt_set_gate(X86_EXC_DF, IST_DOUBLE_FAULT);
+	idt_set_gate(X86_EXC_NMI, IST_NMI);
+	idt_set_gate(X86_EXC_MC, IST_MACHINE_CHECK);
+	asm volatile("lidt %0" : : "m"(pointer));
+}
+
+void exception_register(unsigned int vector, exception_handler handler)
+{
+	exception_handlers[vector] = handler;
+}
+
+void exception_unregister(unsigned int vector)
+{
+	exception_handlers[vector] = NULL;
+}
+
+void interrupt_register(unsigned int vector, interrupt_handler handler)
+{
+	interrupt_handlers[vector] = handler;
+}
+
+void exception_set_unexpected_handler(exception_handler handler)
+{
+	unexpected_handler = handler;
+}
+
+uint64_t extable_find(uint64_t rip)
+{
+	for (const struct extable_entry *entry = __extable_start; entry < __extable_end; entry++)
+		if (entry->fault == rip)
+			return entry->fixup;
+	return 0;
+}
+
+void exception_report(const struct cpu_regs *regs, unsigned int depth)
+{
+	unsigned long dr6 = read_dr6();
+
+	ktap_diag(depth, "exception %s (vector %lu) error_code=0x%lx rip=0x%016lx cr2=0x%016lx dr6=0x%lx",
+		  exception_name(regs->vector), regs->vector, regs->error_code, regs->rip,
+		  read_cr2(), dr6);
+	ktap_diag(depth, "cs=0x%lx rflags=0x%lx rsp=0x%016lx ss=0x%lx", regs->cs, regs->rflags,
+		  regs->rsp, regs->ss);
+}
+
+void fatal_exception(const struct cpu_regs *regs)
+{
+	exception_report(regs, 0);
+	ktap_diag(0, "rax=0x%016lx rbx=0x%016lx rcx=0x%016lx rdx=0x%016lx", regs->rax, regs->rbx,
+		  regs->rcx, regs->rdx);
+	ktap_diag(0, "rsi=0x%016lx rdi=0x%016lx rbp=0x%016lx r8=0x%016lx", regs->rsi, regs->rdi,
+		  regs->rbp, regs->r8);
+	ktap_diag(0, "r9=0x%016lx r10=0x%016lx r11=0x%016lx r12=0x%016lx", regs->r9, regs->r10,
+		  regs->r11, regs->r12);
+	ktap_diag(0, "r13=0x%016lx r14=0x%016lx r15=0x%016lx cr3=0x%lx", regs->r13, regs->r14,
+		  regs->r15, read_cr3());
+	platform_bail_out("unexpected exception %s in the kernel at rip=0x%lx",
+			  exception_name(regs->vector), regs->rip);
+}
+
+void handle_exception(struct cpu_regs *regs)
+{
+	unsigned int vector = (unsigned int)regs->vector;
+	uint64_t fixup;
+
+	if (vector >= X86_EXC_COUNT) {
+		/*
+		 * EOI first: a handler need not return (the runner aborts a test that overran its
+		 * time limit). RFLAGS.IF stays 0 until IRET, so nothing nests meanwhile.
+		 */
+		if (vector != VECTOR_SPURIOUS)
+			apic_end_of_interrupt();
+		if (interrupt_handlers[vector])
+			interrupt_handlers[vector](regs);
+		return;
+	}
+	fixup = regs_from_user(regs) ? 0 : extable_find(regs->rip);
+	if (fixup) {
+		regs->rdi = EXINFO(vector, regs->error_code);
+		regs->rip = fixup;
+		return;
+	}
+	if (exception_handlers[vector] && exception_handlers[vector](regs))
+		return;
+	if (unexpected_handler && unexpected_handler(regs))
+		return;
+	fatal_exception(regs);
+}

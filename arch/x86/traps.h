@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/* Exception and interrupt dispatch: registration of handlers, the IDT. */
+#ifndef ARCH_X86_TRAPS_H
+#define ARCH_X86_TRAPS_H
+
+#include <stdbool.h>
+
+#include "arch/x86/regs.h"
+
+/*
+ * An exception handler returns true when it dealt with the exception (the frame may have been
+ * edited: rip, rflags) and false to pass it on. Order of dispatch for vectors 0-31:
+ * an .extable fix-up, then the vector's handler, then the unexpected-exception handler (the test
+ * runner: it does not return while a test runs), then fatal_exception().
+ */
+typedef bool (*exception_handler)(struct cpu_regs *regs);
+
+/* Interrupt handlers (vectors 32-255) are called with interrupts off, before the EOI. */
+typedef void (*interrupt_handler)(struct cpu_regs *regs);
+
+void idt_init(void);
+void exception_register(unsigned int vector, exception_handler handler);
+void exception_unregister(unsigned int vector);
+void interrupt_register(unsigned int vector, interrupt_handler handler);
+void exception_set_unexpected_handler(exception_handler handler);
+
+/* Called from entry.asm only. */
+void handle_exception(struct cpu_regs *regs);
+
+/* Print the frame, CR2 and DR6 as KTAP diagnostics at the given depth. */
+void exception_report(const struct cpu_regs *regs, unsigned int depth);
+
+/* Dump the frame, bail out and end the run. Does not return. */
+void __attribute__((noreturn)) fatal_exception(const struct cpu_regs *regs);
+
+const char *exception_name(unsigned int vector);
+
+#endif

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/* start_kernel(): the boot path, from the long-mode entry to the end of the run. */
+#include <stdint.h>
+
+#include "arch/x86/apic.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/gdt.h"
+#include "arch/x86/paging.h"
+#include "arch/x86/percpu.h"
+#include "arch/x86/pfa.h"
+#include "arch/x86/platform.h"
+#include "arch/x86/platform_report.h"
+#include "arch/x86/serial.h"
+#include "arch/x86/traps.h"
+#include "arch/x86/tsc.h"
+#include "boot/boot_info.h"
+#include "lib/ktap.h"
+#include "runner/options.h"
+#include "runner/runner.h"
+
+#define SWITCHYARD_VERSION "0.1"
+#define TICK_HZ 250
+
+void start_kernel(uint32_t magic, uint32_t info_phys);
+
+static struct boot_info boot_info;
+
+static void memory_init(void)
+{
+	size_t pages;
+
+	paging_init();
+	pages = pfa_init(boot_info.regions, boot_info.region_count);
+	ktap_diag(0, "memory: multiboot%u loader=\"%s\" regions=%zu free_pages=%zu (%zu MiB)",
+		  boot_info.protocol, boot_info.loader_name, boot_info.region_count, pages,
+		  pages / 256);
+	if (pages == 0)
+		platform_bail_out("no free memory in the boot memory map");
+}
+
+static void time_init(void)
+{
+	if (!apic_init())
+		platform_bail_out("no local APIC in xAPIC mode");
+	if (!tsc_calibrate())
+		platform_bail_out("cannot find the TSC frequency (no CPUID 0x15, no PIT)");
+	timer_start(TICK_HZ);
+	local_irq_enable();
+}
+
+static void seed_init(void)
+{
+	if (!run_options.seed_given)
+		run_options.seed = rdtsc_ordered();
+	ktap_diag(0, "seed=%llu", (unsigned long long)run_options.seed);
+}
+
+void start_kernel(uint32_t magic, uint32_t info_phys)
+{
+	char error[CMDLINE_STRING_MAX + 64];
+	bool parsed;
+
+	percpu_init(0);	/* first: the accessors count writes through %gs */
+	gdt_init();	/* the TSS and its IST stacks for #DF, NMI and #MC */
+	idt_init();	/* from here on every exception is reported */
+	parsed = boot_info_copy(magic, info_phys, &boot_info, error, sizeof(error)) &&
+		 options_parse(boot_info.cmdline, error, sizeof(error));
+	serial_init(run_options.console.port, run_options.console.baud);
+	platform_set_isa_debug_exit(run_options.isa_debug_exit);
+	ktap_version(0);
+	ktap_diag(0, "switchyard %s (x86-64)", SWITCHYARD_VERSION);
+	ktap_diag(0, "cmdline: %s", boot_info.cmdline);
+	if (!parsed) {
+		runner_usage_error(error);
+		platform_exit(EXIT_USAGE);
+	}
+	if (run_options.boot_file[0])
+		ktap_diag(0, "boot file: %s", run_options.boot_file);
+	memory_init();
+	time_init();
+	platform_report();
+	seed_init();
+	platform_exit(runner_run(&run_options));
+}

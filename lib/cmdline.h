@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/* Kernel command-line parsing against a table of options: pure, no hardware. */
+#ifndef LIB_CMDLINE_H
+#define LIB_CMDLINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CMDLINE_MAX 1024
+#define CMDLINE_STRING_MAX 256
+
+struct cmdline_option;
+
+/*
+ * Parse one option's value into opt->dest. value is NULL when the word had no '='
+ * ("list"), and "" for "tests=". Return true on success; on failure write a one-line
+ * reason to err (without the option name: the caller adds it) and return false.
+ */
+typedef bool (*cmdline_parser)(const struct cmdline_option *opt, const char *value, char *err,
+			       size_t err_size);
+
+struct cmdline_option {
+	const char *name;   /* "tests", "dr.lazy": matched exactly against the text before '=' */
+	const char *syntax; /* value syntax for the usage line, "GLOB[,GLOB...]"; NULL for a flag */
+	cmdline_parser parse;
+	void *dest;
+	uint64_t min, max; /* inclusive range, for cmdline_parse_u64 and cmdline_parse_duration_ms */
+};
+
+/* dest: bool. Accepts only the bare word; "list=1" is an error. */
+bool cmdline_parse_flag(const struct cmdline_option *opt, const char *value, char *err,
+			size_t err_size);
+/* dest: bool. Accepts 0 or 1. */
+bool cmdline_parse_bool(const struct cmdline_option *opt, const char *value, char *err,
+			size_t err_size);
+/* dest: uint64_t. Decimal or 0x-prefixed hex, no sign, no overflow, within [min, max]. */
+bool cmdline_parse_u64(const struct cmdline_option *opt, const char *value, char *err,
+		       size_t err_size);
+/* dest: uint64_t milliseconds. "N" and "Ns" are seconds, "Nms" milliseconds; within [min, max] ms. */
+bool cmdline_parse_duration_ms(const struct cmdline_option *opt, const char *value, char *err,
+			       size_t err_size);
+/* dest: char[CMDLINE_STRING_MAX]. Non-empty, shorter than CMDLINE_STRING_MAX. */
+bool cmdline_parse_string(const struct cmdline_option *opt, const char *value, char *err,
+			  size_t err_size);
+
+struct console_config {
+	uint16_t port; /* I/O port of the 16550 */
+	uint32_t baud; /* divides 115200 exactly */
+};
+
+/* dest: struct console_config. "ttyS0" (0x3f8), "ttyS1" (0x2f8), "ttyS2" (0x3e8), "ttyS3" (0x2e8)
+ * or "0xPORT", optionally followed by ",BAUD" where 115200 % BAUD == 0. */
+bool cmdline_parse_console(const struct cmdline_option *opt, const char *value, char *err,
+			   size_t err_size);
+
+/* dest: char[CMDLINE_STRING_MAX]. Comma-separated globs of [A-Za-z0-9_.*?], none empty. */
+bool cmdline_parse_globs(const struct cmdline_option *opt, const char *value, char *err,
+			 size_t err_size);
+
+/*
+ * Parse a whole command line. Words are separated by spaces or tabs. The first word is the boot
+ * file name or URI when it contains '/', '.' or ':' and no '='; it is skipped and, when file_name
+ * is not NULL, copied there (char[CMDLINE_STRING_MAX], "" when there is none). Every other word
+ * must be NAME or NAME=VALUE for an option in the table, each at most once. Parsers run in the
+ * order the words appear. On the first error write "option 'NAME': reason" (or "unknown option
+ * 'WORD'", "option 'NAME' given twice") to err and return false. Lines of CMDLINE_MAX or more
+ * characters are rejected whole.
+ */
+bool cmdline_parse(const char *line, const struct cmdline_option *options, size_t count,
+		   char *file_name, char *err, size_t err_size);
+
+/* Write "name=SYNTAX name ..." for every option, separated by single spaces, into buf. */
+void cmdline_usage(const struct cmdline_option *options, size_t count, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* The one console sink, with a running CRC and line count of everything written. */
+#ifndef LIB_CONSOLE_H
+#define LIB_CONSOLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef void (*console_sink)(const char *text, size_t length);
+
+/* Until a sink is set, output is counted in the CRC but goes nowhere. */
+void console_set_sink(console_sink sink);
+void console_write(const char *text, size_t length);
+
+/* CRC-32 and '\n' count of every byte written so far (docs/output.md, "Final line"). */
+uint32_t console_crc32(void);
+unsigned long console_lines(void);
+
+/* True while a console_write() is under way (an interrupt may have cut into it). */
+bool console_is_busy(void);
+
+/* Start counting afresh: for host tests of the emitter. */
+void console_reset(void);
+
+#endif

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* KTAP version 1 emitter (Linux Documentation/dev-tools/ktap.rst), one line per call. */
+#ifndef LIB_KTAP_H
+#define LIB_KTAP_H
+
+#include <stdbool.h>
+
+/*
+ * depth is the nesting level: 0 for the top level, 1 inside a suite; each level indents by four
+ * spaces. Every call writes whole lines through console_write(). Text arguments have any
+ * newline replaced by a space, so one call is always one line.
+ */
+enum ktap_result {
+	KTAP_PASS,
+	KTAP_FAIL,
+	KTAP_SKIP,
+};
+
+void ktap_version(unsigned int depth);
+void ktap_plan(unsigned int depth, unsigned int count);
+void ktap_subtest(unsigned int depth, const char *name);
+/* "ok N name", "not ok N name", or "ok N name # SKIP reason". */
+void ktap_result(unsigned int depth, unsigned int number, enum ktap_result result,
+		 const char *name, const char *skip_reason);
+void ktap_diag(unsigned int depth, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ktap_bail_out(const char *reason);
+/* The final line: "# switchyard-end crc32=0x... lines=N" over everything before it. */
+void ktap_end(void);
+
+/* True when name is a valid test or suite name: [A-Za-z0-9_]+. */
+bool ktap_name_is_valid(const char *name);
+
+#endif

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* Checks inside a test and the test's outcome: bookkeeping over KTAP diagnostics, no control flow. */
+#ifndef LIB_REPORT_H
+#define LIB_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lib/ktap.h"
+
+#define REPORT_REASON_MAX 160
+
+struct test_report {
+	unsigned int depth;	/* KTAP depth of the test's diagnostics */
+	unsigned int checks;	/* checks evaluated */
+	unsigned int failures;	/* checks that failed, plus report_fail() calls */
+	bool skipped;
+	char reason[REPORT_REASON_MAX]; /* the skip reason */
+};
+
+/* Make report the current one, emptied. Checks go to the current report. */
+void report_begin(struct test_report *report, unsigned int depth);
+struct test_report *report_current(void);
+
+/* Count a check; when it fails print "FILE:LINE: check failed: EXPRESSION: MESSAGE". */
+bool report_check(bool ok, const char *file, int line, const char *expression, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+/* Count a check; when expected != actual print both, in decimal and hex. */
+bool report_check_equal(uint64_t expected, uint64_t actual, const char *expected_text,
+			const char *actual_text, const char *file, int line);
+
+/* A failure that is not a check (an exception, a timeout, leaked state): always printed. */
+void report_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void report_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void report_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * The verdict: FAIL when anything failed; SKIP when skipped; FAIL, with a diagnostic, when the
+ * test made no check at all (a test that cannot fail is a defect); PASS otherwise.
+ */
+enum ktap_result report_end(struct test_report *report);
+
+#endif

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* Checking, between tests, that DR7, DEBUGCTL, DS_AREA and PEBS_ENABLE are at reset values. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/x86/debugreg.h"
+#include "arch/x86/msr-index.h"
+#include "arch/x86/msr.h"
+#include "lib/format.h"
+#include "lib/ktap.h"
+#include "lib/report.h"
+#include "runner/debug_state.h"
+
+struct msr_state {
+	const char *name;
+	uint32_t index;
+	bool readable; /* RDMSR did not fault at boot */
+};
+
+/* Reset value 0 for all of them (SDM Vol. 4). */
+static struct msr_state msrs[] = {
+	{ "IA32_DEBUGCTL", MSR_IA32_DEBUGCTL, false },
+	{ "IA32_DS_AREA", MSR_IA32_DS_AREA, false },
+	{ "IA32_PEBS_ENABLE", MSR_IA32_PEBS_ENABLE, false },
+};
+
+#define MSR_COUNT (sizeof(msrs) / sizeof(msrs[0]))
+
+void debug_state_init(void)
+{
+	for (size_t i = 0; i < MSR_COUNT; i++) {
+		uint64_t value;
+
+		msrs[i].readable = rdmsr_safe(msrs[i].index, &value) == 0;
+	}
+}
+
+void debug_state_describe(void)
+{
+	char names[96] = "DR7";
+	size_t length = 3;
+
+	for (size_t i = 0; i < MSR_COUNT; i++)
+		if (msrs[i].readable)
+			length += (size_t)format(names + length, sizeof(names) - length, " %s",
+						 msrs[i].name);
+	ktap_diag(0, "debug state checked around each test: %s", names);
+}
+
+bool debug_state_check(const char *when)
+{
+	unsigned long dr7 = read_dr7();
+	bool clean = true;
+
+	if (dr7 != DR7_RESET) {
+		report_fail("debug state %s the test: DR7 expected 0x%lx, got 0x%lx", when,
+			    DR7_RESET, dr7);
+		write_dr7(DR7_RESET);
+		clean = false;
+	}
+	for (size_t i = 0; i < MSR_COUNT; i++) {
+		uint64_t value;
+
+		if (!msrs[i].readable || rdmsr_safe(msrs[i].index, &value) || value == 0)
+			continue;
+		report_fail("debug state %s the test: %s expected 0x0, got 0x%llx", when,
+			    msrs[i].name, (unsigned long long)value);
+		wrmsr_safe(msrs[i].index, 0);
+		clean = false;
+	}
+	return clean;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/* The kernel command-line options of the runner, and the registration macro for all options. */
+#ifndef RUNNER_OPTIONS_H
+#define RUNNER_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lib/cmdline.h"
+
+/*
+ * CMDLINE_OPTION(identifier, .name = ..., ...) adds an option to the kernel command line from
+ * any subsystem; the parser sees every option registered in section .cmdline_options.
+ */
+#define CMDLINE_OPTION(identifier, ...)                                                    \
+	static const struct cmdline_option identifier                                      \
+		__attribute__((used, section(".cmdline_options"), aligned(8))) = { __VA_ARGS__ }
+
+struct run_options {
+	char tests[CMDLINE_STRING_MAX]; /* comma-separated globs; "" selects every non-manual test */
+	bool list;
+	uint64_t seed;
+	bool seed_given;
+	uint64_t timeout_ms;
+	struct console_config console;
+	bool isa_debug_exit;
+	char boot_file[CMDLINE_STRING_MAX];
+};
+
+#define RUN_TIMEOUT_DEFAULT_MS 10000
+#define CONSOLE_PORT_DEFAULT 0x3f8
+#define CONSOLE_BAUD_DEFAULT 115200
+
+extern struct run_options run_options;
+
+/*
+ * Parse the command line into run_options. On error, return false with the message in err;
+ * run_options.console is still valid (the default, or what console= said before the error).
+ */
+bool options_parse(const char *line, char *err, size_t err_size);
+
+/* Write the usage line (every registered option) into buf. */
+void options_usage(char *buf, size_t size);
+
+#endif

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: MIT */
+/* The test runner: selects tests by glob, groups them by suite, runs each isolated. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/x86/exceptions.h"
+#include "arch/x86/traps.h"
+#include "lib/format.h"
+#include "lib/glob.h"
+#include "lib/ktap.h"
+#include "lib/report.h"
+#include "lib/string.h"
+#include "runner/debug_state.h"
+#include "runner/isolation.h"
+#include "runner/runner.h"
+#include "runner/test.h"
+
+#define FULL_NAME_MAX 96
+
+extern const struct test_case __tests_start[], __tests_end[];
+
+static const struct run_options *options;
+
+struct totals {
+	unsigned int passed, failed, skipped;
+};
+
+uint64_t test_seed(void)
+{
+	return options->seed;
+}
+
+static void full_name(const struct test_case *test, char *buf, size_t size)
+{
+	format(buf, size, "%s.%s", test->suite, test->name);
+}
+
+/* A manual test needs a glob whose suite part is spelled out: "selftest.*", not "*". */
+static bool glob_names_suite(const char *glob, size_t length, const char *suite)
+{
+	size_t suite_length = strlen(suite);
+
+	return length > suite_length && strncmp(glob, suite, suite_length) == 0 &&
+	       glob[suite_length] == '.';
+}
+
+static bool test_is_selected(const struct test_case *test)
+{
+	const char *glob = options->tests;
+	char name[FULL_NAME_MAX];
+
+	if (!*glob)
+		return !(test->flags & TEST_MANUAL);
+	full_name(test, name, sizeof(name));
+	while (*glob) {
+		const char *comma = strchr(glob, ',');
+		size_t length = comma ? (size_t)(comma - glob) : strlen(glob);
+
+		if (glob_match(glob, length, name) &&
+		    (!(test->flags & TEST_MANUAL) || glob_names_suite(glob, length, test->suite)))
+			return true;
+		glob += length + (comma ? 1 : 0);
+	}
+	return false;
+}
+
+/* Tests of one suite are contiguous (the linker sorts .tests.SUITE); return the suite's end. */
+static const struct test_case *suite_end(const struct test_case *first)
+{
+	const struct test_case *test = first;
+
+	while (test < __tests_end && strcmp(test->suite, first->suite) == 0)
+		test++;
+	return test;
+}
+
+static unsigned int count_selected(const struct test_case *first, const struct test_case *end)
+{
+	unsigned int count = 0;
+
+	for (const struct test_case *test = first; test < end; test++)
+		count += test_is_selected(test);
+	return count;
+}
+
+static void run_test_body(void *arg)
+{
+	((const struct test_case *)arg)->run();
+}
+
+static void report_isolation_end(const struct isolation_outcome *outcome)
+{
+	switch (outcome->end) {
+	case ISOLATION_EXCEPTION:
+		report_fail("unexpected exception %s (vector %u) error_code=0x%llx rip=0x%llx "
+			    "cr2=0x%llx dr6=0x%llx",
+			    exception_name(outcome->vector), outcome->vector,
+			    (unsigned long long)outcome->error_code, (unsigned long long)outcome->rip,
+			    (unsigned long long)outcome->cr2, (unsigned long long)outcome->dr6);
+		break;
+	case ISOLATION_TIMEOUT:
+		report_fail("timed out after %llu ms", (unsigned long long)options->timeout_ms);
+		break;
+	default:
+		break;
+	}
+}
+
+static enum ktap_result run_test(const struct test_case *test)
+{
+	struct test_report report;
+	struct isolation_outcome outcome;
+
+	report_begin(&report, 1);
+	debug_state_check("before");
+	runner_isolate(run_test_body, (void *)test, options->timeout_ms, &outcome);
+	report_isolation_end(&outcome);
+	debug_state_check("after");
+	return report_end(&report);
+}
+
+static enum ktap_result run_suite(const struct test_case *first, const struct test_case *end,
+				  struct totals *totals)
+{
+	enum ktap_result suite_result = KTAP_PASS;
+	unsigned int number = 0;
+
+	ktap_version(1);
+	ktap_subtest(1, first->suite);
+	ktap_plan(1, count_selected(first, end));
+	for (const struct test_case *test = first; test < end; test++) {
+		enum ktap_result result;
+
+		if (!test_is_selected(test))
+			continue;
+		result = run_test(test);
+		ktap_result(1, ++number, result, test->name, report_current()->reason);
+		if (result == KTAP_FAIL) {
+			totals->failed++;
+			suite_result = KTAP_FAIL;
+		} else if (result == KTAP_SKIP) {
+			totals->skipped++;
+		} else {
+			totals->passed++;
+		}
+	}
+	return suite_result;
+}
+
+static void list_tests(void)
+{
+	char name[FULL_NAME_MAX];
+
+	for (const struct test_case *test = __tests_start; test < __tests_end; test++) {
+		if (!test_is_selected(test))
+			continue;
+		full_name(test, name, sizeof(name));
+		ktap_diag(0, "test %s%s", name, test->flags & TEST_MANUAL ? " (manual)" : "");
+	}
+	ktap_plan(0, 0);
+}
+
+/* Every name must be valid KTAP: a bad one is a bug in the kernel, found before any test runs. */
+static bool test_names_are_valid(void)
+{
+	for (const struct test_case *test = __tests_start; test < __tests_end; test++) {
+		if (!ktap_name_is_valid(test->suite) || !ktap_name_is_valid(test->name)) {
+			ktap_diag(0, "error: invalid test name '%s.%s'", test->suite, test->name);
+			return false;
+		}
+	}
+	return true;
+}
+
+void runner_usage_error(const char *error)
+{
+	char usage[512];
+
+	ktap_diag(0, "error: %s", error);
+	options_usage(usage, sizeof(usage));
+	ktap_diag(0, "valid options: %s", usage);
+	ktap_bail_out("invalid kernel command line");
+}
+
+enum platform_exit_code runner_run(const struct run_options *run_options)
+{
+	struct totals totals = { 0 };
+	unsigned int suites = 0, number = 0;
+	char error[CMDLINE_STRING_MAX + 64];
+
+	options = run_options;
+	if (!test_names_are_valid()) {
+		ktap_bail_out("invalid test name");
+		return EXIT_BAIL_OUT;
+	}
+	for (const struct test_case *first = __tests_start; first < __tests_end;
+	     first = suite_end(first))
+		suites += count_selected(first, suite_end(first)) != 0;
+	if (suites == 0) {
+		format(error, sizeof(error), "option 'tests': '%s' selects no test", options->tests);
+		runner_usage_error(error);
+		return EXIT_USAGE;
+	}
+	if (options->list) {
+		list_tests();
+		return EXIT_PASS;
+	}
+	isolation_init();
+	debug_state_init();
+	debug_state_describe();
+	ktap_plan(0, suites);
+	for (const struct test_case *first = __tests_start; first < __tests_end;
+	     first = suite_end(first)) {
+		const struct test_case *end = suite_end(first);
+
+		if (count_selected(first, end) == 0)
+			continue;
+		ktap_result(0, ++number, run_suite(first, end, &totals), first->suite, NULL);
+	}
+	ktap_diag(0, "totals: pass=%u fail=%u skip=%u", totals.passed, totals.failed,
+		  totals.skipped);
+	return totals.failed ? EXIT_FAIL : EXIT_PASS;
+}

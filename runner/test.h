@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/* What a kernel test includes: registration, checks, skipping and isolation. */
+#ifndef RUNNER_TEST_H
+#define RUNNER_TEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lib/report.h"
+
+struct test_case {
+	const char *suite;
+	const char *name;
+	void (*run)(void);
+	unsigned long flags;
+} __attribute__((aligned(8)));
+
+/* Run only when a tests= glob names the suite explicitly: for tests meant to fail. */
+#define TEST_MANUAL (1ul << 0)
+
+/*
+ * TEST(suite, name) { ... } registers a test in section .tests.SUITE; the linker sorts those
+ * sections by name, so each suite's tests are contiguous, in link order.
+ */
+#define TEST_FLAGS(suite_, name_, flags_)                                               \
+	static void test_##suite_##_##name_(void);                                      \
+	static const struct test_case test_case_##suite_##_##name_                      \
+		__attribute__((used, section(".tests." #suite_), aligned(8))) = {         \
+			.suite = #suite_,                                               \
+			.name = #name_,                                                 \
+			.run = test_##suite_##_##name_,                                 \
+			.flags = (flags_),                                              \
+		};                                                                      \
+	static void test_##suite_##_##name_(void)
+#define TEST(suite, name) TEST_FLAGS(suite, name, 0)
+
+/* check(cond, fmt, ...): count a check; on failure print the expression and the message. */
+#define check(cond, ...) report_check(!!(cond), __FILE__, __LINE__, #cond, __VA_ARGS__)
+/* check_eq(expected, actual): on failure print both values, decimal and hex. */
+#define check_eq(expected, actual)                                                      \
+	report_check_equal((uint64_t)(expected), (uint64_t)(actual), #expected, #actual,  \
+			   __FILE__, __LINE__)
+
+/* A diagnostic line of the current test. */
+#define test_diag(...) report_diag(__VA_ARGS__)
+
+/* End the test now as skipped, with the exact reason. */
+void __attribute__((noreturn, format(printf, 1, 2))) test_skip(const char *fmt, ...);
+/* End the test now as failed, with a reason: for a failure that makes the rest meaningless. */
+void __attribute__((noreturn, format(printf, 1, 2))) test_abort(const char *fmt, ...);
+
+/* The run's seed (seed= or the TSC): randomised tests derive their choices from it. */
+uint64_t test_seed(void);
+
+/* How a function run by runner_isolate() ended. */
+enum isolation_end {
+	ISOLATION_RETURNED,
+	ISOLATION_EXCEPTION, /* an exception nobody expected: vector, error code, rip, cr2, dr6 */
+	ISOLATION_TIMEOUT,
+	ISOLATION_SKIPPED,
+	ISOLATION_ABORTED,
+};
+
+struct isolation_outcome {
+	enum isolation_end end;
+	unsigned int vector;
+	uint64_t error_code, rip, cr2, dr6;
+	uint64_t handler_stack; /* where the exception frame was: tells IST stacks apart */
+};
+
+/*
+ * Run fn(arg) with its own time limit, as the runner runs a test: an unexpected exception or an
+ * overrun ends fn and is described in *outcome; the caller goes on. Checks made by fn count
+ * for the current test.
+ */
+void runner_isolate(void (*fn)(void *), void *arg, uint64_t timeout_ms,
+		    struct isolation_outcome *outcome);
+
+#endif
