@@ -55,7 +55,41 @@ TEST_OBJS := $(patsubst %.c,%.o,$(sort $(wildcard tests/kernel/*.c)))
 
 KERNEL_OBJS := $(addprefix $(BUILD)/,$(OBJS) $(TEST_OBJS))
 
+# Debian packages the build and the tests need; `make deps` installs only the missing ones.
+DEPS := gcc make binutils nasm qemu-system-x86 python3 python3-pytest python3-pytest-timeout
+
+# The two commands of the README: each installs what it needs first.
+ACCEL ?= auto
+CMDLINE ?=
+LOG ?=
+
 all: $(BUILD)/switchyard.elf $(BUILD)/switchyard32.elf
+
+run: deps all
+	$(PYTHON) scripts/run --accel $(ACCEL) --cmdline "$(CMDLINE)"
+
+# With LOG=path, judge a log captured elsewhere (real hardware) instead of booting.
+ifeq ($(LOG),)
+check: deps all host-test
+	$(PYTHON) -m pytest
+else
+check: deps
+	$(PYTHON) scripts/run --check-log "$(LOG)"
+	SWITCHYARD_LOG="$(abspath $(LOG))" $(PYTHON) -m pytest tests/test_kernel.py
+endif
+
+deps:
+	@missing=$$(for package in $(DEPS); do \
+		dpkg-query -W -f='$${Status}\n' $$package 2>/dev/null | grep -q '^install ok installed$$' \
+			|| echo $$package; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "  DEPS    installing:" $$missing; \
+		sudo=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$sudo apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends \
+			$$missing >/dev/null; \
+	fi
 
 $(BUILD)/switchyard.elf: $(KERNEL_OBJS) boot/kernel.ld
 	$(LD) $(LDFLAGS) -o $@ $(KERNEL_OBJS)
@@ -74,9 +108,28 @@ $(BUILD)/%.o: %.asm Makefile
 	@echo "  NASM    $<"
 	@$(NASM) $(NASMFLAGS) -MD $(BUILD)/$*.d -MP $< -o $@
 
+# Host unit tests of the pure code in lib/ (and later dr/, ds/), with sanitizers.
+HOST_LIB_SRCS := lib/cmdline.c lib/console.c lib/crc32.c lib/format.c lib/glob.c lib/ktap.c \
+	lib/report.c
+HOST_TEST_SRCS := $(sort $(wildcard tests/host/*.c))
+
+$(BUILD)/host/host-tests: $(HOST_TEST_SRCS) $(HOST_LIB_SRCS) $(wildcard tests/host/*.h lib/*.h) Makefile
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $@"
+	@$(HOST_CC) $(HOST_CFLAGS) -o $@ $(HOST_TEST_SRCS) $(HOST_LIB_SRCS)
+
+host-test: $(BUILD)/host/host-tests
+	$(BUILD)/host/host-tests
+
+FORMAT_SRCS := $(sort $(wildcard boot/*.[ch] arch/x86/*.[ch] lib/*.[ch] runner/*.[ch] \
+	tests/kernel/*.c tests/host/*.[ch]))
+
+format-check:
+	clang-format --dry-run --Werror $(FORMAT_SRCS)
+
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all clean
+.PHONY: all run check deps host-test format-check clean
 
 -include $(KERNEL_OBJS:.o=.d)

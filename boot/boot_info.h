@@ -32,4 +32,7 @@ struct boot_info {
 bool boot_info_copy(uint32_t magic, uint32_t info_phys, struct boot_info *info, char *err,
 		    size_t err_size);
 
+/* The copy start_kernel() made. */
+const struct boot_info *boot_info_get(void);
+
 #endif

@@ -25,11 +25,21 @@ void start_kernel(uint32_t magic, uint32_t info_phys);
 
 static struct boot_info boot_info;
 
+const struct boot_info *boot_info_get(void)
+{
+	return &boot_info;
+}
+
 static void memory_init(void)
 {
 	size_t pages;
 
 	paging_init();
+	for (size_t i = 0; i < boot_info.region_count; i++)
+		ktap_diag(0, "memory: 0x%016llx-0x%016llx type %u",
+			  (unsigned long long)boot_info.regions[i].base,
+			  (unsigned long long)(boot_info.regions[i].base + boot_info.regions[i].length - 1),
+			  boot_info.regions[i].type);
 	pages = pfa_init(boot_info.regions, boot_info.region_count);
 	ktap_diag(0, "memory: multiboot%u loader=\"%s\" regions=%zu free_pages=%zu (%zu MiB)",
 		  boot_info.protocol, boot_info.loader_name, boot_info.region_count, pages,

@@ -67,9 +67,10 @@ static bool copy_string(char *dest, size_t size, const char *src, const char *wh
 	return true;
 }
 
+/* Zero-length entries (QEMU's multiboot1 map has one) carry nothing and are dropped. */
 static void add_region(struct boot_info *info, uint64_t base, uint64_t length, uint32_t type)
 {
-	if (info->region_count < BOOT_REGIONS_MAX)
+	if (length && info->region_count < BOOT_REGIONS_MAX)
 		info->regions[info->region_count++] = (struct memory_region){ base, length, type };
 }
 

@@ -8,6 +8,7 @@
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/debugreg.h"
+#include "arch/x86/gdt.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/setjmp.h"
 #include "arch/x86/traps.h"
@@ -97,8 +98,12 @@ void runner_isolate(void (*fn)(void *), void *arg, uint64_t timeout_ms,
 		local_irq_enable();
 		fn(arg);
 	}
-	/* Here after fn returned or after an unwind to this frame; either way interrupts on. */
+	/*
+	 * Here after fn returned or after an unwind to this frame. An unwind skipped the IRET that
+	 * would have restored SS (NULL after an IST or ring change), so reload the segments.
+	 */
 	local_irq_disable();
+	gdt_reload_segments();
 	depth = saved_depth;
 	local_irq_enable();
 }

@@ -66,18 +66,23 @@ void gdt_init(void)
 	tss.iomap_base = sizeof(tss); /* no I/O bitmap: every port #GPs at CPL 3 */
 	gdt_set_tss(GDT_TSS / 8, &tss);
 
-	asm volatile("lgdt %0\n\t"
-		     "pushq %1\n\t"
+	asm volatile("lgdt %0" : : "m"(pointer));
+	gdt_reload_segments();
+	asm volatile("ltr %w0" : : "r"(GDT_TSS));
+}
+
+void gdt_reload_segments(void)
+{
+	asm volatile("pushq %0\n\t"
 		     "leaq 1f(%%rip), %%rax\n\t"
 		     "pushq %%rax\n\t"
 		     "lretq\n"
 		     "1:\n\t"
-		     "mov %w2, %%ds\n\t"
-		     "mov %w2, %%es\n\t"
-		     "mov %w2, %%ss\n\t"
-		     "ltr %w3"
+		     "mov %w1, %%ds\n\t"
+		     "mov %w1, %%es\n\t"
+		     "mov %w1, %%ss"
 		     :
-		     : "m"(pointer), "i"(GDT_KERNEL_CODE), "r"(GDT_KERNEL_DATA), "r"(GDT_TSS)
+		     : "i"(GDT_KERNEL_CODE), "r"(GDT_KERNEL_DATA)
 		     : "rax", "memory");
 }
 

@@ -23,6 +23,12 @@
 /* Load the GDT and the task register on the calling (boot) CPU and reload every segment. */
 void gdt_init(void);
 
+/*
+ * Reload CS, DS, ES and SS with the kernel selectors: after a non-local jump out of an
+ * exception that arrived through an IST stack, SS holds the NULL selector the CPU loaded.
+ */
+void gdt_reload_segments(void);
+
 /* The stack the CPU switches to on an interrupt from ring 3 (TSS.RSP0). */
 void tss_set_kernel_stack(uint64_t stack_top);
 

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/* arch suite: faults taken through .extable fix-ups report the right vector and error code. */
+#include "arch/x86/debugreg.h"
+#include "arch/x86/exceptions.h"
+#include "arch/x86/msr-index.h"
+#include "arch/x86/msr.h"
+#include "arch/x86/probe.h"
+#include "runner/test.h"
+
+/* x2APIC MSRs #GP(0) while the APIC is in xAPIC mode (SDM Vol. 3 §11.12.1). */
+#define MSR_X2APIC_VERSION 0x803
+/* IA32_PKRS bits 63:32 are reserved: #GP(0) with PKS, and without it the MSR is absent. */
+#define MSR_IA32_PKRS 0x6e1
+#define PKRS_RESERVED_BIT (1ull << 32)
+/* Lower half, never mapped in the kernel's address space. */
+#define UNMAPPED_ADDRESS 0x1000ul
+#define NON_CANONICAL_ADDRESS 0x8000000000000000ul
+
+TEST(arch, invalid_opcode_is_reported_as_ud)
+{
+	check_eq(EXINFO(X86_EXC_UD, 0), probe_invalid_opcode_safe());
+}
+
+TEST(arch, divide_by_zero_is_reported_as_de)
+{
+	uint64_t quotient = 0;
+
+	check_eq(EXINFO(X86_EXC_DE, 0), probe_divide_safe(1, 0, &quotient));
+	check_eq(0, probe_divide_safe(84, 2, &quotient));
+	check_eq(42, quotient);
+}
+
+TEST(arch, unmapped_write_is_reported_as_pf_with_write_bit)
+{
+	check_eq(EXINFO(X86_EXC_PF, PF_ERROR_WRITE), probe_write_safe((void *)UNMAPPED_ADDRESS, 1));
+}
+
+TEST(arch, unmapped_read_is_reported_as_pf)
+{
+	uint8_t value;
+
+	check_eq(EXINFO(X86_EXC_PF, 0), probe_read_safe((const void *)UNMAPPED_ADDRESS, &value));
+}
+
+TEST(arch, non_canonical_read_is_reported_as_gp)
+{
+	uint8_t value;
+
+	check_eq(EXINFO(X86_EXC_GP, 0),
+		 probe_read_safe((const void *)NON_CANONICAL_ADDRESS, &value));
+}
+
+TEST(arch, rdmsr_safe_reports_gp_for_an_msr_that_faults)
+{
+	uint64_t value = 0xdead;
+
+	check_eq(EXINFO(X86_EXC_GP, 0), rdmsr_safe(MSR_X2APIC_VERSION, &value));
+	check_eq(0, value);
+}
+
+TEST(arch, rdmsr_safe_reads_an_msr_that_exists)
+{
+	uint64_t value = 0;
+
+	check_eq(0, rdmsr_safe(MSR_EFER, &value));
+	check_eq(rdmsr(MSR_EFER), value);
+}
+
+TEST(arch, wrmsr_safe_reports_gp_and_counts_the_write)
+{
+	uint64_t before = this_cpu()->writes.msr;
+
+	check_eq(EXINFO(X86_EXC_GP, 0), wrmsr_safe(MSR_IA32_PKRS, PKRS_RESERVED_BIT));
+	check_eq(before + 1, this_cpu()->writes.msr);
+}
+
+TEST(arch, dr7_write_with_upper_bits_set_is_reported_as_gp)
+{
+	uint64_t before = this_cpu()->writes.dr;
+
+	/* SDM Vol. 2B MOV DR: 1s in bits 63:32 of DR6/DR7 raise #GP(0). */
+	check_eq(EXINFO(X86_EXC_GP, 0), write_dr7_safe(DR7_RESET | (1ul << 40)));
+	check_eq(DR7_RESET, read_dr7());
+	check_eq(before + 1, this_cpu()->writes.dr);
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/* arch suite: the page-frame allocator. */
+#include "arch/x86/paging.h"
+#include "arch/x86/pfa.h"
+#include "runner/test.h"
+
+#define PAGES 16
+
+TEST(arch, allocated_pages_are_zeroed_distinct_and_returned)
+{
+	size_t free_before = pfa_free_pages();
+	uint64_t pages[PAGES];
+
+	for (unsigned int i = 0; i < PAGES; i++) {
+		const uint64_t *words;
+
+		pages[i] = pfa_alloc();
+		check(pages[i] != 0 && (pages[i] & (PAGE_SIZE - 1)) == 0, "page %u at 0x%llx", i,
+		      (unsigned long long)pages[i]);
+		words = phys_to_virt(pages[i]);
+		for (unsigned int w = 0; w < PAGE_SIZE / 8; w++)
+			if (words[w]) {
+				check_eq(0, words[w]);
+				break;
+			}
+		/* Dirty it, so that a later allocation must zero it again. */
+		*(uint64_t *)phys_to_virt(pages[i]) = ~0ull;
+		for (unsigned int j = 0; j < i; j++)
+			check(pages[i] != pages[j], "page 0x%llx given out twice",
+			      (unsigned long long)pages[i]);
+	}
+	check_eq(free_before - PAGES, pfa_free_pages());
+	for (unsigned int i = 0; i < PAGES; i++)
+		pfa_free(pages[i]);
+	check_eq(free_before, pfa_free_pages());
+	pages[0] = pfa_alloc();
+	check_eq(0, *(const uint64_t *)phys_to_virt(pages[0]));
+	pfa_free(pages[0]);
+}
+
+TEST(arch, allocator_never_gives_out_the_kernel_or_low_memory)
+{
+	extern const char __kernel_physical_start[], __kernel_physical_end[];
+	uint64_t page = pfa_alloc();
+
+	check(page >= 0x100000, "page at 0x%llx", (unsigned long long)page);
+	check(page >= (uint64_t)__kernel_physical_end ||
+		      page + PAGE_SIZE <= (uint64_t)__kernel_physical_start,
+	      "page 0x%llx inside the kernel image", (unsigned long long)page);
+	pfa_free(page);
+}
