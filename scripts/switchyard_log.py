@@ -1,0 +1,281 @@
+"""Check a switchyard serial log against docs/output.md: KTAP v1, final line, exit status.
+
+Pure Python, no I/O. `check_log(raw, qemu_status)` is the one entry point: it takes the raw
+serial bytes (or text), cleans them, parses the nested KTAP, verifies the final integrity line
+and, when given, the QEMU exit status, and returns a `LogResult` whose `verdict` is one of
+PASS, FAIL, USAGE or CRASH. A log is never PASS unless it is complete and verified.
+"""
+
+import re
+import zlib
+from dataclasses import dataclass, field
+
+ESCAPE = re.compile(r"\x1b\[[0-9;=?]*[A-Za-z]")
+VERSION = "KTAP version 1"
+
+PASS, FAIL, USAGE, CRASH = "PASS", "FAIL", "USAGE", "CRASH"
+QEMU_STATUS = {PASS: 33, FAIL: 35, USAGE: 37, CRASH: 39}  # CRASH: a bail out, intact log
+RUN_STATUS = {PASS: 0, FAIL: 1, USAGE: 3, CRASH: 4}  # scripts/run; 2 and 124 are its own
+
+FINAL = re.compile(r"# switchyard-end crc32=0x([0-9a-f]{8}) lines=(\d+)")
+PLAN = re.compile(r"1\.\.(\d+)")
+RESULT = re.compile(r"(ok|not ok) (\d+) ([A-Za-z0-9_]+)(?: # (.*))?")
+SUBTEST = re.compile(r"# Subtest: ([A-Za-z0-9_]+)")
+DIAGNOSTIC = re.compile(r"#(?: .*)?")
+BAIL_OUT = re.compile(r"Bail out!(?: (.*))?")
+METRIC = re.compile(r"# metric ([A-Za-z0-9_.]+)((?: [A-Za-z0-9_.]+=\S+)+)")
+
+
+@dataclass
+class KtapTest:
+    """One KTAP test result. status is "pass", "fail" or "skip"; line is 1-based in the log."""
+
+    suite: str
+    name: str
+    status: str
+    line: int
+    skip_reason: str = ""
+    diagnostics: list = field(default_factory=list)
+
+    @property
+    def id(self):
+        return f"{self.suite}.{self.name}"
+
+
+@dataclass
+class LogResult:
+    """What a log says. errors holds every contract violation, as "line N: ..." where it has a
+    line; line numbers count from the first "KTAP version 1" line, which is line 1."""
+
+    lines: list = field(default_factory=list)  # cleaned, from "KTAP version 1" on
+    tests: list = field(default_factory=list)
+    metrics: dict = field(default_factory=dict)  # name -> {key: value}
+    diagnostics: list = field(default_factory=list)  # top-level "# " lines, without "# "
+    bail_out: str = None  # the reason, "" for a bare "Bail out!"
+    integrity_error: str = None  # None when the final line is present and matches
+    errors: list = field(default_factory=list)
+    verdict: str = CRASH
+
+    def count(self, status):
+        return sum(t.status == status for t in self.tests)
+
+    @property
+    def usage_error(self):
+        """The kernel's "# error: ..." text when it rejected its command line, else None."""
+        errors = [d[len("error: "):] for d in self.diagnostics if d.startswith("error: ")]
+        valid = any(d.startswith("valid options:") for d in self.diagnostics)
+        return errors[0] if self.bail_out is not None and errors and valid else None
+
+
+def clean(raw):
+    """Decode serial bytes byte-exactly, strip terminal escapes and every \\r."""
+    text = raw.decode("utf-8", "surrogateescape") if isinstance(raw, bytes) else raw
+    return ESCAPE.sub("", text).replace("\r", "")
+
+
+def crc32(lines):
+    """CRC-32 of `lines` (str without newlines), each counted with its "\\n"."""
+    return zlib.crc32("".join(line + "\n" for line in lines).encode("utf-8", "surrogateescape"))
+
+
+def final_line(lines):
+    """The final line the kernel prints after `lines`."""
+    return f"# switchyard-end crc32=0x{crc32(lines):08x} lines={len(lines)}"
+
+
+def check_log(raw, qemu_status=None):
+    """Parse and verify a whole log; qemu_status None means "not known" (a log file)."""
+    result = LogResult()
+    lines = clean(raw).split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the final line's own newline
+    if VERSION not in lines:
+        result.integrity_error = "no KTAP output: no line is exactly 'KTAP version 1'"
+        result.errors.append(result.integrity_error)
+    else:
+        result.lines = lines[lines.index(VERSION):]
+        body = result.lines[:-1] if FINAL.fullmatch(result.lines[-1]) else result.lines
+        _Parser(result).parse(body)
+        result.integrity_error = _check_integrity(result.lines)
+        if result.integrity_error:
+            result.errors.insert(0, result.integrity_error)
+    result.verdict = _verdict(result)
+    disagreement = None if qemu_status is None else status_disagreement(result, qemu_status)
+    if disagreement:
+        result.errors.append(disagreement)
+        result.verdict = CRASH
+    return result
+
+
+def _check_integrity(lines):
+    """Return why the final line does not vouch for the lines before it, or None."""
+    finals = [i for i, line in enumerate(lines) if FINAL.fullmatch(line)]
+    if not finals:
+        return "no final line: the log is truncated"
+    if finals[-1] != len(lines) - 1:
+        return f"line {finals[-1] + 1}: the final line is not the last line"
+    crc, count = FINAL.fullmatch(lines[-1]).groups()
+    if int(count) != len(lines) - 1:
+        return f"final line counts {count} lines, the log has {len(lines) - 1}"
+    actual = crc32(lines[:-1])
+    if int(crc, 16) != actual:
+        return f"CRC mismatch: the final line says 0x{crc}, the log gives 0x{actual:08x}"
+    return None
+
+
+def _verdict(result):
+    if result.errors:
+        return CRASH
+    if result.bail_out is not None:
+        return USAGE if result.usage_error is not None else CRASH
+    return FAIL if result.count("fail") else PASS
+
+
+def status_disagreement(result, status):
+    """Why QEMU exit status `status` does not fit `result` (a log checked without a status),
+    or None when it fits: 33/35/37 for a PASS/FAIL/USAGE log, 39 for an intact log that bails
+    out. A broken log (result.errors) fits no status."""
+    meaning = {0: " (a triple fault with -no-reboot)", 1: " (QEMU's own error)"}.get(status, "")
+    if status < 0:
+        meaning = f" (killed by signal {-status})"
+    if result.errors:
+        return f"QEMU exited {status}{meaning}, and no status agrees with a broken log"
+    expected = QEMU_STATUS[result.verdict]
+    if status == expected:
+        return None
+    return (f"exit status disagrees with log: QEMU exited {status}{meaning}, "
+            f"a {result.verdict} log means {expected}")
+
+
+class _Parser:
+    """A state machine over the nested KTAP of docs/output.md: suites hold tests, no deeper.
+
+    depth is 0 at the top level and 1 inside a suite. A suite opens with an indented
+    "KTAP version 1" (self.suite becomes ""), is named by "# Subtest: NAME", and closes with
+    its top-level result line (self.suite becomes None again).
+    """
+
+    def __init__(self, result):
+        self.result = result
+        self.suite = None
+        self.plans = [None, None]  # the top plan and the open suite's plan
+        self.counts = [0, 0]  # results seen at the top level and in the open suite
+        self.pending = []  # diagnostics since the previous result, at the open depth
+        self.suite_tests = []
+
+    @property
+    def depth(self):
+        return int(self.suite is not None)
+
+    def parse(self, lines):
+        for number, line in enumerate(lines, 1):
+            if self.result.bail_out is not None:
+                self.error(number, f"text after 'Bail out!': {line!r}")
+                break
+            depth = (len(line) - len(line.lstrip(" "))) // 4
+            text = line[depth * 4:]
+            if depth > 1 or text.startswith(" "):
+                self.error(number, f"bad indentation: {line!r}")
+            elif not self.line(number, depth, text):
+                self.error(number, f"malformed line: {line!r}")
+        if self.result.bail_out is None:
+            self.finish(len(lines))
+
+    def error(self, number, message):
+        self.result.errors.append(f"line {number}: {message}")
+
+    def line(self, number, depth, text):
+        """Handle one line; return False if it is not well-formed KTAP here."""
+        if number == 1:
+            return True  # check_log starts the log at its "KTAP version 1"
+        if BAIL_OUT.fullmatch(text):
+            self.result.bail_out = BAIL_OUT.fullmatch(text).group(1) or ""
+            return True
+        if SUBTEST.fullmatch(text):
+            return self.name_suite(depth, SUBTEST.fullmatch(text).group(1))
+        if DIAGNOSTIC.fullmatch(text):
+            return self.diagnostic(depth, text)
+        if text == VERSION:
+            return self.open_suite(depth)
+        if PLAN.fullmatch(text):
+            return self.plan(depth, int(PLAN.fullmatch(text).group(1)))
+        if RESULT.fullmatch(text):
+            return self.test_result(number, depth, *RESULT.fullmatch(text).groups())
+        return False
+
+    def diagnostic(self, depth, text):
+        if depth > self.depth or text.startswith("# metric ") and not self.metric(text):
+            return False
+        if depth == 0:
+            self.result.diagnostics.append(text[2:])
+        if depth == self.depth:
+            self.pending.append(text[2:])
+        return True
+
+    def metric(self, text):
+        match = METRIC.fullmatch(text)
+        if match:
+            pairs = (pair.split("=", 1) for pair in match.group(2).split())
+            self.result.metrics[match.group(1)] = dict(pairs)
+        return match is not None
+
+    def open_suite(self, depth):
+        if depth != 1 or self.suite is not None or self.plans[0] is None:
+            return False
+        self.suite, self.plans[1], self.counts[1] = "", None, 0
+        self.pending, self.suite_tests = [], []
+        return True
+
+    def name_suite(self, depth, name):
+        if depth != 1 or self.suite != "":
+            return False
+        self.suite = name
+        return True
+
+    def plan(self, depth, count):
+        if depth != self.depth or self.plans[depth] is not None or self.suite == "":
+            return False
+        self.plans[depth] = count
+        return True
+
+    def test_result(self, number, depth, word, index, name, directive):
+        if self.plans[depth] is None or self.suite is None:
+            return False  # a test before its plan, or a top-level result with no suite
+        skip = directive[len("SKIP "):] if directive and directive.startswith("SKIP ") else None
+        if directive is not None and (skip is None or word != "ok" or not skip.strip()):
+            self.error(number, f"bad directive {directive!r}: only 'ok N name # SKIP reason'")
+        self.counts[depth] += 1
+        if int(index) != self.counts[depth]:
+            self.error(number, f"result numbered {index}, expected {self.counts[depth]}")
+        if depth == 1:
+            status = "skip" if skip is not None else ("pass" if word == "ok" else "fail")
+            test = KtapTest(self.suite, name, status, number, skip or "", self.pending)
+            self.suite_tests.append(test)
+            self.result.tests.append(test)
+        else:
+            self.close_suite(number, word, name)
+        self.pending = []
+        return True
+
+    def close_suite(self, number, word, name):
+        if name != self.suite:
+            self.error(number, f"suite result names {name!r}, the subtest is {self.suite!r}")
+        self.check_plan(number, 1, f"suite {self.suite}")
+        failed = any(t.status == "fail" for t in self.suite_tests)
+        if (word == "not ok") != failed:
+            self.error(number, f"suite {self.suite} is '{word}' but "
+                       f"{'a test failed' if failed else 'no test failed'}")
+        self.suite, self.plans[1] = None, None
+
+    def check_plan(self, number, depth, what):
+        if self.plans[depth] != self.counts[depth]:
+            self.error(number, f"plan mismatch: {what} plans {self.plans[depth]}, "
+                       f"has {self.counts[depth]} results")
+
+    def finish(self, number):
+        if self.suite is not None:
+            self.error(number, f"log ends inside suite {self.suite or '(unnamed)'}")
+        elif self.plans[0] is None:
+            self.error(number, "no top-level plan")
+        else:
+            self.check_plan(number, 0, "the top level")

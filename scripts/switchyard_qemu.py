@@ -1,0 +1,126 @@
+"""Boot switchyard under QEMU and capture its serial output within a time limit. Stdlib only.
+
+`qemu_command()` builds the command line of docs/output.md and `boot()` runs it, handing each
+cleaned serial line to a callback as it arrives. The QEMU exit status is returned untouched;
+judging it against the log is switchyard_log's job.
+"""
+
+import os
+import selectors
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+
+from switchyard_log import clean
+
+QEMU = "qemu-system-x86_64"
+MACHINE = "microvm"
+# -arch-capabilities: on this KVM-PVM host, QEMU 7.2 aborts at start-up with "failed to set
+# MSR 0x10a" (IA32_ARCH_CAPABILITIES) for every -cpu model unless the feature is removed.
+CPU = {"kvm": "host,pmu=on,migratable=no,-arch-capabilities", "tcg": "max"}
+
+
+@dataclass
+class Boot:
+    """One QEMU run. status is None when the time limit killed QEMU."""
+
+    raw: bytes
+    status: int
+    seconds: float
+    stderr: str
+
+    @property
+    def timed_out(self):
+        return self.status is None
+
+
+def kvm_unusable_reason():
+    """None if /dev/kvm opens read-write, else why not (the OS error text)."""
+    try:
+        os.close(os.open("/dev/kvm", os.O_RDWR))
+    except OSError as error:
+        return f"/dev/kvm: {error.strerror}"
+    return None
+
+
+def resolve_accel(accel):
+    """Map "auto" to "kvm" when /dev/kvm is usable, else "tcg"; pass others through."""
+    if accel != "auto":
+        return accel
+    return "tcg" if kvm_unusable_reason() else "kvm"
+
+
+def qemu_command(kernel, accel, *, cpu=None, machine=MACHINE, cmdline="", smp=1, qemu=QEMU):
+    """The QEMU argv for one run; accel is "kvm" or "tcg"; cmdline follows exit=isa-debug."""
+    append = " ".join(["exit=isa-debug", cmdline]).strip()
+    return [qemu, "-M", machine, "-m", "128M", "-display", "none", "-nodefaults",
+            "-no-reboot", "-serial", "stdio",
+            "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
+            "-accel", accel, "-cpu", cpu or CPU[accel], "-smp", str(smp),
+            "-kernel", str(kernel), "-append", append]
+
+
+def boot(argv, timeout, on_text=lambda text: None):
+    """Run argv, passing cleaned complete lines to on_text as they arrive and any partial
+    last line at the end. After `timeout` seconds, kill QEMU's whole process group."""
+    start = time.monotonic()
+    lines = _LineSplitter(on_text)
+    with tempfile.TemporaryFile() as stderr:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=stderr, start_new_session=True)
+        status = None
+        try:
+            if _read_until_eof(proc.stdout.fileno(), start + timeout, lines):
+                status = proc.wait(max(0.0, start + timeout - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            if status is None:
+                _kill_group(proc)
+            proc.stdout.close()
+            lines.flush()
+        stderr.seek(0)
+        text = stderr.read().decode("utf-8", "replace")
+    return Boot(bytes(lines.raw), status, time.monotonic() - start, text)
+
+
+def _kill_group(proc):
+    """SIGKILL the process group that proc leads, and reap proc."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass  # the group is already gone
+    proc.wait()
+
+
+class _LineSplitter:
+    """Keeps the raw bytes and hands cleaned complete lines to a callback."""
+
+    def __init__(self, on_text):
+        self.on_text, self.raw, self.pending = on_text, bytearray(), b""
+
+    def feed(self, chunk):
+        self.raw += chunk
+        complete, newline, self.pending = (self.pending + chunk).rpartition(b"\n")
+        if newline:
+            self.on_text(clean(complete + newline))
+
+    def flush(self):
+        if self.pending:
+            self.on_text(clean(self.pending))
+            self.pending = b""
+
+
+def _read_until_eof(fd, deadline, lines):
+    """Feed lines from fd; return True at end of file, False when the deadline passes."""
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while time.monotonic() < deadline:
+            if selector.select(deadline - time.monotonic()):
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    return True
+                lines.feed(chunk)
+    return False

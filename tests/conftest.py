@@ -1,0 +1,144 @@
+"""pytest harness over switchyard's serial log (docs/output.md; STYLE.md P13).
+
+At collection, the kernel is booted once per platform and every KTAP test becomes a pytest
+case with id "PLATFORM-suite.test". Platforms are "tcg" (always) and "kvm" (skipped, with the
+reason, when /dev/kvm cannot be opened or QEMU cannot start a KVM guest). A missing kernel
+image is a failure, never a skip. Known platform defects in tests/known-defects.toml become
+strict xfails.
+
+Environment:
+  SWITCHYARD_LOG=PATH           judge this recorded log instead of booting (platform "log")
+  SWITCHYARD_LOG_PLATFORM=NAME  the known-defects table that applies to that log (default none)
+  SWITCHYARD_CMDLINE="..."      extra kernel options for the boots
+  SWITCHYARD_BOOT_TIMEOUT=S     seconds per boot (default 300)
+Raw logs of the boots are kept in build/logs/PLATFORM.log.
+"""
+
+import functools
+import os
+import sys
+import tomllib
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import switchyard_log as ktap  # noqa: E402
+import switchyard_qemu as qemu  # noqa: E402
+
+KERNEL = ROOT / "build" / "switchyard32.elf"
+LOG_DIR = ROOT / "build" / "logs"
+KNOWN_DEFECTS = Path(__file__).with_name("known-defects.toml")
+PLATFORMS = ("tcg", "kvm")
+
+
+@dataclass
+class Platform:
+    """One run's log. skip or failure is set when there is nothing (trustworthy) to judge."""
+
+    name: str
+    raw: bytes = b""
+    status: int = None  # QEMU's exit status; None for a recorded log or a timeout
+    log_path: Path = None
+    skip: str = None
+    failure: str = None
+
+    @functools.cached_property
+    def result(self):
+        return ktap.check_log(self.raw)
+
+    def tail(self, count=20):
+        lines = ktap.clean(self.raw).splitlines()[-count:]
+        return f"last {len(lines)} lines of {self.log_path}:\n" + "\n".join(lines)
+
+
+def platform_names():
+    return ("log",) if os.environ.get("SWITCHYARD_LOG") else PLATFORMS
+
+
+@functools.cache
+def load_platform(name):
+    """The judged run of one platform, booting at most once per session."""
+    if name == "log":
+        path = Path(os.environ["SWITCHYARD_LOG"])
+        if not path.is_file():
+            return Platform(name, failure=f"SWITCHYARD_LOG: no such file: {path}")
+        return Platform(name, raw=path.read_bytes(), log_path=path)
+    if not KERNEL.is_file():
+        return Platform(name, failure=f"kernel image {KERNEL} not found: run make")
+    if name == "kvm" and qemu.kvm_unusable_reason():
+        return Platform(name, skip=f"KVM unusable: {qemu.kvm_unusable_reason()}")
+    return boot_platform(name)
+
+
+def boot_platform(name):
+    timeout = float(os.environ.get("SWITCHYARD_BOOT_TIMEOUT", "300"))
+    argv = qemu.qemu_command(KERNEL, name, cmdline=os.environ.get("SWITCHYARD_CMDLINE", ""))
+    boot = qemu.boot(argv, timeout)
+    LOG_DIR.mkdir(parents=True, exist_ok=True)
+    platform = Platform(name, raw=boot.raw, status=boot.status, log_path=LOG_DIR / f"{name}.log")
+    platform.log_path.write_bytes(boot.raw)
+    qemu_failed = boot.status is not None and (boot.status == 1 or boot.status < 0)
+    if name == "kvm" and qemu_failed and not boot.raw:
+        platform.skip = f"KVM unusable: QEMU exited {boot.status}: {boot.stderr.strip()}"
+    elif boot.timed_out:
+        platform.failure = f"QEMU killed after {timeout:g} s (time limit)\n{platform.tail()}"
+    return platform
+
+
+@functools.cache
+def known_defects():
+    """{platform: {"suite.test": reason}} from tests/known-defects.toml, validated."""
+    with KNOWN_DEFECTS.open("rb") as file:
+        table = tomllib.load(file)
+    defects = {}
+    for platform, entries in table.items():
+        if platform not in PLATFORMS or not isinstance(entries, list):
+            raise pytest.UsageError(f"{KNOWN_DEFECTS}: expected [[tcg]] or [[kvm]] entries, "
+                                    f"not {platform!r}")
+        for entry in entries:
+            if set(entry) != {"test", "reason"} or "." not in entry["test"]:
+                raise pytest.UsageError(f"{KNOWN_DEFECTS}: [{platform}] entries need exactly "
+                                        f"test = \"suite.name\" and reason = \"...\": {entry}")
+            defects.setdefault(platform, {})[entry["test"]] = entry["reason"]
+    return defects
+
+
+def ktap_params(platform):
+    """One pytest.param per KTAP test of the platform; known defects become strict xfails."""
+    table = platform.name
+    if table == "log":
+        table = os.environ.get("SWITCHYARD_LOG_PLATFORM", "")
+    defects = known_defects().get(table, {})
+    ids = {test.id for test in platform.result.tests}
+    for test_id in sorted(set(defects) - ids):
+        warnings.warn(pytest.PytestWarning(
+            f"{KNOWN_DEFECTS.name}: [{table}] entry {test_id!r} names no test in the log"))
+    for test in platform.result.tests:
+        marks = []
+        if test.id in defects:
+            marks.append(pytest.mark.xfail(strict=True, reason=defects[test.id]))
+        yield pytest.param(platform, test, id=f"{platform.name}-{test.id}", marks=marks)
+
+
+def platform_param(platform):
+    marks = [pytest.mark.skip(reason=platform.skip)] if platform.skip else []
+    return pytest.param(platform, id=platform.name, marks=marks)
+
+
+def pytest_generate_tests(metafunc):
+    platforms = [load_platform(name) for name in platform_names()]
+    if "ktap_test" in metafunc.fixturenames:
+        params = []
+        for platform in platforms:
+            if platform.skip or platform.failure:
+                params.append(pytest.param(platform, None, id=platform.name,
+                                           marks=platform_param(platform).marks))
+            else:
+                params.extend(ktap_params(platform))
+        metafunc.parametrize("platform, ktap_test", params)
+    elif "platform" in metafunc.fixturenames:
+        metafunc.parametrize("platform", [platform_param(p) for p in platforms])

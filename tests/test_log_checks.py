@@ -1,0 +1,314 @@
+"""Negative checks: every broken, truncated or contradictory log is a clear failure, never a pass.
+
+Logs are built here with an independent CRC (zlib directly), then mutated. scripts/run is
+exercised through a fake QEMU (--qemu) and, for the tests marked "boot", the real kernel.
+"""
+
+import os
+import subprocess
+import sys
+import time
+import zlib
+from pathlib import Path
+
+import pytest
+
+import switchyard_log as ktap
+
+ROOT = Path(__file__).resolve().parent.parent
+RUN = ROOT / "scripts" / "run"
+KERNEL = ROOT / "build" / "switchyard32.elf"
+
+FAILING_BODY = """\
+KTAP version 1
+# switchyard 0.1 (x86-64)
+# cmdline: tests=arch.*,boot.* seed=7
+# seed=7
+1..2
+    KTAP version 1
+    # Subtest: arch
+    1..3
+    ok 1 rdmsr_safe_reports_gp_for_missing_msr
+    # fault_is_not_a_hang: arch/x86/traps.c:42: check failed: vector == 13
+    #   expected 13 (0xd), got 0 (0x0)
+    not ok 2 fault_is_not_a_hang
+    ok 3 io_breakpoint_needs_de # SKIP CR4.DE cannot be set
+not ok 1 arch
+    KTAP version 1
+    # Subtest: boot
+    1..1
+    ok 1 long_mode_is_active
+ok 2 boot
+# metric sched.switch_cycles median=1234 p99=2345
+"""
+PASSING_BODY = (FAILING_BODY.replace("not ok 2 fault", "ok 2 fault")
+                .replace("not ok 1 arch", "ok 1 arch"))
+USAGE_BODY = """\
+KTAP version 1
+# switchyard 0.1 (x86-64)
+# error: bogus=1: unknown option
+# valid options: tests=GLOB[,GLOB...] list seed=N timeout=D console=PORT[,BAUD] exit=isa-debug
+Bail out! bad kernel command line
+"""
+
+
+def seal(body):
+    """body plus the final line the kernel would print, computed independently of ktap."""
+    crc = zlib.crc32(body.encode())
+    return body + f"# switchyard-end crc32=0x{crc:08x} lines={body.count(chr(10))}\n"
+
+
+def flip_byte(log, text):
+    """log with the lowest bit of the first byte of `text` flipped."""
+    at = log.index(text)
+    return log[:at] + chr(ord(log[at]) ^ 1) + log[at + 1:]
+
+
+def assert_crash(result, *fragments):
+    """The verdict is CRASH and some error mentions every fragment."""
+    assert result.verdict == ktap.CRASH
+    assert any(all(f in error for f in fragments) for error in result.errors), result.errors
+
+
+# The shared module on good logs: the baseline the negative checks mutate.
+
+def test_a_failing_log_is_fail_with_diagnostics_attached():
+    result = ktap.check_log(seal(FAILING_BODY).encode(), qemu_status=35)
+    assert (result.verdict, result.errors) == (ktap.FAIL, [])
+    assert [(t.id, t.status) for t in result.tests] == [
+        ("arch.rdmsr_safe_reports_gp_for_missing_msr", "pass"),
+        ("arch.fault_is_not_a_hang", "fail"),
+        ("arch.io_breakpoint_needs_de", "skip"),
+        ("boot.long_mode_is_active", "pass")]
+    assert result.tests[1].diagnostics == [
+        "fault_is_not_a_hang: arch/x86/traps.c:42: check failed: vector == 13",
+        "  expected 13 (0xd), got 0 (0x0)"]
+    assert result.tests[2].skip_reason == "CR4.DE cannot be set"
+    assert result.metrics == {"sched.switch_cycles": {"median": "1234", "p99": "2345"}}
+
+
+def test_noise_escapes_and_carriage_returns_are_ignored():
+    noise = "\x1b[H\x1b[J\x1b[=3hSeaBIOS\r\nBooting from ROM...\r\n"
+    log = noise + seal(PASSING_BODY).replace("\n", "\r\n").replace("# seed", "\x1b[0m# seed")
+    result = ktap.check_log(log.encode(), qemu_status=33)
+    assert (result.verdict, result.errors) == (ktap.PASS, [])
+
+
+def test_usage_error_is_usage_with_the_kernel_reason():
+    result = ktap.check_log(seal(USAGE_BODY).encode(), qemu_status=37)
+    assert result.verdict == ktap.USAGE
+    assert result.usage_error == "bogus=1: unknown option"
+
+
+# Corruption and truncation.
+
+@pytest.mark.parametrize("target", ["long_mode_is_active", "ok 3", "not ok 2"])
+def test_a_flipped_byte_is_a_crc_mismatch(target):
+    log = flip_byte(seal(PASSING_BODY if target != "not ok 2" else FAILING_BODY), target)
+    assert_crash(ktap.check_log(log.encode()), "CRC mismatch")
+
+
+def test_a_truncated_log_is_a_crash():
+    log = seal(PASSING_BODY)
+    assert_crash(ktap.check_log(log[:len(log) // 2].encode()), "no final line")
+
+
+def test_a_log_without_its_final_line_is_a_crash():
+    assert_crash(ktap.check_log(PASSING_BODY.encode(), qemu_status=33), "no final line")
+
+
+def test_a_wrong_line_count_is_a_crash():
+    log = seal(PASSING_BODY).replace(f"lines={PASSING_BODY.count(chr(10))}", "lines=3")
+    assert_crash(ktap.check_log(log.encode()), "final line counts 3 lines")
+
+
+def test_text_after_the_final_line_is_a_crash():
+    log = seal(PASSING_BODY) + "ok 3 extra\n"
+    assert_crash(ktap.check_log(log.encode()), "not the last line")
+
+
+def test_no_ktap_output_is_a_crash():
+    assert_crash(ktap.check_log(b"hello from long mode\n", qemu_status=33), "no KTAP output")
+
+
+# Well-formed and consistent KTAP, with a valid CRC over the broken content.
+
+@pytest.mark.parametrize("old, new, fragments", [
+    ("    ok 1 long_mode", "    okay 1 long_mode", ("line 18", "malformed line")),
+    ("    ok 1 long_mode", "      ok 1 long_mode", ("line 18", "bad indentation")),
+    ("# seed=7", "seed=7", ("line 4", "malformed line")),
+    ("# metric sched.switch_cycles median=1234", "# metric sched.switch_cycles median",
+     ("line 20", "malformed line")),
+    ("# SKIP CR4.DE cannot be set", "# SKIP", ("line 13", "bad directive")),
+    ("# SKIP CR4.DE cannot be set", "# TODO CR4.DE", ("line 13", "bad directive")),
+    ("    1..3", "    1..4", ("suite arch plans 4, has 3",)),
+    ("1..2\n", "1..3\n", ("the top level plans 3, has 2",)),
+    ("    ok 3 io_", "    ok 4 io_", ("line 13", "numbered 4, expected 3")),
+    ("ok 2 boot", "ok 2 arch", ("suite result names 'arch'",)),
+    ("ok 1 arch", "not ok 1 arch", ("suite arch is 'not ok' but no test failed",)),
+    ("ok 2 boot\n", "", ("log ends inside suite boot",)),
+    ("ok 2 boot\n", "ok 2 boot\nKTAP version 1\n", ("line 20", "malformed line")),
+])
+def test_a_sealed_but_broken_log_is_a_crash(old, new, fragments):
+    assert old in PASSING_BODY
+    result = ktap.check_log(seal(PASSING_BODY.replace(old, new, 1)).encode(), qemu_status=33)
+    assert_crash(result, *fragments)
+
+
+def test_a_failed_test_in_an_ok_suite_is_a_crash():
+    body = FAILING_BODY.replace("not ok 1 arch", "ok 1 arch")
+    assert_crash(ktap.check_log(seal(body).encode()), "suite arch is 'ok' but a test failed")
+
+
+def test_a_bail_out_is_a_crash_with_its_reason():
+    body = PASSING_BODY[:PASSING_BODY.index("    ok 3")] + "Bail out! #PF at 0xdead in ring 0\n"
+    result = ktap.check_log(seal(body).encode(), qemu_status=39)
+    assert (result.verdict, result.errors) == (ktap.CRASH, [])
+    assert result.bail_out == "#PF at 0xdead in ring 0"
+
+
+def test_text_after_a_bail_out_is_a_crash():
+    body = USAGE_BODY + "1..1\n"
+    assert_crash(ktap.check_log(seal(body).encode()), "text after 'Bail out!'")
+
+
+# The QEMU exit status against the log.
+
+@pytest.mark.parametrize("body, status", [
+    (PASSING_BODY, 35), (PASSING_BODY, 0), (PASSING_BODY, 1), (FAILING_BODY, 33),
+    (USAGE_BODY, 39), (PASSING_BODY, 39)], ids=["pass-35", "pass-0", "pass-1", "fail-33",
+                                                "usage-39", "pass-39"])
+def test_an_exit_status_disagreeing_with_the_log_is_a_crash(body, status):
+    result = ktap.check_log(seal(body).encode(), qemu_status=status)
+    assert_crash(result, "exit status disagrees with log", f"QEMU exited {status}")
+
+
+def test_any_exit_status_with_a_broken_log_is_a_crash():
+    assert_crash(ktap.check_log(PASSING_BODY.encode(), qemu_status=33), "QEMU exited 33")
+
+
+# scripts/run.
+
+def run(*args, timeout=30, env=None):
+    return subprocess.run([sys.executable, str(RUN), *args], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+@pytest.fixture
+def fake_qemu(tmp_path):
+    """A fake QEMU that records its argv, prints FAKE_LOG (\\r\\n line ends), then sleeps
+    FAKE_SLEEP seconds and exits FAKE_STATUS. Returns a function(log, status, sleep) -> run."""
+    script = tmp_path / "fake-qemu"
+    script.write_text(f"""#!{sys.executable}
+import os, sys, time
+open({str(tmp_path / "argv")!r}, "w").write("\\n".join(sys.argv[1:]))
+data = open(os.environ["FAKE_LOG"], "rb").read().replace(b"\\n", b"\\r\\n")
+sys.stdout.buffer.write(data)
+sys.stdout.flush()
+time.sleep(float(os.environ["FAKE_SLEEP"]))
+sys.exit(int(os.environ["FAKE_STATUS"]))
+""")
+    script.chmod(0o755)
+
+    def boot(log, status=33, sleep=0, *args):
+        (tmp_path / "log").write_text(log)
+        env = dict(os.environ, FAKE_LOG=str(tmp_path / "log"), FAKE_STATUS=str(status),
+                   FAKE_SLEEP=str(sleep))
+        return run("--qemu", str(script), "--kernel", str(script), "--accel", "tcg", *args,
+                   env=env)
+    boot.argv = lambda: (tmp_path / "argv").read_text().split("\n")
+    return boot
+
+
+@pytest.mark.parametrize("body, status, code", [
+    (PASSING_BODY, 33, 0), (FAILING_BODY, 35, 1), (USAGE_BODY, 37, 3), (PASSING_BODY, 35, 4)],
+    ids=["pass", "fail", "usage", "status-disagrees"])
+def test_run_exit_status_follows_the_log(fake_qemu, body, status, code):
+    proc = fake_qemu(seal(body), status, 0, "--cmdline", "tests=arch.*")
+    assert proc.returncode == code, proc.stderr
+    assert "\r" not in proc.stdout and proc.stdout.startswith("KTAP version 1\n")
+    assert proc.stderr.strip().splitlines()[-1].startswith("switchyard: ")
+    argv = fake_qemu.argv()
+    assert argv[argv.index("-append") + 1] == "exit=isa-debug tests=arch.*"
+    assert argv[argv.index("-cpu") + 1] == "max"
+
+
+def test_run_kills_a_qemu_that_never_exits(fake_qemu):
+    start = time.monotonic()
+    proc = fake_qemu(PASSING_BODY[:200], 33, 60, "--timeout", "1", "--quiet")
+    assert proc.returncode == 124
+    assert time.monotonic() - start < 15
+    assert PASSING_BODY[:200].rstrip("\n").splitlines()[-1] in proc.stdout
+    assert "TIMEOUT" in proc.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["--accel", "xen"], ["--timeout", "-1"], ["--smp", "0"], ["--kernel", "/nonexistent"],
+    ["--qemu", "/nonexistent/qemu"], ["--check-log", "/nonexistent.log"], ["--bogus"]])
+def test_run_rejects_bad_arguments(args):
+    proc = run(*args)
+    assert proc.returncode == 2
+    assert "error:" in proc.stderr
+
+
+@pytest.mark.parametrize("body, code", [
+    (seal(PASSING_BODY), 0), (seal(FAILING_BODY), 1), (seal(USAGE_BODY), 3),
+    (PASSING_BODY, 4), (flip_byte(seal(PASSING_BODY), "long_mode"), 4)],
+    ids=["pass", "fail", "usage", "no-final-line", "flipped-byte"])
+def test_run_check_log(tmp_path, body, code):
+    (tmp_path / "serial.log").write_text(body)
+    proc = run("--check-log", str(tmp_path / "serial.log"))
+    assert proc.returncode == code, proc.stderr
+
+
+def harness(tmp_path, log, **env):
+    """Run the pytest harness (tests/test_kernel.py) on a recorded log, as `make check` does."""
+    (tmp_path / "serial.log").write_text(log)
+    env = dict(os.environ, SWITCHYARD_LOG=str(tmp_path / "serial.log"), **env)
+    return subprocess.run([sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider",
+                           str(ROOT / "tests" / "test_kernel.py")],
+                          capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
+
+
+def test_harness_judges_a_recorded_log(tmp_path):
+    """SWITCHYARD_LOG gives one pytest case per KTAP test, plus the integrity checks."""
+    proc = harness(tmp_path, seal(FAILING_BODY))
+    assert proc.returncode == 1, proc.stdout
+    assert "FAILED tests/test_kernel.py::test_ktap[log-arch.fault_is_not_a_hang]" in proc.stdout
+    assert "expected 13 (0xd), got 0 (0x0)" in proc.stdout
+    assert any(line.startswith("SKIPPED") and line.endswith(": CR4.DE cannot be set")
+               for line in proc.stdout.splitlines())
+    assert "PASSED tests/test_kernel.py::test_log_is_complete_and_verified[log]" in proc.stdout
+    assert "1 failed, 3 passed, 2 skipped" in proc.stdout
+
+
+@pytest.mark.parametrize("word, outcome", [("not ok", "1 xfailed"), ("ok", "1 failed")])
+def test_a_known_defect_is_a_strict_xfail(tmp_path, word, outcome):
+    """tests/known-defects.toml: the defect fails as expected; a fixed defect is reported."""
+    suite = """\
+    KTAP version 1
+    # Subtest: dr
+    1..1
+    # GD did not raise #DB
+    {} 1 general_detect_raises_db
+{} 3 dr
+""".format(word, word)
+    body = PASSING_BODY.replace("1..2\n", "1..3\n", 1) + suite
+    proc = harness(tmp_path, seal(body), SWITCHYARD_LOG_PLATFORM="tcg")
+    assert outcome in proc.stdout.splitlines()[-1], proc.stdout
+    assert "log-dr.general_detect_raises_db" in proc.stdout
+
+
+# The real kernel under TCG: its command-line errors.
+
+@pytest.mark.boot
+@pytest.mark.parametrize("cmdline, option", [("bogus=1", "bogus"), ("tests=nosuch.*", "tests")])
+def test_kernel_rejects_a_bad_command_line(tmp_path, cmdline, option):
+    assert KERNEL.is_file(), f"kernel image {KERNEL} not found: run make"
+    proc = run("--accel", "tcg", "--cmdline", cmdline, "--log", str(tmp_path / "serial.log"),
+               timeout=120)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    lines = ktap.clean((tmp_path / "serial.log").read_bytes()).splitlines()
+    assert any(line.startswith("# error:") and option in line for line in lines), lines
+    assert any(line.startswith("# valid options:") for line in lines), lines
+    assert "rejected its command line" in proc.stderr
