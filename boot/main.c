@@ -38,7 +38,8 @@ static void memory_init(void)
 	for (size_t i = 0; i < boot_info.region_count; i++)
 		ktap_diag(0, "memory: 0x%016llx-0x%016llx type %u",
 			  (unsigned long long)boot_info.regions[i].base,
-			  (unsigned long long)(boot_info.regions[i].base + boot_info.regions[i].length - 1),
+			  (unsigned long long)(boot_info.regions[i].base +
+					       boot_info.regions[i].length - 1),
 			  boot_info.regions[i].type);
 	pages = pfa_init(boot_info.regions, boot_info.region_count);
 	ktap_diag(0, "memory: multiboot%u loader=\"%s\" regions=%zu free_pages=%zu (%zu MiB)",
@@ -70,9 +71,9 @@ void start_kernel(uint32_t magic, uint32_t info_phys)
 	char error[CMDLINE_STRING_MAX + 64];
 	bool parsed;
 
-	percpu_init(0);	/* first: the accessors count writes through %gs */
-	gdt_init();	/* the TSS and its IST stacks for #DF, NMI and #MC */
-	idt_init();	/* from here on every exception is reported */
+	percpu_init(0); /* first: the accessors count writes through %gs */
+	gdt_init(); /* the TSS and its IST stacks for #DF, NMI and #MC */
+	idt_init(); /* from here on every exception is reported */
 	parsed = boot_info_copy(magic, info_phys, &boot_info, error, sizeof(error)) &&
 		 options_parse(boot_info.cmdline, error, sizeof(error));
 	serial_init(run_options.console.port, run_options.console.baud);

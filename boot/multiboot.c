@@ -133,7 +133,8 @@ static bool copy_mb2(const uint8_t *mb, struct boot_info *info, char *err, size_
 		if (tag->type == MB2_TAG_MEMORY_MAP)
 			copy_mb2_memory_map((const struct mb2_mmap *)tag, info);
 		if (tag->type == MB2_TAG_ACPI_OLD || tag->type == MB2_TAG_ACPI_NEW) {
-			info->rsdp_length = payload_size < BOOT_RSDP_MAX ? payload_size : BOOT_RSDP_MAX;
+			info->rsdp_length =
+				payload_size < BOOT_RSDP_MAX ? payload_size : BOOT_RSDP_MAX;
 			memcpy(info->rsdp, payload, info->rsdp_length);
 		}
 		tag_address += (tag->size + MB2_TAG_ALIGN - 1) & ~(uint32_t)(MB2_TAG_ALIGN - 1);

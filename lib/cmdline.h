@@ -21,11 +21,12 @@ typedef bool (*cmdline_parser)(const struct cmdline_option *opt, const char *val
 			       size_t err_size);
 
 struct cmdline_option {
-	const char *name;   /* "tests", "dr.lazy": matched exactly against the text before '=' */
+	const char *name; /* "tests", "dr.lazy": matched exactly against the text before '=' */
 	const char *syntax; /* value syntax for the usage line, "GLOB[,GLOB...]"; NULL for a flag */
 	cmdline_parser parse;
 	void *dest;
-	uint64_t min, max; /* inclusive range, for cmdline_parse_u64 and cmdline_parse_duration_ms */
+	uint64_t min,
+		max; /* inclusive range, for cmdline_parse_u64 and cmdline_parse_duration_ms */
 };
 
 /* dest: bool. Accepts only the bare word; "list=1" is an error. */
@@ -37,7 +38,8 @@ bool cmdline_parse_bool(const struct cmdline_option *opt, const char *value, cha
 /* dest: uint64_t. Decimal or 0x-prefixed hex, no sign, no overflow, within [min, max]. */
 bool cmdline_parse_u64(const struct cmdline_option *opt, const char *value, char *err,
 		       size_t err_size);
-/* dest: uint64_t milliseconds. "N" and "Ns" are seconds, "Nms" milliseconds; within [min, max] ms. */
+/* dest: uint64_t milliseconds. "N" and "Ns" are seconds, "Nms" milliseconds; within [min, max] ms.
+ */
 bool cmdline_parse_duration_ms(const struct cmdline_option *opt, const char *value, char *err,
 			       size_t err_size);
 /* dest: char[CMDLINE_STRING_MAX]. Non-empty, shorter than CMDLINE_STRING_MAX. */

@@ -54,8 +54,8 @@ void ktap_subtest(unsigned int depth, const char *name)
 	ktap_linef(depth, "# Subtest: %s", name);
 }
 
-void ktap_result(unsigned int depth, unsigned int number, enum ktap_result result,
-		 const char *name, const char *skip_reason)
+void ktap_result(unsigned int depth, unsigned int number, enum ktap_result result, const char *name,
+		 const char *skip_reason)
 {
 	if (result == KTAP_SKIP)
 		ktap_linef(depth, "ok %u %s # SKIP %s", number, name,

@@ -20,8 +20,8 @@ void ktap_version(unsigned int depth);
 void ktap_plan(unsigned int depth, unsigned int count);
 void ktap_subtest(unsigned int depth, const char *name);
 /* "ok N name", "not ok N name", or "ok N name # SKIP reason". */
-void ktap_result(unsigned int depth, unsigned int number, enum ktap_result result,
-		 const char *name, const char *skip_reason);
+void ktap_result(unsigned int depth, unsigned int number, enum ktap_result result, const char *name,
+		 const char *skip_reason);
 void ktap_diag(unsigned int depth, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ktap_bail_out(const char *reason);
 /* The final line: "# switchyard-end crc32=0x... lines=N" over everything before it. */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Checks inside a test and the test's outcome: bookkeeping over KTAP diagnostics, no control flow. */
+/* Checks inside a test and the test's outcome: bookkeeping over KTAP diagnostics, no control flow.
+ */
 #ifndef LIB_REPORT_H
 #define LIB_REPORT_H
 
@@ -11,9 +12,9 @@
 #define REPORT_REASON_MAX 160
 
 struct test_report {
-	unsigned int depth;	/* KTAP depth of the test's diagnostics */
-	unsigned int checks;	/* checks evaluated */
-	unsigned int failures;	/* checks that failed, plus report_fail() calls */
+	unsigned int depth; /* KTAP depth of the test's diagnostics */
+	unsigned int checks; /* checks evaluated */
+	unsigned int failures; /* checks that failed, plus report_fail() calls */
 	bool skipped;
 	char reason[REPORT_REASON_MAX]; /* the skip reason */
 };

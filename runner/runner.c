@@ -96,8 +96,9 @@ static void report_isolation_end(const struct isolation_outcome *outcome)
 		report_fail("unexpected exception %s (vector %u) error_code=0x%llx rip=0x%llx "
 			    "cr2=0x%llx dr6=0x%llx",
 			    exception_name(outcome->vector), outcome->vector,
-			    (unsigned long long)outcome->error_code, (unsigned long long)outcome->rip,
-			    (unsigned long long)outcome->cr2, (unsigned long long)outcome->dr6);
+			    (unsigned long long)outcome->error_code,
+			    (unsigned long long)outcome->rip, (unsigned long long)outcome->cr2,
+			    (unsigned long long)outcome->dr6);
 		break;
 	case ISOLATION_TIMEOUT:
 		report_fail("timed out after %llu ms", (unsigned long long)options->timeout_ms);
@@ -198,7 +199,8 @@ enum platform_exit_code runner_run(const struct run_options *run_options)
 	     first = suite_end(first))
 		suites += count_selected(first, suite_end(first)) != 0;
 	if (suites == 0) {
-		format(error, sizeof(error), "option 'tests': '%s' selects no test", options->tests);
+		format(error, sizeof(error), "option 'tests': '%s' selects no test",
+		       options->tests);
 		runner_usage_error(error);
 		return EXIT_USAGE;
 	}

@@ -22,24 +22,24 @@ struct test_case {
  * TEST(suite, name) { ... } registers a test in section .tests.SUITE; the linker sorts those
  * sections by name, so each suite's tests are contiguous, in link order.
  */
-#define TEST_FLAGS(suite_, name_, flags_)                                               \
-	static void test_##suite_##_##name_(void);                                      \
-	static const struct test_case test_case_##suite_##_##name_                      \
-		__attribute__((used, section(".tests." #suite_), aligned(8))) = {         \
-			.suite = #suite_,                                               \
-			.name = #name_,                                                 \
-			.run = test_##suite_##_##name_,                                 \
-			.flags = (flags_),                                              \
-		};                                                                      \
+#define TEST_FLAGS(suite_, name_, flags_)                                         \
+	static void test_##suite_##_##name_(void);                                \
+	static const struct test_case test_case_##suite_##_##name_                \
+		__attribute__((used, section(".tests." #suite_), aligned(8))) = { \
+			.suite = #suite_,                                         \
+			.name = #name_,                                           \
+			.run = test_##suite_##_##name_,                           \
+			.flags = (flags_),                                        \
+		};                                                                \
 	static void test_##suite_##_##name_(void)
 #define TEST(suite, name) TEST_FLAGS(suite, name, 0)
 
 /* check(cond, fmt, ...): count a check; on failure print the expression and the message. */
 #define check(cond, ...) report_check(!!(cond), __FILE__, __LINE__, #cond, __VA_ARGS__)
 /* check_eq(expected, actual): on failure print both values, decimal and hex. */
-#define check_eq(expected, actual)                                                      \
-	report_check_equal((uint64_t)(expected), (uint64_t)(actual), #expected, #actual,  \
-			   __FILE__, __LINE__)
+#define check_eq(expected, actual)                                                                 \
+	report_check_equal((uint64_t)(expected), (uint64_t)(actual), #expected, #actual, __FILE__, \
+			   __LINE__)
 
 /* A diagnostic line of the current test. */
 #define test_diag(...) report_diag(__VA_ARGS__)

@@ -36,13 +36,13 @@ static inline struct cpuid_result cpuid(uint32_t leaf, uint32_t subleaf)
 #define CPUID_1_EDX_DS (1u << 21)
 
 #define CPUID_LEAF_PERFMON 0x0a
-#define CPUID_PERFMON_VERSION(eax) ((eax) & 0xff)
+#define CPUID_PERFMON_VERSION(eax) ((eax)&0xff)
 #define CPUID_PERFMON_GP_COUNTERS(eax) (((eax) >> 8) & 0xff)
 #define CPUID_PERFMON_GP_WIDTH(eax) (((eax) >> 16) & 0xff)
-#define CPUID_PERFMON_FIXED_COUNTERS(edx) ((edx) & 0x1f)
+#define CPUID_PERFMON_FIXED_COUNTERS(edx) ((edx)&0x1f)
 #define CPUID_PERFMON_FIXED_WIDTH(edx) (((edx) >> 5) & 0xff)
 
-#define CPUID_LEAF_TSC 0x15	      /* EAX/EBX: TSC to crystal ratio; ECX: crystal Hz */
+#define CPUID_LEAF_TSC 0x15 /* EAX/EBX: TSC to crystal ratio; ECX: crystal Hz */
 #define CPUID_LEAF_HYPERVISOR 0x40000000 /* EBX, ECX, EDX: signature */
 #define CPUID_LEAF_HYPERVISOR_TIMING 0x40000010 /* EAX: TSC kHz (KVM, VMware) */
 #define CPUID_LEAF_EXTENDED 0x80000000

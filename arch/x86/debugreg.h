@@ -13,9 +13,9 @@
 /* DR6: the CPU sets status bits and never clears them; the handler writes DR6_RESET back. */
 #define DR6_B0 (1ul << 0) /* slot i fired: DR6_B0 << i */
 #define DR6_BLD (1ul << 11) /* bus lock detected: active low */
-#define DR6_BD (1ul << 13)  /* general detect */
-#define DR6_BS (1ul << 14)  /* single step */
-#define DR6_BT (1ul << 15)  /* task switch */
+#define DR6_BD (1ul << 13) /* general detect */
+#define DR6_BS (1ul << 14) /* single step */
+#define DR6_BT (1ul << 15) /* task switch */
 #define DR6_RTM (1ul << 16) /* active low */
 #define DR6_RESET 0xffff0ff0ul
 
@@ -48,36 +48,36 @@
  * is set (#UD); switchyard never names DR4/DR5. Writes also #GP for 1s in bits 63:32 of
  * DR6/DR7. Each write is counted in this_cpu()->writes.dr.
  */
-#define DEFINE_DR_ACCESSORS(n)                                                     \
-	static inline unsigned long read_dr##n(void)                                \
-	{                                                                           \
-		unsigned long value;                                                \
-		asm volatile("mov %%dr" #n ", %0" : "=r"(value));                   \
-		return value;                                                       \
-	}                                                                           \
-	static inline void write_dr##n(unsigned long value)                         \
-	{                                                                           \
-		this_cpu()->writes.dr++;                                            \
-		asm volatile("mov %0, %%dr" #n : : "r"(value) : "memory");          \
-	}                                                                           \
-	static inline uint32_t write_dr##n##_safe(unsigned long value)              \
-	{                                                                           \
-		uint64_t fault = 0;                                                 \
-		this_cpu()->writes.dr++;                                            \
-		asm volatile("1: mov %1, %%dr" #n "\n2:\n" _ASM_EXTABLE(1b, 2b)     \
-			     : "+D"(fault)                                          \
-			     : "r"(value)                                           \
-			     : "memory");                                           \
-		return (uint32_t)fault;                                             \
-	}                                                                           \
-	static inline uint32_t read_dr##n##_safe(unsigned long *value)              \
-	{                                                                           \
-		uint64_t fault = 0;                                                 \
-		unsigned long result = 0;                                           \
-		asm volatile("1: mov %%dr" #n ", %1\n2:\n" _ASM_EXTABLE(1b, 2b)     \
-			     : "+D"(fault), "+r"(result));                          \
-		*value = result;                                                    \
-		return (uint32_t)fault;                                             \
+#define DEFINE_DR_ACCESSORS(n)                                                  \
+	static inline unsigned long read_dr##n(void)                            \
+	{                                                                       \
+		unsigned long value;                                            \
+		asm volatile("mov %%dr" #n ", %0" : "=r"(value));               \
+		return value;                                                   \
+	}                                                                       \
+	static inline void write_dr##n(unsigned long value)                     \
+	{                                                                       \
+		this_cpu()->writes.dr++;                                        \
+		asm volatile("mov %0, %%dr" #n : : "r"(value) : "memory");      \
+	}                                                                       \
+	static inline uint32_t write_dr##n##_safe(unsigned long value)          \
+	{                                                                       \
+		uint64_t fault = 0;                                             \
+		this_cpu()->writes.dr++;                                        \
+		asm volatile("1: mov %1, %%dr" #n "\n2:\n" _ASM_EXTABLE(1b, 2b) \
+			     : "+D"(fault)                                      \
+			     : "r"(value)                                       \
+			     : "memory");                                       \
+		return (uint32_t)fault;                                         \
+	}                                                                       \
+	static inline uint32_t read_dr##n##_safe(unsigned long *value)          \
+	{                                                                       \
+		uint64_t fault = 0;                                             \
+		unsigned long result = 0;                                       \
+		asm volatile("1: mov %%dr" #n ", %1\n2:\n" _ASM_EXTABLE(1b, 2b) \
+			     : "+D"(fault), "+r"(result));                      \
+		*value = result;                                                \
+		return (uint32_t)fault;                                         \
 	}
 
 DEFINE_DR_ACCESSORS(0)

@@ -3,15 +3,15 @@
 #ifndef ARCH_X86_EXCEPTIONS_H
 #define ARCH_X86_EXCEPTIONS_H
 
-#define X86_EXC_DE 0  /* divide error */
-#define X86_EXC_DB 1  /* debug */
+#define X86_EXC_DE 0 /* divide error */
+#define X86_EXC_DB 1 /* debug */
 #define X86_EXC_NMI 2
-#define X86_EXC_BP 3  /* int3 */
+#define X86_EXC_BP 3 /* int3 */
 #define X86_EXC_OF 4
 #define X86_EXC_BR 5
-#define X86_EXC_UD 6  /* invalid opcode */
+#define X86_EXC_UD 6 /* invalid opcode */
 #define X86_EXC_NM 7
-#define X86_EXC_DF 8  /* double fault: IST_DOUBLE_FAULT */
+#define X86_EXC_DF 8 /* double fault: IST_DOUBLE_FAULT */
 #define X86_EXC_TS 10
 #define X86_EXC_NP 11
 #define X86_EXC_SS 12

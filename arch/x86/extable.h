@@ -13,7 +13,7 @@
  */
 #define EXINFO_VALID (1u << 31)
 #define EXINFO(vector, error_code) \
-	(EXINFO_VALID | (((uint32_t)(error_code) & 0x7fffffu) << 8) | ((uint32_t)(vector) & 0xffu))
+	(EXINFO_VALID | (((uint32_t)(error_code)&0x7fffffu) << 8) | ((uint32_t)(vector)&0xffu))
 
 static inline unsigned int exinfo_vector(uint32_t exinfo)
 {
@@ -31,10 +31,10 @@ struct extable_entry {
 	uint64_t fixup;
 };
 
-#define _ASM_EXTABLE(fault, fixup)                      \
-	".pushsection .extable, \"a\"\n\t"              \
-	".balign 8\n\t"                                 \
-	".quad " #fault ", " #fixup "\n\t"              \
+#define _ASM_EXTABLE(fault, fixup)         \
+	".pushsection .extable, \"a\"\n\t" \
+	".balign 8\n\t"                    \
+	".quad " #fault ", " #fixup "\n\t" \
 	".popsection\n\t"
 
 /* The fix-up for a fault at rip, or 0. Used by the exception dispatcher. */

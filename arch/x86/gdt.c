@@ -18,10 +18,12 @@
 #define SEG_TYPE_TSS_AVAILABLE (0x9ull << 40)
 
 #define KERNEL_CODE (SEG_PRESENT | SEG_NONSYSTEM | SEG_CODE | SEG_LONG | SEG_ACCESSED)
-#define KERNEL_DATA (SEG_PRESENT | SEG_NONSYSTEM | SEG_WRITABLE | SEG_ACCESSED | SEG_DB | \
-		     SEG_GRANULARITY | SEG_LIMIT_MAX)
-#define USER_CODE32 (SEG_PRESENT | SEG_NONSYSTEM | SEG_CODE | SEG_DPL_USER | SEG_DB | \
-		     SEG_GRANULARITY | SEG_LIMIT_MAX)
+#define KERNEL_DATA                                                                             \
+	(SEG_PRESENT | SEG_NONSYSTEM | SEG_WRITABLE | SEG_ACCESSED | SEG_DB | SEG_GRANULARITY | \
+	 SEG_LIMIT_MAX)
+#define USER_CODE32                                                                         \
+	(SEG_PRESENT | SEG_NONSYSTEM | SEG_CODE | SEG_DPL_USER | SEG_DB | SEG_GRANULARITY | \
+	 SEG_LIMIT_MAX)
 
 struct tss {
 	uint32_t reserved0;

@@ -11,7 +11,7 @@
 
 #define MSR_IA32_MISC_ENABLE 0x000001a0
 #define MISC_ENABLE_PERFMON_AVAILABLE (1ull << 7)
-#define MISC_ENABLE_BTS_UNAVAILABLE (1ull << 11)  /* read-only */
+#define MISC_ENABLE_BTS_UNAVAILABLE (1ull << 11) /* read-only */
 #define MISC_ENABLE_PEBS_UNAVAILABLE (1ull << 12) /* read-only */
 
 #define MSR_IA32_DEBUGCTL 0x000001d9
@@ -20,7 +20,7 @@
 #define DEBUGCTL_TR (1ull << 6)
 #define DEBUGCTL_BTS (1ull << 7)
 #define DEBUGCTL_BTINT (1ull << 8)
-#define DEBUGCTL_BTS_OFF_OS (1ull << 9)  /* needs CPUID DS-CPL */
+#define DEBUGCTL_BTS_OFF_OS (1ull << 9) /* needs CPUID DS-CPL */
 #define DEBUGCTL_BTS_OFF_USR (1ull << 10) /* needs CPUID DS-CPL */
 #define DEBUGCTL_FREEZE_LBRS_ON_PMI (1ull << 11)
 #define DEBUGCTL_FREEZE_PERFMON_ON_PMI (1ull << 12)

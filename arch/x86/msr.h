@@ -35,7 +35,9 @@ static inline uint32_t rdmsr_safe(uint32_t index, uint64_t *value)
 static inline void wrmsr(uint32_t index, uint64_t value)
 {
 	this_cpu()->writes.msr++;
-	asm volatile("wrmsr" : : "c"(index), "a"((uint32_t)value), "d"((uint32_t)(value >> 32))
+	asm volatile("wrmsr"
+		     :
+		     : "c"(index), "a"((uint32_t)value), "d"((uint32_t)(value >> 32))
 		     : "memory");
 }
 
@@ -55,8 +57,10 @@ static inline uint32_t wrmsr_safe(uint32_t index, uint64_t value)
 /* The one uncounted write: it makes this_cpu() valid, so it cannot use it. */
 static inline void write_gs_base_uncounted(uint64_t value)
 {
-	asm volatile("wrmsr" : : "c"(MSR_GS_BASE), "a"((uint32_t)value),
-		     "d"((uint32_t)(value >> 32)) : "memory");
+	asm volatile("wrmsr"
+		     :
+		     : "c"(MSR_GS_BASE), "a"((uint32_t)value), "d"((uint32_t)(value >> 32))
+		     : "memory");
 }
 
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Per-CPU structs, one per possible CPU. */
-#include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
+#include "arch/x86/msr.h"
 
 static struct cpu cpus[MAX_CPUS];
 

@@ -10,7 +10,7 @@
 /* Hardware writes made through the arch accessors, counted on the CPU that made them. */
 struct write_counts {
 	uint64_t msr; /* WRMSR, all MSRs */
-	uint64_t dr;  /* MOV to DR0-DR7 */
+	uint64_t dr; /* MOV to DR0-DR7 */
 };
 
 struct cpu {

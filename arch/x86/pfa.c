@@ -48,7 +48,8 @@ static void frames_set_free(uint64_t first, uint64_t end)
 {
 	while (first < end) {
 		uint64_t word = first / BITS_PER_WORD, shift = first % BITS_PER_WORD;
-		uint64_t bits = end - first < BITS_PER_WORD - shift ? end - first : BITS_PER_WORD - shift;
+		uint64_t bits =
+			end - first < BITS_PER_WORD - shift ? end - first : BITS_PER_WORD - shift;
 		uint64_t mask = (bits == BITS_PER_WORD ? ~0ull : ((1ull << bits) - 1)) << shift;
 
 		free_count += bits_set(mask & ~free_bitmap[word]);

@@ -58,7 +58,8 @@ static void report_features(void)
 		  !!(leaf1.edx & CPUID_1_EDX_DE));
 	if (cpuid(0, 0).eax >= CPUID_LEAF_PERFMON)
 		perfmon = cpuid(CPUID_LEAF_PERFMON, 0);
-	ktap_diag(0, "features: perfmon_version=%u gp_counters=%u gp_width=%u fixed_counters=%u "
+	ktap_diag(0,
+		  "features: perfmon_version=%u gp_counters=%u gp_width=%u fixed_counters=%u "
 		  "fixed_width=%u",
 		  CPUID_PERFMON_VERSION(perfmon.eax), CPUID_PERFMON_GP_COUNTERS(perfmon.eax),
 		  CPUID_PERFMON_GP_WIDTH(perfmon.eax), CPUID_PERFMON_FIXED_COUNTERS(perfmon.edx),
@@ -93,7 +94,8 @@ static void report_read_back(const char *name, uint32_t index, uint64_t probe)
 	uint32_t fault = rdmsr_safe(index, &old);
 
 	if (fault) {
-		ktap_diag(0, "read-back: %s read faults (%s)", name, exception_name(exinfo_vector(fault)));
+		ktap_diag(0, "read-back: %s read faults (%s)", name,
+			  exception_name(exinfo_vector(fault)));
 		return;
 	}
 	fault = wrmsr_safe(index, probe);
@@ -105,7 +107,8 @@ static void report_read_back(const char *name, uint32_t index, uint64_t probe)
 	rdmsr_safe(index, &readback);
 	wrmsr_safe(index, old);
 	ktap_diag(0, "read-back: %s wrote 0x%llx read 0x%llx: %s", name, (unsigned long long)probe,
-		  (unsigned long long)readback, readback == probe ? "keeps value" : "does not keep value");
+		  (unsigned long long)readback,
+		  readback == probe ? "keeps value" : "does not keep value");
 }
 
 void platform_report(void)

@@ -7,10 +7,10 @@
 #include "arch/x86/serial.h"
 #include "lib/console.h"
 
-#define UART_DATA 0		 /* DLAB=0 */
+#define UART_DATA 0 /* DLAB=0 */
 #define UART_INTERRUPT_ENABLE 1 /* DLAB=0 */
-#define UART_DIVISOR_LOW 0	 /* DLAB=1 */
-#define UART_DIVISOR_HIGH 1	 /* DLAB=1 */
+#define UART_DIVISOR_LOW 0 /* DLAB=1 */
+#define UART_DIVISOR_HIGH 1 /* DLAB=1 */
 #define UART_FIFO_CONTROL 2
 #define UART_LINE_CONTROL 3
 #define UART_MODEM_CONTROL 4

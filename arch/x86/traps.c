@@ -40,10 +40,10 @@ static exception_handler unexpected_handler;
 
 static const char *const exception_names[X86_EXC_COUNT] = {
 	[X86_EXC_DE] = "#DE", [X86_EXC_DB] = "#DB", [X86_EXC_NMI] = "NMI", [X86_EXC_BP] = "#BP",
-	[X86_EXC_OF] = "#OF", [X86_EXC_BR] = "#BR", [X86_EXC_UD] = "#UD", [X86_EXC_NM] = "#NM",
-	[X86_EXC_DF] = "#DF", [X86_EXC_TS] = "#TS", [X86_EXC_NP] = "#NP", [X86_EXC_SS] = "#SS",
-	[X86_EXC_GP] = "#GP", [X86_EXC_PF] = "#PF", [X86_EXC_MF] = "#MF", [X86_EXC_AC] = "#AC",
-	[X86_EXC_MC] = "#MC", [X86_EXC_XM] = "#XM", [X86_EXC_VE] = "#VE", [X86_EXC_CP] = "#CP",
+	[X86_EXC_OF] = "#OF", [X86_EXC_BR] = "#BR", [X86_EXC_UD] = "#UD",  [X86_EXC_NM] = "#NM",
+	[X86_EXC_DF] = "#DF", [X86_EXC_TS] = "#TS", [X86_EXC_NP] = "#NP",  [X86_EXC_SS] = "#SS",
+	[X86_EXC_GP] = "#GP", [X86_EXC_PF] = "#PF", [X86_EXC_MF] = "#MF",  [X86_EXC_AC] = "#AC",
+	[X86_EXC_MC] = "#MC", [X86_EXC_XM] = "#XM", [X86_EXC_VE] = "#VE",  [X86_EXC_CP] = "#CP",
 };
 
 const char *exception_name(unsigned int vector)
@@ -110,7 +110,8 @@ void exception_report(const struct cpu_regs *regs, unsigned int depth)
 {
 	unsigned long dr6 = read_dr6();
 
-	ktap_diag(depth, "exception %s (vector %lu) error_code=0x%lx rip=0x%016lx cr2=0x%016lx dr6=0x%lx",
+	ktap_diag(depth,
+		  "exception %s (vector %lu) error_code=0x%lx rip=0x%016lx cr2=0x%016lx dr6=0x%lx",
 		  exception_name(regs->vector), regs->vector, regs->error_code, regs->rip,
 		  read_cr2(), dr6);
 	ktap_diag(depth, "cs=0x%lx rflags=0x%lx rsp=0x%016lx ss=0x%lx", regs->cs, regs->rflags,

@@ -11,7 +11,7 @@
 #define PIT_HZ 1193182u
 #define PIT_CHANNEL0_DATA 0x40
 #define PIT_COMMAND 0x43
-#define PIT_COMMAND_CHANNEL0_RATE 0x34	/* channel 0, low then high byte, mode 2, binary */
+#define PIT_COMMAND_CHANNEL0_RATE 0x34 /* channel 0, low then high byte, mode 2, binary */
 #define PIT_COMMAND_CHANNEL0_LATCH 0x00
 #define PIT_RELOAD 0xffffu
 
@@ -75,7 +75,8 @@ static uint64_t tsc_hz_from_pit(void)
 			return 0;
 		now = pit_channel0_read();
 		/* Mode 2 counts down from PIT_RELOAD to 1, then reloads. */
-		elapsed += now <= previous ? (uint32_t)(previous - now) : previous + PIT_RELOAD - now;
+		elapsed +=
+			now <= previous ? (uint32_t)(previous - now) : previous + PIT_RELOAD - now;
 		previous = now;
 	}
 	end = rdtsc_ordered();

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* boot suite: the CPU mode, paging and segments that start_kernel() set up. */
 #include "arch/x86/cpu.h"
+#include "arch/x86/exceptions.h"
 #include "arch/x86/gdt.h"
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/probe.h"
 #include "arch/x86/processor-flags.h"
-#include "arch/x86/exceptions.h"
 #include "runner/test.h"
 
 TEST(boot, long_mode_is_active)
@@ -28,7 +28,8 @@ TEST(boot, paging_and_protection_are_on)
 
 TEST(boot, kernel_runs_in_the_upper_half)
 {
-	check((uint64_t)&__func__ >= KERNEL_VIRTUAL_BASE, "data at 0x%lx", (unsigned long)__func__);
+	check((uint64_t) & __func__ >= KERNEL_VIRTUAL_BASE, "data at 0x%lx",
+	      (unsigned long)__func__);
 	check((uint64_t)__builtin_return_address(0) >= KERNEL_VIRTUAL_BASE, "code at %p",
 	      __builtin_return_address(0));
 }

@@ -25,9 +25,11 @@ TEST(boot, memory_map_is_sane)
 			kernel_in_available = true;
 		for (size_t j = 0; j < i; j++) {
 			const struct memory_region *b = &info->regions[j];
-			bool overlap = a->base < b->base + b->length && b->base < a->base + a->length;
+			bool overlap =
+				a->base < b->base + b->length && b->base < a->base + a->length;
 
-			check(!(overlap && a->type == MEMORY_AVAILABLE && b->type == MEMORY_AVAILABLE),
+			check(!(overlap && a->type == MEMORY_AVAILABLE &&
+				b->type == MEMORY_AVAILABLE),
 			      "available regions %zu and %zu overlap", j, i);
 		}
 	}
