@@ -45,6 +45,8 @@ CMDLINE_OPTION(option_timeout, .name = "timeout", .syntax = "SECONDS|Ns|Nms",
 	       .max = 600000);
 CMDLINE_OPTION(option_console, .name = "console", .syntax = "ttyS0|ttyS1|0xPORT[,BAUD]",
 	       .parse = cmdline_parse_console, .dest = &run_options.console);
+CMDLINE_OPTION(option_kernel_fault, .name = "selftest.kernel_fault", .parse = cmdline_parse_flag,
+	       .dest = &run_options.kernel_fault);
 CMDLINE_OPTION(option_exit, .name = "exit", .syntax = "isa-debug", .parse = parse_exit);
 
 bool options_parse(const char *line, char *err, size_t err_size)

@@ -25,6 +25,7 @@ struct run_options {
 	uint64_t timeout_ms;
 	struct console_config console;
 	bool isa_debug_exit;
+	bool kernel_fault; /* selftest.kernel_fault: #UD outside any test, to check the bail out */
 	char boot_file[CMDLINE_STRING_MAX];
 };
 

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/x86/cpu.h"
 #include "arch/x86/exceptions.h"
 #include "arch/x86/traps.h"
 #include "lib/format.h"
@@ -208,6 +209,8 @@ enum platform_exit_code runner_run(const struct run_options *run_options)
 		list_tests();
 		return EXIT_PASS;
 	}
+	if (options->kernel_fault)
+		ud2(); /* outside any test: must bail out with a register dump */
 	isolation_init();
 	debug_state_init();
 	debug_state_describe();

@@ -11,13 +11,13 @@ Environment:
   SWITCHYARD_LOG_PLATFORM=NAME  the known-defects table that applies to that log (default none)
   SWITCHYARD_CMDLINE="..."      extra kernel options for the boots
   SWITCHYARD_BOOT_TIMEOUT=S     seconds per boot (default 300)
+  SWITCHYARD_KNOWN_DEFECTS=PATH another known-defects file (default tests/known-defects.toml)
 Raw logs of the boots are kept in build/logs/PLATFORM.log.
 """
 
 import functools
 import os
 import sys
-import tomllib
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,13 +26,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
+import switchyard_defects as defects  # noqa: E402
 import switchyard_log as ktap  # noqa: E402
 import switchyard_qemu as qemu  # noqa: E402
 
 KERNEL = ROOT / "build" / "switchyard32.elf"
 LOG_DIR = ROOT / "build" / "logs"
-KNOWN_DEFECTS = Path(__file__).with_name("known-defects.toml")
-PLATFORMS = ("tcg", "kvm")
+KNOWN_DEFECTS = Path(os.environ.get("SWITCHYARD_KNOWN_DEFECTS", defects.PATH))
+PLATFORMS = defects.PLATFORMS
 
 
 @dataclass
@@ -92,19 +93,10 @@ def boot_platform(name):
 @functools.cache
 def known_defects():
     """{platform: {"suite.test": reason}} from tests/known-defects.toml, validated."""
-    with KNOWN_DEFECTS.open("rb") as file:
-        table = tomllib.load(file)
-    defects = {}
-    for platform, entries in table.items():
-        if platform not in PLATFORMS or not isinstance(entries, list):
-            raise pytest.UsageError(f"{KNOWN_DEFECTS}: expected [[tcg]] or [[kvm]] entries, "
-                                    f"not {platform!r}")
-        for entry in entries:
-            if set(entry) != {"test", "reason"} or "." not in entry["test"]:
-                raise pytest.UsageError(f"{KNOWN_DEFECTS}: [{platform}] entries need exactly "
-                                        f"test = \"suite.name\" and reason = \"...\": {entry}")
-            defects.setdefault(platform, {})[entry["test"]] = entry["reason"]
-    return defects
+    try:
+        return defects.load(KNOWN_DEFECTS)
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None
 
 
 def ktap_params(platform):

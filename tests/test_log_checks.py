@@ -294,7 +294,10 @@ def test_a_known_defect_is_a_strict_xfail(tmp_path, word, outcome):
 {} 3 dr
 """.format(word, word)
     body = PASSING_BODY.replace("1..2\n", "1..3\n", 1) + suite
-    proc = harness(tmp_path, seal(body), SWITCHYARD_LOG_PLATFORM="tcg")
+    known = tmp_path / "known-defects.toml"
+    known.write_text('[[tcg]]\ntest = "dr.general_detect_raises_db"\nreason = "no GD"\n')
+    proc = harness(tmp_path, seal(body), SWITCHYARD_LOG_PLATFORM="tcg",
+                   SWITCHYARD_KNOWN_DEFECTS=str(known))
     assert outcome in proc.stdout.splitlines()[-1], proc.stdout
     assert "log-dr.general_detect_raises_db" in proc.stdout
 

@@ -1,0 +1,70 @@
+"""The runner survives tests that fail on purpose, and the kernel bails out cleanly.
+
+These boot the real kernel under TCG with the manual selftest suite (tests/kernel/
+selftest_failures.c) and with selftest.kernel_fault, and check what the log says.
+"""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import switchyard_log as ktap  # noqa: E402
+
+KERNEL = ROOT / "build" / "switchyard32.elf"
+
+
+def boot(tmp_path, cmdline):
+    assert KERNEL.is_file(), f"kernel image {KERNEL} not found: run make"
+    log = tmp_path / "serial.log"
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "run"), "--accel", "tcg",
+                           "--quiet", "--timeout", "60", "--cmdline", cmdline, "--log", str(log)],
+                          capture_output=True, text=True, timeout=120)
+    return proc, ktap.check_log(log.read_bytes())
+
+
+@pytest.mark.boot
+def test_failing_tests_fail_alone_and_the_run_goes_on(tmp_path):
+    proc, result = boot(tmp_path, "tests=selftest.* timeout=500ms")
+    assert proc.returncode == 1, proc.stderr
+    assert result.verdict == ktap.FAIL and not result.errors, result.errors
+    tests = {test.name: test for test in result.tests}
+    expected = {
+        "unexpected_exception_fails_the_test": ("fail", "unexpected exception #UD (vector 6)"),
+        "overrun_fails_the_test_as_timed_out": ("fail", "timed out after 500 ms"),
+        "failed_check_prints_both_values": ("fail", "expected 41 (0x29), got 42 (0x2a)"),
+        "test_without_checks_fails": ("fail", "the test made no checks"),
+        "skip_carries_its_reason": ("skip", None),
+        "runner_continues_after_failures": ("pass", None),
+    }
+    assert list(tests) == list(expected)
+    for name, (status, diagnostic) in expected.items():
+        assert tests[name].status == status, (name, tests[name])
+        if diagnostic:
+            assert any(diagnostic in line for line in tests[name].diagnostics), tests[name]
+    assert tests["skip_carries_its_reason"].skip_reason == \
+        "skipped on purpose by the selftest suite"
+    assert any("rip=0xffffffff8" in line
+               for line in tests["unexpected_exception_fails_the_test"].diagnostics)
+
+
+@pytest.mark.boot
+def test_selftests_are_not_run_by_a_wildcard(tmp_path):
+    proc, result = boot(tmp_path, "tests=* list")
+    assert proc.returncode == 0, proc.stderr
+    listed = [line for line in result.diagnostics if line.startswith("test ")]
+    assert listed and not any("selftest." in line for line in listed), listed
+
+
+@pytest.mark.boot
+def test_a_fault_in_the_kernel_bails_out_with_a_register_dump(tmp_path):
+    proc, result = boot(tmp_path, "selftest.kernel_fault")
+    assert proc.returncode == 4, proc.stderr
+    assert result.verdict == ktap.CRASH and not result.errors, result.errors
+    assert result.bail_out.startswith("unexpected exception #UD in the kernel at rip=0x"), \
+        result.bail_out
+    assert any(line.startswith("rax=0x") for line in result.diagnostics), result.diagnostics
+    assert result.integrity_error is None
