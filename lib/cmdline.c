@@ -78,7 +78,8 @@ static bool require_value(const struct cmdline_option *opt, const char *value, c
 {
 	if (value != NULL && value[0] != '\0')
 		return true;
-	format(err, err_size, "needs a value: %s=%s", opt->name, opt->syntax ? opt->syntax : "VALUE");
+	format(err, err_size, "needs a value: %s=%s", opt->name,
+	       opt->syntax ? opt->syntax : "VALUE");
 	return false;
 }
 
@@ -237,7 +238,8 @@ bool cmdline_parse_console(const struct cmdline_option *opt, const char *value, 
 	if (comma != NULL) {
 		if (parse_number(comma + 1, strlen(comma + 1), false, &number) != NUMBER_OK ||
 		    number == 0 || number > SERIAL_BAUD_BASE || SERIAL_BAUD_BASE % number != 0) {
-			format(err, err_size, "baud '%s' is not a divisor of %d, such as 115200 or 9600",
+			format(err, err_size,
+			       "baud '%s' is not a divisor of %d, such as 115200 or 9600",
 			       comma + 1, SERIAL_BAUD_BASE);
 			return false;
 		}
@@ -271,10 +273,12 @@ bool cmdline_parse_globs(const struct cmdline_option *opt, const char *value, ch
 		}
 		if (value[i] != ',' && !is_glob_char(value[i])) {
 			if (value[i] > ' ' && value[i] <= '~')
-				format(err, err_size, "'%s' has '%c'; globs use only [A-Za-z0-9_.*?]",
-				       value, value[i]);
+				format(err, err_size,
+				       "'%s' has '%c'; globs use only [A-Za-z0-9_.*?]", value,
+				       value[i]);
 			else
-				format(err, err_size, "'%s' has byte 0x%02x; globs use only [A-Za-z0-9_.*?]",
+				format(err, err_size,
+				       "'%s' has byte 0x%02x; globs use only [A-Za-z0-9_.*?]",
 				       value, (unsigned char)value[i]);
 			return false;
 		}
@@ -308,7 +312,8 @@ static const struct cmdline_option *find_option(const struct cmdline_option *opt
 						const char *word, size_t length)
 {
 	for (size_t i = 0; i < count; i++) {
-		if (strlen(options[i].name) == length && strncmp(options[i].name, word, length) == 0)
+		if (strlen(options[i].name) == length &&
+		    strncmp(options[i].name, word, length) == 0)
 			return &options[i];
 	}
 	return NULL;
@@ -324,7 +329,8 @@ static bool given_before(const char *line, const char *end, const char *name)
 			line++;
 			continue;
 		}
-		if (name_length(line, length) == strlen(name) && strncmp(line, name, strlen(name)) == 0)
+		if (name_length(line, length) == strlen(name) &&
+		    strncmp(line, name, strlen(name)) == 0)
 			return true;
 		line += length;
 	}

@@ -20,10 +20,10 @@ struct format_output {
 
 /* One conversion's flags, width and precision (precision -1: none given). */
 struct format_spec {
-	bool left;	/* '-': pad on the right */
-	bool zero;	/* '0': pad numbers with zeros after the sign and prefix */
-	bool plus;	/* '+': signed conversions show '+' for non-negative values */
-	bool space;	/* ' ': signed conversions show ' ' for non-negative values */
+	bool left; /* '-': pad on the right */
+	bool zero; /* '0': pad numbers with zeros after the sign and prefix */
+	bool plus; /* '+': signed conversions show '+' for non-negative values */
+	bool space; /* ' ': signed conversions show ' ' for non-negative values */
 	bool alternate; /* '#': 0x/0X prefix for non-zero hex, leading 0 for octal */
 	int width;
 	int precision;
@@ -31,13 +31,13 @@ struct format_spec {
 
 enum format_length {
 	LENGTH_INT,
-	LENGTH_CHAR,	  /* hh */
-	LENGTH_SHORT,	  /* h */
-	LENGTH_LONG,	  /* l */
+	LENGTH_CHAR, /* hh */
+	LENGTH_SHORT, /* h */
+	LENGTH_LONG, /* l */
 	LENGTH_LONG_LONG, /* ll */
-	LENGTH_SIZE,	  /* z */
-	LENGTH_PTRDIFF,	  /* t */
-	LENGTH_INTMAX,	  /* j */
+	LENGTH_SIZE, /* z */
+	LENGTH_PTRDIFF, /* t */
+	LENGTH_INTMAX, /* j */
 };
 
 static void output_char(struct format_output *out, char c)
@@ -284,7 +284,8 @@ static void format_conversion(struct format_output *out, const char **fmt, va_li
 	case 'x':
 	case 'X': {
 		uint64_t magnitude = fetch_integer(args, length, false);
-		const char *prefix = spec.alternate && magnitude != 0 ? (c == 'x' ? "0x" : "0X") : "";
+		const char *prefix =
+			spec.alternate && magnitude != 0 ? (c == 'x' ? "0x" : "0X") : "";
 
 		format_integer(out, &spec, magnitude, 16, c == 'X', prefix);
 		break;

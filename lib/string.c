@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The C string and memory functions, written as plain byte loops. */
+/* The C string and memory functions: byte loops, with a word loop for aligned bulk. */
 #include <stdint.h>
 
 #include "lib/string.h"
@@ -11,11 +11,24 @@
  */
 #define NO_LIBRARY_CALL_PATTERNS __attribute__((optimize("no-tree-loop-distribute-patterns")))
 
+/*
+ * Eight bytes at a time while both pointers are 8-aligned: an eighth of the instructions, which
+ * is what costs under an emulator (KVM-PVM here emulates every ring-0 instruction).
+ */
+#define WORD sizeof(uint64_t)
+
 NO_LIBRARY_CALL_PATTERNS void *memset(void *dest, int value, size_t count)
 {
 	unsigned char *d = dest;
+	size_t i = 0;
 
-	for (size_t i = 0; i < count; i++)
+	if ((uintptr_t)d % WORD == 0) {
+		uint64_t word = 0x0101010101010101ull * (unsigned char)value;
+
+		for (; i + WORD <= count; i += WORD)
+			*(uint64_t *)(void *)(d + i) = word;
+	}
+	for (; i < count; i++)
 		d[i] = (unsigned char)value;
 	return dest;
 }
@@ -24,8 +37,12 @@ NO_LIBRARY_CALL_PATTERNS void *memcpy(void *dest, const void *src, size_t count)
 {
 	unsigned char *d = dest;
 	const unsigned char *s = src;
+	size_t i = 0;
 
-	for (size_t i = 0; i < count; i++)
+	if ((uintptr_t)d % WORD == 0 && (uintptr_t)s % WORD == 0)
+		for (; i + WORD <= count; i += WORD)
+			*(uint64_t *)(void *)(d + i) = *(const uint64_t *)(const void *)(s + i);
+	for (; i < count; i++)
 		d[i] = s[i];
 	return dest;
 }

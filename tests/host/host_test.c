@@ -49,7 +49,8 @@ bool host_check_eq_u64_at(const char *file, int line, const char *expected_expre
 	if (expected != actual) {
 		fail_at(file, line);
 		printf("check failed: %s == %s\n", expected_expression, actual_expression);
-		printf("        expected %" PRIu64 " (0x%" PRIx64 "), got %" PRIu64 " (0x%" PRIx64 ")\n",
+		printf("        expected %" PRIu64 " (0x%" PRIx64 "), got %" PRIu64 " (0x%" PRIx64
+		       ")\n",
 		       expected, expected, actual, actual);
 	}
 	return expected == actual;
@@ -61,7 +62,8 @@ bool host_check_eq_i64_at(const char *file, int line, const char *expected_expre
 	if (expected != actual) {
 		fail_at(file, line);
 		printf("check failed: %s == %s\n", expected_expression, actual_expression);
-		printf("        expected %" PRId64 " (0x%" PRIx64 "), got %" PRId64 " (0x%" PRIx64 ")\n",
+		printf("        expected %" PRId64 " (0x%" PRIx64 "), got %" PRId64 " (0x%" PRIx64
+		       ")\n",
 		       expected, (uint64_t)expected, actual, (uint64_t)actual);
 	}
 	return expected == actual;
@@ -89,8 +91,8 @@ static void print_quoted(const char *s)
 bool host_check_str_at(const char *file, int line, const char *expected_expression,
 		       const char *actual_expression, const char *expected, const char *actual)
 {
-	bool equal = (expected == NULL || actual == NULL) ? expected == actual :
-							      strcmp(expected, actual) == 0;
+	bool equal = (expected == NULL || actual == NULL) ? expected == actual
+							  : strcmp(expected, actual) == 0;
 
 	if (!equal) {
 		fail_at(file, line);

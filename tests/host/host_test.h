@@ -17,13 +17,13 @@ struct host_test {
  * __stop_host_tests, so no list needs maintaining. Names must be unique across all files;
  * start them with the module under test. Tests run in link order: by file, then as defined.
  */
-#define HOST_TEST(test_name)                                                                      \
-	static void host_test_##test_name(void);                                                  \
-	static const struct host_test host_test_entry_##test_name                                 \
-		__attribute__((used, no_reorder, section("host_tests"), aligned(sizeof(void *))))  = {         \
-			.name = #test_name,                                                       \
-			.run = host_test_##test_name,                                             \
-		};                                                                                \
+#define HOST_TEST(test_name)                                                           \
+	static void host_test_##test_name(void);                                       \
+	static const struct host_test host_test_entry_##test_name __attribute__((      \
+		used, no_reorder, section("host_tests"), aligned(sizeof(void *)))) = { \
+		.name = #test_name,                                                    \
+		.run = host_test_##test_name,                                          \
+	};                                                                             \
 	static void host_test_##test_name(void)
 
 /*
@@ -33,14 +33,14 @@ struct host_test {
  */
 #define host_check(condition) host_check_at(__FILE__, __LINE__, #condition, (condition))
 #define host_checkf(condition, ...) host_checkf_at(__FILE__, __LINE__, (condition), __VA_ARGS__)
-#define host_check_eq_u64(expected, actual)                                                     \
-	host_check_eq_u64_at(__FILE__, __LINE__, #expected, #actual, (uint64_t)(expected),      \
+#define host_check_eq_u64(expected, actual)                                                \
+	host_check_eq_u64_at(__FILE__, __LINE__, #expected, #actual, (uint64_t)(expected), \
 			     (uint64_t)(actual))
-#define host_check_eq_i64(expected, actual)                                                     \
-	host_check_eq_i64_at(__FILE__, __LINE__, #expected, #actual, (int64_t)(expected),       \
+#define host_check_eq_i64(expected, actual)                                               \
+	host_check_eq_i64_at(__FILE__, __LINE__, #expected, #actual, (int64_t)(expected), \
 			     (int64_t)(actual))
 /* Compares NUL-terminated strings; either may be NULL. */
-#define host_check_str(expected, actual)                                                        \
+#define host_check_str(expected, actual) \
 	host_check_str_at(__FILE__, __LINE__, #expected, #actual, (expected), (actual))
 
 bool host_check_at(const char *file, int line, const char *expression, bool condition);

@@ -25,19 +25,21 @@ struct cmdline_fixture {
 static void fixture_init(struct cmdline_fixture *f)
 {
 	memset(f, 0, sizeof(*f));
-	f->options[0] = (struct cmdline_option){ "tests", "GLOB[,GLOB...]", cmdline_parse_globs,
-						 f->tests, 0, 0 };
+	f->options[0] = (struct cmdline_option){
+		"tests", "GLOB[,GLOB...]", cmdline_parse_globs, f->tests, 0, 0
+	};
 	f->options[1] = (struct cmdline_option){ "list", NULL, cmdline_parse_flag, &f->list, 0, 0 };
-	f->options[2] = (struct cmdline_option){ "seed", "N", cmdline_parse_u64, &f->seed, 0,
-						 UINT64_MAX };
-	f->options[3] = (struct cmdline_option){ "timeout", "D", cmdline_parse_duration_ms,
-						 &f->timeout_ms, 1, 600000 };
-	f->options[4] = (struct cmdline_option){ "console", "ttyS0|ttyS1|0xPORT[,BAUD]",
-						 cmdline_parse_console, &f->console, 0, 0 };
-	f->options[5] = (struct cmdline_option){ "exit", "isa-debug", cmdline_parse_string,
-						 f->exit_method, 0, 0 };
-	f->options[6] = (struct cmdline_option){ "dr.lazy", "0|1", cmdline_parse_bool, &f->dr_lazy,
-						 0, 0 };
+	f->options[2] =
+		(struct cmdline_option){ "seed", "N", cmdline_parse_u64, &f->seed, 0, UINT64_MAX };
+	f->options[3] = (struct cmdline_option){ "timeout",	 "D", cmdline_parse_duration_ms,
+						 &f->timeout_ms, 1,   600000 };
+	f->options[4] = (struct cmdline_option){
+		"console", "ttyS0|ttyS1|0xPORT[,BAUD]", cmdline_parse_console, &f->console, 0, 0
+	};
+	f->options[5] = (struct cmdline_option){ "exit",	 "isa-debug", cmdline_parse_string,
+						 f->exit_method, 0,	      0 };
+	f->options[6] =
+		(struct cmdline_option){ "dr.lazy", "0|1", cmdline_parse_bool, &f->dr_lazy, 0, 0 };
 	f->seed = 12345; /* a default, to show what a failed or absent option leaves alone */
 	strcpy(f->file_name, "stale");
 	strcpy(f->err, "stale");

@@ -11,8 +11,8 @@
 struct parser_case {
 	const char *value;
 	bool accepted;
-	uint64_t expected;   /* the number stored, when accepted (u64, duration, bool) */
-	const char *reason;  /* the exact reason, when rejected and not NULL */
+	uint64_t expected; /* the number stored, when accepted (u64, duration, bool) */
+	const char *reason; /* the exact reason, when rejected and not NULL */
 };
 
 static void check_number_parser_at(const char *file, int line, cmdline_parser parse,
@@ -24,7 +24,7 @@ static void check_number_parser_at(const char *file, int line, cmdline_parser pa
 		bool flag = false;
 		bool is_bool = parse == cmdline_parse_bool || parse == cmdline_parse_flag;
 		struct cmdline_option opt = { name, "N", parse, is_bool ? (void *)&flag : &number,
-					      min, max };
+					      min,  max };
 		char reason[ERR_SIZE] = "";
 		bool accepted = parse(&opt, cases[i].value, reason, sizeof(reason));
 		uint64_t stored = is_bool ? flag : number;
@@ -51,8 +51,8 @@ static void check_number_parser_at(const char *file, int line, cmdline_parser pa
 	}
 }
 
-#define check_number_parser(parse, name, min, max, cases)                                       \
-	check_number_parser_at(__FILE__, __LINE__, parse, name, min, max, cases,                \
+#define check_number_parser(parse, name, min, max, cases)                        \
+	check_number_parser_at(__FILE__, __LINE__, parse, name, min, max, cases, \
 			       sizeof(cases) / sizeof(cases[0]))
 
 HOST_TEST(cmdline_u64_accepts_decimal_and_hex_and_rejects_the_rest)
@@ -69,9 +69,11 @@ HOST_TEST(cmdline_u64_accepts_decimal_and_hex_and_rejects_the_rest)
 		{ "0x0000000000000000001", true, 1, NULL },
 		{ NULL, false, 0, "needs a value: seed=N" },
 		{ "", false, 0, "needs a value: seed=N" },
-		{ "18446744073709551616", false, 0, "'18446744073709551616' does not fit in 64 bits" },
+		{ "18446744073709551616", false, 0,
+		  "'18446744073709551616' does not fit in 64 bits" },
 		{ "99999999999999999999", false, 0, NULL },
-		{ "0x10000000000000000", false, 0, "'0x10000000000000000' does not fit in 64 bits" },
+		{ "0x10000000000000000", false, 0,
+		  "'0x10000000000000000' does not fit in 64 bits" },
 		{ "abc", false, 0, "'abc' is not a decimal or 0x-prefixed hex number" },
 		{ "-1", false, 0, NULL },
 		{ "+1", false, 0, NULL },
@@ -82,7 +84,8 @@ HOST_TEST(cmdline_u64_accepts_decimal_and_hex_and_rejects_the_rest)
 		{ "0xg", false, 0, NULL },
 		{ "1a", false, 0, NULL },
 		{ "1.5", false, 0, NULL },
-		{ "99999999999999999999z", false, 0, "'99999999999999999999z' is not a decimal or 0x-prefixed hex number" },
+		{ "99999999999999999999z", false, 0,
+		  "'99999999999999999999z' is not a decimal or 0x-prefixed hex number" },
 	};
 
 	check_number_parser(cmdline_parse_u64, "seed", 0, UINT64_MAX, cases);
@@ -129,8 +132,10 @@ HOST_TEST(cmdline_duration_takes_seconds_or_milliseconds_within_range)
 		{ "1.5s", false, 0, NULL },
 		{ "-1", false, 0, NULL },
 		{ "0x10", false, 0, NULL },
-		{ "18446744073709551s", false, 0, "'18446744073709551s' is out of range 1ms..600s" },
-		{ "18446744073709552s", false, 0, "'18446744073709552s' does not fit in 64 bits of milliseconds" },
+		{ "18446744073709551s", false, 0,
+		  "'18446744073709551s' is out of range 1ms..600s" },
+		{ "18446744073709552s", false, 0,
+		  "'18446744073709552s' does not fit in 64 bits of milliseconds" },
 		{ "18446744073709551616ms", false, 0, NULL },
 	};
 
@@ -150,10 +155,13 @@ HOST_TEST(cmdline_duration_names_odd_bounds_in_milliseconds)
 HOST_TEST(cmdline_bool_accepts_only_0_and_1)
 {
 	static const struct parser_case cases[] = {
-		{ "0", true, 0, NULL },     { "1", true, 1, NULL },
+		{ "0", true, 0, NULL },
+		{ "1", true, 1, NULL },
 		{ "2", false, 0, "'2' is not 0 or 1" },
-		{ "true", false, 0, NULL }, { "01", false, 0, NULL },
-		{ "", false, 0, NULL },     { NULL, false, 0, "needs a value: dr.lazy=N" },
+		{ "true", false, 0, NULL },
+		{ "01", false, 0, NULL },
+		{ "", false, 0, NULL },
+		{ NULL, false, 0, "needs a value: dr.lazy=N" },
 	};
 
 	check_number_parser(cmdline_parse_bool, "dr.lazy", 0, 0, cases);
@@ -225,7 +233,8 @@ HOST_TEST(cmdline_console_takes_a_uart_name_or_port_and_a_baud_dividing_115200)
 		{ ",9600", false, 0, 0, "port '' is not ttyS0..ttyS3 or 0x1..0xffff" },
 		{ "ttyS0,", false, 0, 0, NULL },
 		{ "ttyS0,0", false, 0, 0, NULL },
-		{ "ttyS0,9601", false, 0, 0, "baud '9601' is not a divisor of 115200, such as 115200 or 9600" },
+		{ "ttyS0,9601", false, 0, 0,
+		  "baud '9601' is not a divisor of 115200, such as 115200 or 9600" },
 		{ "ttyS0,230400", false, 0, 0, NULL },
 		{ "ttyS0,-9600", false, 0, 0, NULL },
 		{ "ttyS0,0x2580", false, 0, 0, NULL },
@@ -236,12 +245,14 @@ HOST_TEST(cmdline_console_takes_a_uart_name_or_port_and_a_baud_dividing_115200)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct console_config config = { 0, 0 };
-		struct cmdline_option opt = { "console", "ttyS0|ttyS1|0xPORT[,BAUD]",
-					      cmdline_parse_console, &config, 0, 0 };
+		struct cmdline_option opt = {
+			"console", "ttyS0|ttyS1|0xPORT[,BAUD]", cmdline_parse_console, &config, 0, 0
+		};
 		char reason[ERR_SIZE] = "";
 		bool accepted = cmdline_parse_console(&opt, cases[i].value, reason, sizeof(reason));
 
-		host_checkf(accepted == cases[i].accepted, "console=%s: expected %s (reason \"%s\")",
+		host_checkf(accepted == cases[i].accepted,
+			    "console=%s: expected %s (reason \"%s\")",
 			    cases[i].value ? cases[i].value : "(no value)",
 			    cases[i].accepted ? "accepted" : "rejected", reason);
 		if (accepted && cases[i].accepted) {
@@ -283,8 +294,9 @@ HOST_TEST(cmdline_globs_are_nonempty_lists_of_name_characters)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char dest[CMDLINE_STRING_MAX] = "untouched";
-		struct cmdline_option opt = { "tests", "GLOB[,GLOB...]", cmdline_parse_globs, dest,
-					      0, 0 };
+		struct cmdline_option opt = {
+			"tests", "GLOB[,GLOB...]", cmdline_parse_globs, dest, 0, 0
+		};
 		char reason[ERR_SIZE] = "";
 		bool accepted = cmdline_parse_globs(&opt, cases[i].value, reason, sizeof(reason));
 

@@ -21,10 +21,12 @@ static const struct {
 HOST_TEST(crc32_matches_known_text_vectors)
 {
 	for (size_t i = 0; i < sizeof(crc32_vectors) / sizeof(crc32_vectors[0]); i++) {
-		uint32_t crc = crc32_update(0, crc32_vectors[i].text, strlen(crc32_vectors[i].text));
+		uint32_t crc =
+			crc32_update(0, crc32_vectors[i].text, strlen(crc32_vectors[i].text));
 
-		host_checkf(crc == crc32_vectors[i].crc, "crc32(\"%s\"): expected 0x%08x, got 0x%08x",
-			    crc32_vectors[i].text, crc32_vectors[i].crc, crc);
+		host_checkf(crc == crc32_vectors[i].crc,
+			    "crc32(\"%s\"): expected 0x%08x, got 0x%08x", crc32_vectors[i].text,
+			    crc32_vectors[i].crc, crc);
 	}
 }
 

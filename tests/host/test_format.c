@@ -17,8 +17,8 @@
  * every one from 0 to two past the output length when every_size, else a few around the edges.
  * Reports the first difference only.
  */
-static bool check_sizes_like_snprintf(const char *file, int line, bool every_size,
-				      const char *fmt, va_list args)
+static bool check_sizes_like_snprintf(const char *file, int line, bool every_size, const char *fmt,
+				      va_list args)
 {
 	char expected[FORMAT_BUFFER_SIZE], actual[FORMAT_BUFFER_SIZE];
 	int expected_length, actual_length, full_length;
@@ -42,7 +42,8 @@ static bool check_sizes_like_snprintf(const char *file, int line, bool every_siz
 		same = expected_length == actual_length &&
 		       memcmp(expected, actual, sizeof(expected)) == 0;
 		host_checkf_at(file, line, same,
-			       "format \"%s\", size %d: expected \"%.*s\" (returns %d), got \"%.*s\" (returns %d)",
+			       "format \"%s\", size %d: expected \"%.*s\" (returns %d), got "
+			       "\"%.*s\" (returns %d)",
 			       fmt, size, size, expected, expected_length, size, actual,
 			       actual_length);
 	}
@@ -64,7 +65,7 @@ check_like_snprintf_at(const char *file, int line, bool every_size, const char *
 /* Compare with snprintf at every buffer size. */
 #define check_like_snprintf(...) check_like_snprintf_at(__FILE__, __LINE__, true, __VA_ARGS__)
 /* Compare with snprintf at a few buffer sizes, for the large generated tables. */
-#define check_like_snprintf_quickly(...)                                                         \
+#define check_like_snprintf_quickly(...) \
 	check_like_snprintf_at(__FILE__, __LINE__, false, __VA_ARGS__)
 
 /* Format into a large buffer and check the text and the returned length. */
@@ -85,51 +86,89 @@ check_format_at(const char *file, int line, const char *expected, const char *fm
 
 #define check_format(expected, ...) check_format_at(__FILE__, __LINE__, expected, __VA_ARGS__)
 
-static const char *const integer_flags[] = { "", "-", "0", "+", " ", "#", "-+", "0+", "#0", " 0", "-#0" };
+static const char *const integer_flags[] = { "",   "-",	 "0",  "+",  " ",  "#",
+					     "-+", "0+", "#0", " 0", "-#0" };
 static const char *const integer_widths[] = { "", "1", "5", "12", "25" };
 static const char *const integer_precisions[] = { "", ".", ".0", ".1", ".3", ".21" };
 static const char integer_conversions[] = "diuxXo";
 static const char *const integer_lengths[] = { "", "hh", "h", "l", "ll", "z", "t", "j" };
 
-static const int64_t integer_values[] = {
-	0, 1, -1, 7, -42, 127, 128, 255, 256, -129, 32767, 65536, -65537, INT32_MAX, INT32_MIN,
-	UINT32_MAX, 0x123456789abcdefll, INT64_MAX, INT64_MIN,
-};
+static const int64_t integer_values[] = { 0,
+					  1,
+					  -1,
+					  7,
+					  -42,
+					  127,
+					  128,
+					  255,
+					  256,
+					  -129,
+					  32767,
+					  65536,
+					  -65537,
+					  INT32_MAX,
+					  INT32_MIN,
+					  UINT32_MAX,
+					  0x123456789abcdefll,
+					  INT64_MAX,
+					  INT64_MIN };
 
-/* Pass value to vsnprintf and vformat as the type the length modifier names. */
-static bool check_integer_format(const char *fmt, const char *length, int64_t value)
+#define ARRAY_SIZE(array) (sizeof(array) / sizeof((array)[0]))
+
+/* Check fmt on every value, passed as the type the length modifier names; count failures. */
+static unsigned int check_integer_format(const char *fmt, const char *length)
 {
-	if (strcmp(length, "l") == 0)
-		return check_like_snprintf_quickly(fmt, (long)value);
-	if (strcmp(length, "ll") == 0)
-		return check_like_snprintf_quickly(fmt, (long long)value);
-	if (strcmp(length, "z") == 0)
-		return check_like_snprintf_quickly(fmt, (size_t)value);
-	if (strcmp(length, "t") == 0)
-		return check_like_snprintf_quickly(fmt, (ptrdiff_t)value);
-	if (strcmp(length, "j") == 0)
-		return check_like_snprintf_quickly(fmt, (intmax_t)value);
-	return check_like_snprintf_quickly(fmt, (int)value);
+	unsigned int failures = 0;
+
+	for (size_t v = 0; v < ARRAY_SIZE(integer_values); v++) {
+		int64_t value = integer_values[v];
+		bool same;
+
+		if (strcmp(length, "l") == 0)
+			same = check_like_snprintf_quickly(fmt, (long)value);
+		else if (strcmp(length, "ll") == 0)
+			same = check_like_snprintf_quickly(fmt, (long long)value);
+		else if (strcmp(length, "z") == 0)
+			same = check_like_snprintf_quickly(fmt, (size_t)value);
+		else if (strcmp(length, "t") == 0)
+			same = check_like_snprintf_quickly(fmt, (ptrdiff_t)value);
+		else if (strcmp(length, "j") == 0)
+			same = check_like_snprintf_quickly(fmt, (intmax_t)value);
+		else
+			same = check_like_snprintf_quickly(fmt, (int)value);
+		failures += !same;
+	}
+	return failures;
+}
+
+/* Check every precision, length and conversion under one set of flags and one width. */
+static unsigned int check_integer_formats(const char *flags, const char *width)
+{
+	unsigned int failures = 0;
+	char fmt[32];
+
+	for (size_t p = 0; p < ARRAY_SIZE(integer_precisions); p++) {
+		for (size_t l = 0; l < ARRAY_SIZE(integer_lengths); l++) {
+			for (size_t c = 0; integer_conversions[c] != '\0'; c++) {
+				snprintf(fmt, sizeof(fmt), "[%%%s%s%s%s%c]", flags, width,
+					 integer_precisions[p], integer_lengths[l],
+					 integer_conversions[c]);
+				failures += check_integer_format(fmt, integer_lengths[l]);
+			}
+		}
+	}
+	return failures;
 }
 
 /* Every combination of flags, width, precision, length and conversion, on every value. */
 HOST_TEST(format_integers_match_snprintf_in_every_combination)
 {
-	char fmt[32];
 	unsigned int failures = 0;
 
-	for (size_t f = 0; f < sizeof(integer_flags) / sizeof(integer_flags[0]); f++)
-	for (size_t w = 0; w < sizeof(integer_widths) / sizeof(integer_widths[0]); w++)
-	for (size_t p = 0; p < sizeof(integer_precisions) / sizeof(integer_precisions[0]); p++)
-	for (size_t l = 0; l < sizeof(integer_lengths) / sizeof(integer_lengths[0]); l++)
-	for (size_t c = 0; integer_conversions[c] != '\0'; c++) {
-		snprintf(fmt, sizeof(fmt), "[%%%s%s%s%s%c]", integer_flags[f], integer_widths[w],
-			 integer_precisions[p], integer_lengths[l], integer_conversions[c]);
-		for (size_t v = 0; v < sizeof(integer_values) / sizeof(integer_values[0]); v++) {
-			if (!check_integer_format(fmt, integer_lengths[l], integer_values[v]) &&
-			    ++failures >= 20)
-				return; /* enough to diagnose; do not flood the log */
-		}
+	/* Stop after a few failing widths: enough to diagnose, without flooding the log. */
+	for (size_t f = 0; f < ARRAY_SIZE(integer_flags) && failures < 20; f++) {
+		for (size_t w = 0; w < ARRAY_SIZE(integer_widths) && failures < 20; w++)
+			failures += check_integer_formats(integer_flags[f], integer_widths[w]);
 	}
 }
 
@@ -164,18 +203,18 @@ HOST_TEST(format_star_width_and_precision_match_snprintf)
 
 HOST_TEST(format_strings_and_chars_match_snprintf)
 {
-	static const char *const string_formats[] = {
-		"%s", "[%10s]", "[%-10s]", "[%.3s]", "[%10.3s]", "[%-10.3s]", "[%.0s]", "[%.30s]",
-		"[%1s]", "[%05s]", "[%+s]", "[% s]", "[%#s]",
-	};
+	static const char *const string_formats[] = { "%s",	  "[%10s]",    "[%-10s]", "[%.3s]",
+						      "[%10.3s]", "[%-10.3s]", "[%.0s]",  "[%.30s]",
+						      "[%1s]",	  "[%05s]",    "[%+s]",	  "[% s]",
+						      "[%#s]" };
 	static const char *const char_formats[] = { "%c", "[%5c]", "[%-5c]", "[%05c]", "[%1c]" };
 	static const char *const strings[] = { "", "a", "switchyard", "tab\there" };
 
-	for (size_t f = 0; f < sizeof(string_formats) / sizeof(string_formats[0]); f++) {
-		for (size_t s = 0; s < sizeof(strings) / sizeof(strings[0]); s++)
+	for (size_t f = 0; f < ARRAY_SIZE(string_formats); f++) {
+		for (size_t s = 0; s < ARRAY_SIZE(strings); s++)
 			check_like_snprintf(string_formats[f], strings[s]);
 	}
-	for (size_t f = 0; f < sizeof(char_formats) / sizeof(char_formats[0]); f++) {
+	for (size_t f = 0; f < ARRAY_SIZE(char_formats); f++) {
 		check_like_snprintf(char_formats[f], 'x');
 		check_like_snprintf(char_formats[f], '\0');
 		check_like_snprintf(char_formats[f], 0x1ff); /* converted to unsigned char */
@@ -256,6 +295,7 @@ HOST_TEST(format_wrapper_agrees_with_vformat)
 {
 	char buf[64];
 
-	host_check_eq_i64(19, format(buf, sizeof(buf), "%s=%d %c %x", "seed", -17, 'q', 0x1234abcdu));
+	host_check_eq_i64(19,
+			  format(buf, sizeof(buf), "%s=%d %c %x", "seed", -17, 'q', 0x1234abcdu));
 	host_check_str("seed=-17 q 1234abcd", buf);
 }

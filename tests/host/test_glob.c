@@ -51,7 +51,8 @@ static const struct {
 	{ "arch.test", "arch.test", true },
 	{ "arch.test", "arch.tests", false },
 	{ "arch.tests", "arch.test", false },
-	{ "*a*a*a*a*a*a*a*b", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", false },
+	{ "*a*a*a*a*a*a*a*b", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+	  false },
 };
 
 HOST_TEST(glob_matches_the_table)
@@ -61,8 +62,9 @@ HOST_TEST(glob_matches_the_table)
 					  glob_cases[i].name);
 
 		host_checkf(matches == glob_cases[i].matches,
-			    "glob_match(\"%s\", \"%s\"): expected %s, got %s", glob_cases[i].pattern,
-			    glob_cases[i].name, glob_cases[i].matches ? "match" : "no match",
+			    "glob_match(\"%s\", \"%s\"): expected %s, got %s",
+			    glob_cases[i].pattern, glob_cases[i].name,
+			    glob_cases[i].matches ? "match" : "no match",
 			    matches ? "match" : "no match");
 	}
 }

@@ -39,7 +39,8 @@ HOST_TEST(string_memset_fills_exactly_count_bytes)
 	memset(buf, 0xaa, sizeof(buf));
 	host_check(lib_memset(buf + 2, 0x1ff, 5) == buf + 2); /* value converts to unsigned char */
 	for (size_t i = 0; i < sizeof(buf); i++)
-		host_checkf(buf[i] == (i >= 2 && i < 7 ? 0xff : 0xaa), "byte %zu is 0x%02x", i, buf[i]);
+		host_checkf(buf[i] == (i >= 2 && i < 7 ? 0xff : 0xaa), "byte %zu is 0x%02x", i,
+			    buf[i]);
 	lib_memset(buf, 0, 0);
 	host_check_eq_u64(0xaa, buf[0]);
 }
@@ -54,10 +55,11 @@ HOST_TEST(string_memcpy_and_memmove_agree_with_libc_at_every_overlap)
 				for (size_t i = 0; i < sizeof(expected); i++)
 					expected[i] = actual[i] = (unsigned char)(i * 7 + 3);
 				memmove(expected + to, expected + from, count);
-				host_check(lib_memmove(actual + to, actual + from, count) == actual + to);
+				host_check(lib_memmove(actual + to, actual + from, count) ==
+					   actual + to);
 				if (!host_checkf(memcmp(expected, actual, sizeof(actual)) == 0,
-						 "memmove(+%zu, +%zu, %zu) differs from libc", to, from,
-						 count))
+						 "memmove(+%zu, +%zu, %zu) differs from libc", to,
+						 from, count))
 					return;
 			}
 		}
@@ -68,7 +70,8 @@ HOST_TEST(string_memcpy_and_memmove_agree_with_libc_at_every_overlap)
 
 HOST_TEST(string_comparisons_treat_bytes_as_unsigned)
 {
-	static const char *const strings[] = { "", "a", "ab", "abc", "abd", "b", "\x80", "\xff", "a\xff" };
+	static const char *const strings[] = { "",  "a",    "ab",   "abc",  "abd",
+					       "b", "\x80", "\xff", "a\xff" };
 	const size_t count = sizeof(strings) / sizeof(strings[0]);
 
 	for (size_t i = 0; i < count; i++) {
@@ -76,11 +79,13 @@ HOST_TEST(string_comparisons_treat_bytes_as_unsigned)
 			const char *a = strings[i], *b = strings[j];
 			size_t shorter = strlen(a) < strlen(b) ? strlen(a) : strlen(b);
 
-			host_checkf(sign(lib_strcmp(a, b)) == sign(strcmp(a, b)), "strcmp(%zu, %zu)", i, j);
+			host_checkf(sign(lib_strcmp(a, b)) == sign(strcmp(a, b)),
+				    "strcmp(%zu, %zu)", i, j);
 			for (size_t n = 0; n <= 4; n++)
 				host_checkf(sign(lib_strncmp(a, b, n)) == sign(strncmp(a, b, n)),
 					    "strncmp(%zu, %zu, %zu)", i, j, n);
-			host_checkf(sign(lib_memcmp(a, b, shorter + 1)) == sign(memcmp(a, b, shorter + 1)),
+			host_checkf(sign(lib_memcmp(a, b, shorter + 1)) ==
+					    sign(memcmp(a, b, shorter + 1)),
 				    "memcmp(%zu, %zu)", i, j);
 		}
 	}
