@@ -10,27 +10,31 @@
 static console_sink sink;
 static uint32_t crc;
 static unsigned long lines;
-static volatile unsigned int writers;
+static unsigned long (*guard_enter)(void);
+static void (*guard_leave)(unsigned long);
 
 void console_set_sink(console_sink new_sink)
 {
 	sink = new_sink;
 }
 
+void console_set_guard(unsigned long (*enter)(void), void (*leave)(unsigned long))
+{
+	guard_enter = enter;
+	guard_leave = leave;
+}
+
 void console_write(const char *text, size_t length)
 {
-	writers++;
+	unsigned long state = guard_enter ? guard_enter() : 0;
+
 	crc = crc32_update(crc, text, length);
 	for (size_t i = 0; i < length; i++)
 		lines += text[i] == '\n';
 	if (sink)
 		sink(text, length);
-	writers--;
-}
-
-bool console_is_busy(void)
-{
-	return writers != 0;
+	if (guard_leave)
+		guard_leave(state);
 }
 
 uint32_t console_crc32(void)

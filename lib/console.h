@@ -17,8 +17,12 @@ void console_write(const char *text, size_t length);
 uint32_t console_crc32(void);
 unsigned long console_lines(void);
 
-/* True while a console_write() is under way (an interrupt may have cut into it). */
-bool console_is_busy(void);
+/*
+ * Make each console_write() one critical section: enter() before (returning what leave() needs),
+ * leave() after. Registered by arch (interrupts off), so a line is never split by a task
+ * switch and the CRC always covers the bytes in the order they went out.
+ */
+void console_set_guard(unsigned long (*enter)(void), void (*leave)(unsigned long));
 
 /* Start counting afresh: for host tests of the emitter. */
 void console_reset(void);

@@ -87,7 +87,7 @@ void report_diag(const char *fmt, ...)
 	va_start(args, fmt);
 	vformat(message, sizeof(message), fmt, args);
 	va_end(args);
-	ktap_diag(current->depth, "%s", message);
+	ktap_diag(current ? current->depth : 0, "%s", message);
 }
 
 enum ktap_result report_end(struct test_report *report)

@@ -15,6 +15,28 @@ static inline void local_irq_disable(void)
 	asm volatile("cli" : : : "memory");
 }
 
+/* Disable interrupts and return the previous RFLAGS, for local_irq_restore(). */
+static inline unsigned long local_irq_save(void)
+{
+	unsigned long flags;
+
+	asm volatile("pushfq; popq %0; cli" : "=r"(flags) : : "memory");
+	return flags;
+}
+
+static inline void local_irq_restore(unsigned long flags)
+{
+	if (flags & (1ul << 9)) /* RFLAGS.IF */
+		local_irq_enable();
+}
+
+/* Enable interrupts and halt as one step: STI delays interrupts by one instruction, so an
+ * interrupt that is already pending wakes the HLT instead of slipping in before it. */
+static inline void safe_halt(void)
+{
+	asm volatile("sti; hlt" : : : "memory");
+}
+
 static inline unsigned long read_rflags(void)
 {
 	unsigned long flags;

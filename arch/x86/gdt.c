@@ -3,6 +3,7 @@
 #include <stdint.h>
 
 #include "arch/x86/gdt.h"
+#include "arch/x86/percpu.h"
 
 /* Descriptor bits (SDM Vol. 3 §3.4.5). */
 #define SEG_ACCESSED (1ull << 40)
@@ -91,6 +92,7 @@ void gdt_reload_segments(void)
 void tss_set_kernel_stack(uint64_t stack_top)
 {
 	tss.rsp[0] = stack_top;
+	this_cpu()->kernel_stack_top = stack_top;
 }
 
 uint64_t tss_ist_stack_top(unsigned int slot)

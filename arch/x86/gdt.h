@@ -29,7 +29,7 @@ void gdt_init(void);
  */
 void gdt_reload_segments(void);
 
-/* The stack the CPU switches to on an interrupt from ring 3 (TSS.RSP0). */
+/* The stack the CPU switches to on an interrupt or a SYSCALL from ring 3 (TSS.RSP0). */
 void tss_set_kernel_stack(uint64_t stack_top);
 
 /* The top of IST stack slot (1-3), to tell whether a handler runs on it. */

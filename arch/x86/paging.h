@@ -3,6 +3,7 @@
 #ifndef ARCH_X86_PAGING_H
 #define ARCH_X86_PAGING_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define PAGE_SIZE 4096ul
@@ -45,10 +46,38 @@ static inline uint64_t virt_to_phys(const void *virt)
 	return address - DIRECT_MAP_BASE;
 }
 
+/* A software PTE bit: the frame belongs to the address space and is freed with it. */
+#define PTE_OWNED (1ul << 9)
+
+/*
+ * Zero count pages at virt with REP STOSQ: one instruction, where a C loop would be thousands,
+ * which matters under KVM-PVM (every ring-0 instruction is emulated). Never faults on a mapped
+ * page.
+ */
+static inline void clear_pages(void *virt, unsigned long count)
+{
+	unsigned long words = count * (PAGE_SIZE / 8);
+
+	asm volatile("rep stosq" : "+D"(virt), "+c"(words) : "a"(0ul) : "memory");
+}
+
 /* Remove the boot identity map of the lower half: from here on it belongs to user tasks. */
 void paging_init(void);
 
 /* The physical address of the kernel PML4, whose upper half every address space copies. */
 uint64_t paging_kernel_root(void);
+
+/* A new address space: an empty lower half and the kernel's upper half. 0 when out of memory. */
+uint64_t address_space_create(void);
+
+/*
+ * Map the 4 KiB page at user address virt to phys with flags (PTE_USER, PTE_WRITE,
+ * PTE_NO_EXECUTE, PTE_OWNED ...). Intermediate tables are made user-accessible; the leaf
+ * decides. False when a table could not be allocated or virt is not a lower-half address.
+ */
+bool address_space_map(uint64_t root, uint64_t virt, uint64_t phys, uint64_t flags);
+
+/* Free the lower-half tables of root, the PTE_OWNED frames they map, and root itself. */
+void address_space_destroy(uint64_t root);
 
 #endif

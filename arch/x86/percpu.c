@@ -3,6 +3,11 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/msr.h"
 
+#include <stddef.h>
+
+_Static_assert(offsetof(struct cpu, kernel_stack_top) == CPU_KERNEL_STACK_TOP, "syscall entry");
+_Static_assert(offsetof(struct cpu, user_rsp) == CPU_USER_RSP, "syscall entry");
+
 static struct cpu cpus[MAX_CPUS];
 
 void percpu_init(unsigned int index)

@@ -13,8 +13,14 @@ struct write_counts {
 	uint64_t dr; /* MOV to DR0-DR7 */
 };
 
+/* Offsets that arch/x86/syscall_entry.asm uses; checked by _Static_assert in percpu.c. */
+#define CPU_KERNEL_STACK_TOP 8
+#define CPU_USER_RSP 16
+
 struct cpu {
 	struct cpu *self; /* must stay first: this_cpu() reads %gs:0 */
+	uint64_t kernel_stack_top; /* the current task's, as in TSS.RSP0: SYSCALL switches to it */
+	uint64_t user_rsp; /* scratch for the SYSCALL entry */
 	unsigned int index;
 	unsigned int apic_id;
 	struct write_counts writes;

@@ -8,7 +8,6 @@
 #include "arch/x86/pfa.h"
 #include "arch/x86/platform.h"
 #include "lib/bitops.h"
-#include "lib/string.h"
 
 #define LOW_MEMORY_END 0x100000ul
 #define FRAMES (DIRECT_MAP_LIMIT / PAGE_SIZE)
@@ -101,10 +100,36 @@ uint64_t pfa_alloc(void)
 		frame_set_free(frame, false);
 		free_count--;
 		search_hint = word;
-		memset(phys_to_virt(frame * PAGE_SIZE), 0, PAGE_SIZE);
+		clear_pages(phys_to_virt(frame * PAGE_SIZE), 1);
 		return frame * PAGE_SIZE;
 	}
 	return 0;
+}
+
+uint64_t pfa_alloc_pages(unsigned int count)
+{
+	uint64_t run = count >= BITS_PER_WORD ? ~0ull : (1ull << count) - 1;
+
+	for (size_t word = search_hint; word < FRAMES / BITS_PER_WORD; word++) {
+		for (unsigned int shift = 0; shift + count <= BITS_PER_WORD && free_bitmap[word];
+		     shift++) {
+			uint64_t frame = word * BITS_PER_WORD + shift;
+
+			if ((free_bitmap[word] & (run << shift)) != run << shift)
+				continue;
+			free_bitmap[word] &= ~(run << shift);
+			free_count -= count;
+			clear_pages(phys_to_virt(frame * PAGE_SIZE), count);
+			return frame * PAGE_SIZE;
+		}
+	}
+	return 0;
+}
+
+void pfa_free_pages(uint64_t phys, unsigned int count)
+{
+	for (unsigned int i = 0; i < count; i++)
+		pfa_free(phys + i * PAGE_SIZE);
 }
 
 void pfa_free(uint64_t phys)
@@ -120,7 +145,7 @@ void pfa_free(uint64_t phys)
 		search_hint = frame / BITS_PER_WORD;
 }
 
-size_t pfa_free_pages(void)
+size_t pfa_free_count(void)
 {
 	return free_count;
 }

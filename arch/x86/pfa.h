@@ -22,8 +22,12 @@ size_t pfa_init(const struct memory_region *regions, size_t count);
 
 /* A zeroed page, as a physical address; 0 when memory is exhausted. */
 uint64_t pfa_alloc(void);
+/* count physically contiguous zeroed pages (count <= 64, within one bitmap word); 0 if none. */
+uint64_t pfa_alloc_pages(unsigned int count);
+void pfa_free_pages(uint64_t phys, unsigned int count);
+
 /* Return a page from pfa_alloc(). Freeing a page twice or one never given out panics. */
 void pfa_free(uint64_t phys);
-size_t pfa_free_pages(void);
+size_t pfa_free_count(void);
 
 #endif

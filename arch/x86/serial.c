@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/x86/cpu.h"
 #include "arch/x86/io.h"
 #include "arch/x86/serial.h"
 #include "lib/console.h"
@@ -62,6 +63,16 @@ static void serial_write(const char *text, size_t length)
 	}
 }
 
+static unsigned long serial_guard_enter(void)
+{
+	return local_irq_save();
+}
+
+static void serial_guard_leave(unsigned long flags)
+{
+	local_irq_restore(flags);
+}
+
 void serial_init(uint16_t port, uint32_t baud)
 {
 	uint16_t divisor = (uint16_t)(UART_CLOCK_DIVIDEND / baud);
@@ -75,4 +86,5 @@ void serial_init(uint16_t port, uint32_t baud)
 	outb(port + UART_FIFO_CONTROL, FCR_ENABLE | FCR_CLEAR_RX | FCR_CLEAR_TX);
 	outb(port + UART_MODEM_CONTROL, MCR_DTR | MCR_RTS);
 	console_set_sink(serial_write);
+	console_set_guard(serial_guard_enter, serial_guard_leave);
 }

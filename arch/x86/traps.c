@@ -36,6 +36,7 @@ extern const struct extable_entry __extable_start[], __extable_end[];
 static struct idt_gate idt[VECTOR_COUNT] __attribute__((aligned(16)));
 static exception_handler exception_handlers[X86_EXC_COUNT];
 static interrupt_handler interrupt_handlers[VECTOR_COUNT];
+static exception_handler user_handler;
 static exception_handler unexpected_handler;
 
 static const char *const exception_names[X86_EXC_COUNT] = {
@@ -53,14 +54,14 @@ const char *exception_name(unsigned int vector)
 	return vector < X86_EXC_COUNT ? "reserved" : "interrupt";
 }
 
-static void idt_set_gate(unsigned int vector, unsigned int ist)
+static void idt_set_gate(unsigned int vector, unsigned int flags)
 {
 	uint64_t address = (uint64_t)&interrupt_stubs[vector * IDT_STUB_SIZE];
 
 	idt[vector] = (struct idt_gate){
 		.offset_low = (uint16_t)address,
 		.selector = GDT_KERNEL_CODE,
-		.flags = (uint16_t)(IDT_GATE_INTERRUPT | ist),
+		.flags = (uint16_t)(IDT_GATE_INTERRUPT | flags),
 		.offset_middle = (uint16_t)(address >> 16),
 		.offset_high = (uint32_t)(address >> 32),
 	};
@@ -91,6 +92,11 @@ void exception_unregister(unsigned int vector)
 void interrupt_register(unsigned int vector, interrupt_handler handler)
 {
 	interrupt_handlers[vector] = handler;
+}
+
+void exception_set_user_handler(exception_handler handler)
+{
+	user_handler = handler;
 }
 
 void exception_set_unexpected_handler(exception_handler handler)
@@ -156,6 +162,8 @@ void handle_exception(struct cpu_regs *regs)
 		return;
 	}
 	if (exception_handlers[vector] && exception_handlers[vector](regs))
+		return;
+	if (regs_from_user(regs) && user_handler && user_handler(regs))
 		return;
 	if (unexpected_handler && unexpected_handler(regs))
 		return;

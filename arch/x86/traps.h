@@ -10,18 +10,23 @@
 /*
  * An exception handler returns true when it dealt with the exception (the frame may have been
  * edited: rip, rflags) and false to pass it on. Order of dispatch for vectors 0-31:
- * an .extable fix-up, then the vector's handler, then the unexpected-exception handler (the test
+ * an .extable fix-up (kernel mode only), then the vector's handler, then for a fault in ring 3
+ * the user-fault handler (the scheduler), then the unexpected-exception handler (the test
  * runner: it does not return while a test runs), then fatal_exception().
  */
 typedef bool (*exception_handler)(struct cpu_regs *regs);
 
-/* Interrupt handlers (vectors 32-255) are called with interrupts off, before the EOI. */
+/*
+ * Interrupt handlers (vectors 32-255) are called with interrupts off, after the EOI (none for
+ * VECTOR_SPURIOUS). A handler may switch tasks before it returns.
+ */
 typedef void (*interrupt_handler)(struct cpu_regs *regs);
 
 void idt_init(void);
 void exception_register(unsigned int vector, exception_handler handler);
 void exception_unregister(unsigned int vector);
 void interrupt_register(unsigned int vector, interrupt_handler handler);
+void exception_set_user_handler(exception_handler handler);
 void exception_set_unexpected_handler(exception_handler handler);
 
 /* Called from entry.asm only. */

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/* The SYSCALL instruction's entry into the kernel (SDM Vol. 2B SYSCALL). */
+#ifndef ARCH_X86_SYSCALL_H
+#define ARCH_X86_SYSCALL_H
+
+#include <stdbool.h>
+
+#include "arch/x86/regs.h"
+
+/*
+ * Program EFER.SCE, STAR, LSTAR and SFMASK on the calling CPU. A SYSCALL from ring 3 then
+ * reaches handler on the task's kernel stack (this_cpu()->kernel_stack_top) with a struct
+ * cpu_regs whose vector is VECTOR_SYSCALL, interrupts off; it returns to ring 3 by IRET with
+ * the frame as the handler left it. (INT n from ring 3 raises #UD under KVM-PVM here, so the
+ * ABI uses SYSCALL.)
+ */
+void syscall_init_cpu(void (*handler)(struct cpu_regs *regs));
+
+/*
+ * Turn user_syscall_gate's SYSCALL into UD2 and take system calls through the #UD they raise:
+ * for platforms where SYSCALL from ring 3 never reaches ring 0 (KVM-PVM here runs LSTAR's code
+ * still in ring 3). The handler then sees vector #UD and the same registers.
+ */
+void syscall_use_trap(void);
+bool syscall_uses_trap(void);
+
+/* Called from arch/x86/syscall_entry.asm only. */
+void handle_syscall(struct cpu_regs *regs);
+
+#endif

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/* Entering ring 3, and the user programs linked into .user_text (arch/x86/user_probes.asm). */
+#ifndef ARCH_X86_USER_H
+#define ARCH_X86_USER_H
+
+#include <stdint.h>
+
+#include "arch/x86/user-abi.h"
+
+/*
+ * IRET to ring 3 at rip with rsp, rdi = arg, RFLAGS.IF=1 and every other register 0. The caller
+ * has loaded the task's CR3 and TSS.RSP0. Does not return: the task comes back to the kernel
+ * only through an interrupt, an exception or int 0x80.
+ */
+void __attribute__((noreturn)) enter_user_mode(uint64_t rip, uint64_t rsp, uint64_t arg);
+
+/* The .user_text section: mapped at USER_TEXT_BASE in every user address space. */
+extern const char __user_text_start[], __user_text_end[];
+
+/* Where a .user_text symbol appears in user space. */
+static inline uint64_t user_text_address(const void *symbol)
+{
+	return USER_TEXT_BASE + (uint64_t)((const char *)symbol - __user_text_start);
+}
+
+/*
+ * User programs (each takes its argument in rdi and ends with SYSCALL_EXIT):
+ *   user_exit(code)                 exit(code)
+ *   user_read_byte(address)         exit(the byte at address)
+ *   user_write_byte(address)        store 1 at address, exit(0)
+ *   user_<instruction>              run one privileged instruction, then exit(USER_NOT_FAULTED);
+ *                                   user_<instruction>_at labels the instruction itself
+ *   user_register_pattern(seed)     fill rbx-r15, xmm0-15 and CF with a pattern from seed,
+ *                                   spin and yield REGISTER_PATTERN_ROUNDS times, checking
+ *                                   all of it; exit(0) or exit(1 + the first corrupted one)
+ *   user_yield_timing(timing)       until timing->stop or timing->capacity samples: rdtsc,
+ *                                   yield, rdtsc, store the difference; set timing->count; exit(0)
+ *   user_exit_with_vector(vector)   a fault handler: exit(USER_FAULT_EXIT_BASE + vector)
+ *   user_write_message(address)     write the NUL-terminated string at address, exit(task id)
+ *   user_sleep(ms)                  sleep(ms), exit(0)
+ */
+#define USER_NOT_FAULTED 0xbad
+#define USER_FAULT_EXIT_BASE 100
+#define REGISTER_PATTERN_ROUNDS 2000
+
+/* Shared with user_yield_timing; the offsets are fixed in arch/x86/user_probes.asm. */
+struct yield_timing {
+	volatile uint64_t stop; /* set by the kernel to end the loop early */
+	uint64_t capacity; /* samples[] has room for this many */
+	uint64_t count; /* written by the user program at the end */
+	uint64_t samples[];
+};
+
+extern const char user_exit[], user_read_byte[], user_write_byte[];
+extern const char user_wrmsr[], user_wrmsr_at[], user_rdmsr[], user_rdmsr_at[];
+extern const char user_write_dr7[], user_write_dr7_at[], user_read_dr0[], user_read_dr0_at[];
+extern const char user_hlt[], user_hlt_at[], user_cli[], user_cli_at[];
+extern const char user_lgdt[], user_lgdt_at[];
+extern const char user_register_pattern[], user_yield_timing[];
+extern const char user_write_message[], user_sleep[], user_exit_with_vector[];
+
+#endif

@@ -1,0 +1,255 @@
+; SPDX-License-Identifier: MIT
+; User programs, linked into .user_text and mapped at USER_TEXT_BASE (arch/x86/user.h).
+; Position-independent: they touch only registers, their stack and what rdi points to.
+
+%include "arch/x86/user-abi.inc"
+
+USER_NOT_FAULTED	equ 0xbad
+REGISTER_PATTERN_ROUNDS	equ 2000
+SPIN_PER_ROUND		equ 2000
+PATTERN_STEP		equ 0x9e3779b97f4a7c15	; distinct values for each register
+
+; Every system call goes through user_syscall_gate, whose instruction the kernel may patch at
+; boot (arch/x86/user.h). Clobbers rcx and r11.
+%macro system_call 1
+	mov eax, %1
+	call user_syscall_gate
+%endmacro
+
+%macro exit_with 1
+	mov rdi, %1
+	system_call SYSCALL_EXIT
+	ud2				; exit does not return
+%endmacro
+
+section .user_text progbits alloc exec nowrite align=4096
+
+global user_syscall_gate
+user_syscall_gate:
+	syscall				; or UD2, after user_syscall_use_trap()
+	ret
+
+global user_exit
+user_exit:
+	system_call SYSCALL_EXIT
+	ud2
+
+global user_read_byte
+user_read_byte:
+	movzx edi, byte [rdi]
+	system_call SYSCALL_EXIT
+	ud2
+
+global user_write_byte
+user_write_byte:
+	mov byte [rdi], 1
+	exit_with 0
+
+; One privileged instruction each: #GP(0) at CPL 3 (SDM Vol. 3 §5.9).
+%macro privileged 2
+global user_%1
+global user_%1_at
+user_%1:
+user_%1_at:
+	%2
+	exit_with USER_NOT_FAULTED
+%endmacro
+
+privileged wrmsr, wrmsr
+privileged rdmsr, rdmsr
+privileged write_dr7, {mov dr7, rax}
+privileged read_dr0, {mov rax, dr0}
+privileged hlt, hlt
+privileged cli, cli
+privileged lgdt, {lgdt [rsp]}
+
+; Registers checked, in this order; the exit code names the first corrupted one (1-based).
+%define PATTERN_GPRS rbx, rcx, rdx, rsi, rbp, r8, r9, r10, r11, r12, r13, r14, r15
+
+; rdi = seed. rax counts the spin, rdi the rounds; everything else carries the pattern.
+global user_register_pattern
+user_register_pattern:
+	mov rax, PATTERN_STEP
+	; Fill: the k-th register gets k * (seed + 1) * PATTERN_STEP.
+	lea rbx, [rdi + 1]		; never all zero, whatever the seed
+	imul rbx, rax
+	mov rcx, rbx
+	add rcx, rbx
+	mov rdx, rcx
+	add rdx, rbx
+	mov rsi, rdx
+	add rsi, rbx
+	mov rbp, rsi
+	add rbp, rbx
+	mov r8, rbp
+	add r8, rbx
+	mov r9, r8
+	add r9, rbx
+	mov r10, r9
+	add r10, rbx
+	mov r11, r10
+	add r11, rbx
+	mov r12, r11
+	add r12, rbx
+	mov r13, r12
+	add r13, rbx
+	mov r14, r13
+	add r14, rbx
+	mov r15, r14
+	add r15, rbx
+%assign k 0
+%rep 16
+	movq xmm %+ k, rbx		; xmm k: rbx low, r(8 + k % 8) high
+	pinsrq xmm %+ k, r %+ %eval(8 + (k % 8)), 1
+	%assign k k + 1
+%endrep
+	push rbx			; the reference copies, on the user stack
+	push rcx
+	push rdx
+	push rsi
+	push rbp
+	push r8
+	push r9
+	push r10
+	push r11
+	push r12
+	push r13
+	push r14
+	push r15
+	mov rdi, REGISTER_PATTERN_ROUNDS
+.round:
+	stc
+	mov eax, SPIN_PER_ROUND
+.spin:					; preemption lands here, mid-pattern
+	dec eax				; leaves CF alone
+	jnz .spin
+	jnc .bad_flags
+	push rdi
+	push rcx			; system calls clobber rcx and r11 by definition
+	push r11
+	system_call SYSCALL_YIELD
+	pop r11
+	pop rcx
+	pop rdi
+	jnc .bad_flags			; CF survived the system call?
+	; Compare each GPR with its copy: [rsp] is r15, [rsp + 96] is rbx.
+	cmp rbx, [rsp + 96]
+	jne .bad_1
+	cmp rcx, [rsp + 88]
+	jne .bad_2
+	cmp rdx, [rsp + 80]
+	jne .bad_3
+	cmp rsi, [rsp + 72]
+	jne .bad_4
+	cmp rbp, [rsp + 64]
+	jne .bad_5
+	cmp r8, [rsp + 56]
+	jne .bad_6
+	cmp r9, [rsp + 48]
+	jne .bad_7
+	cmp r10, [rsp + 40]
+	jne .bad_8
+	cmp r11, [rsp + 32]
+	jne .bad_9
+	cmp r12, [rsp + 24]
+	jne .bad_10
+	cmp r13, [rsp + 16]
+	jne .bad_11
+	cmp r14, [rsp + 8]
+	jne .bad_12
+	cmp r15, [rsp]
+	jne .bad_13
+%assign k 0
+%rep 16
+	movq rax, xmm %+ k
+	cmp rax, rbx
+	jne .bad_xmm_ %+ k
+	pextrq rax, xmm %+ k, 1
+	cmp rax, r %+ %eval(8 + (k % 8))
+	jne .bad_xmm_ %+ k
+	%assign k k + 1
+%endrep
+	dec rdi
+	jnz .round
+	exit_with 0
+%assign number 1
+%rep 13
+.bad_ %+ number:
+	exit_with number
+	%assign number number + 1
+%endrep
+%assign k 0
+%rep 16
+.bad_xmm_ %+ k:
+	exit_with 14 + k
+	%assign k k + 1
+%endrep
+.bad_flags:
+	exit_with 30
+
+; rdi = struct yield_timing (arch/x86/user.h): until stop is set or capacity samples are
+; taken, the TSC cycles from before a yield to after it; then count, exit(0).
+YIELD_STOP	equ 0
+YIELD_CAPACITY	equ 8
+YIELD_COUNT	equ 16
+YIELD_SAMPLES	equ 24
+
+global user_yield_timing
+user_yield_timing:
+	mov rsi, rdi
+	xor r9d, r9d			; samples taken (rcx does not survive SYSCALL)
+.sample:
+	cmp qword [rsi + YIELD_STOP], 0
+	jne .done
+	cmp r9, [rsi + YIELD_CAPACITY]
+	jae .done
+	lfence
+	rdtsc
+	shl rdx, 32
+	or rax, rdx
+	mov r8, rax
+	system_call SYSCALL_YIELD
+	lfence
+	rdtsc
+	shl rdx, 32
+	or rax, rdx
+	sub rax, r8
+	mov [rsi + YIELD_SAMPLES + r9 * 8], rax
+	inc r9
+	jmp .sample
+.done:
+	mov [rsi + YIELD_COUNT], r9
+	exit_with 0
+
+; A fault handler (task_set_fault_handler): rdi = vector; exit(USER_FAULT_EXIT_BASE + vector).
+USER_FAULT_EXIT_BASE	equ 100
+global user_exit_with_vector
+user_exit_with_vector:
+	add rdi, USER_FAULT_EXIT_BASE
+	system_call SYSCALL_EXIT
+	ud2
+
+; rdi = a NUL-terminated string in user memory.
+global user_write_message
+user_write_message:
+	mov rsi, rdi
+	xor edx, edx
+.length:
+	cmp byte [rsi + rdx], 0
+	je .write
+	inc rdx
+	jmp .length
+.write:
+	mov rdi, rsi
+	mov rsi, rdx
+	system_call SYSCALL_WRITE
+	system_call SYSCALL_GET_TASK_ID
+	mov rdi, rax
+	system_call SYSCALL_EXIT
+	ud2
+
+; rdi = milliseconds.
+global user_sleep
+user_sleep:
+	system_call SYSCALL_SLEEP
+	exit_with 0
