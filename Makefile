@@ -25,8 +25,10 @@ OBJS := \
 	boot/main.o \
 	boot/multiboot.o \
 	arch/x86/apic.o \
+	arch/x86/context.o \
 	arch/x86/cpuid.o \
 	arch/x86/entry.o \
+	arch/x86/fpu.o \
 	arch/x86/gdt.o \
 	arch/x86/paging.o \
 	arch/x86/percpu.o \
@@ -36,8 +38,13 @@ OBJS := \
 	arch/x86/probe.o \
 	arch/x86/serial.o \
 	arch/x86/setjmp.o \
+	arch/x86/switch.o \
+	arch/x86/syscall.o \
+	arch/x86/syscall_entry.o \
 	arch/x86/traps.o \
 	arch/x86/tsc.o \
+	arch/x86/user_entry.o \
+	arch/x86/user_probes.o \
 	lib/cmdline.o \
 	lib/console.o \
 	lib/crc32.o \
@@ -45,11 +52,16 @@ OBJS := \
 	lib/glob.o \
 	lib/ktap.o \
 	lib/report.o \
+	lib/sort.o \
 	lib/string.o \
 	runner/debug_state.o \
 	runner/isolation.o \
 	runner/options.o \
-	runner/runner.o
+	runner/runner.o \
+	sched/scheduler.o \
+	sched/syscall.o \
+	sched/task.o \
+	sched/user.o
 
 TEST_OBJS := $(patsubst %.c,%.o,$(sort $(wildcard tests/kernel/*.c)))
 
@@ -110,6 +122,7 @@ $(BUILD)/%.o: %.asm Makefile
 
 # Host unit tests of the pure code in lib/ (and later dr/, ds/), with sanitizers.
 HOST_LIB_SRCS := lib/cmdline.c lib/console.c lib/crc32.c lib/format.c lib/glob.c lib/ktap.c \
+	lib/sort.c \
 	lib/report.c
 HOST_TEST_SRCS := $(sort $(wildcard tests/host/*.c))
 
@@ -121,7 +134,7 @@ $(BUILD)/host/host-tests: $(HOST_TEST_SRCS) $(HOST_LIB_SRCS) $(wildcard tests/ho
 host-test: $(BUILD)/host/host-tests
 	$(BUILD)/host/host-tests
 
-FORMAT_SRCS := $(sort $(wildcard boot/*.[ch] arch/x86/*.[ch] lib/*.[ch] runner/*.[ch] \
+FORMAT_SRCS := $(sort $(wildcard boot/*.[ch] arch/x86/*.[ch] lib/*.[ch] runner/*.[ch] sched/*.[ch] \
 	tests/kernel/*.c tests/host/*.[ch]))
 
 format-check:

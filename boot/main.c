@@ -4,6 +4,7 @@
 
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
+#include "arch/x86/fpu.h"
 #include "arch/x86/gdt.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
@@ -15,8 +16,10 @@
 #include "arch/x86/tsc.h"
 #include "boot/boot_info.h"
 #include "lib/ktap.h"
+#include "runner/isolation.h"
 #include "runner/options.h"
 #include "runner/runner.h"
+#include "sched/sched.h"
 
 #define SWITCHYARD_VERSION "0.1"
 #define TICK_HZ 250
@@ -89,6 +92,11 @@ void start_kernel(uint32_t magic, uint32_t info_phys)
 		ktap_diag(0, "boot file: %s", run_options.boot_file);
 	memory_init();
 	time_init();
+	fpu_init(); /* SSE for user tasks; the kernel itself never uses it */
+	isolation_init(); /* before the scheduler: its tick hook must run first */
+	sched_init(); /* the boot context becomes the runner task */
+	if (!user_syscall_select())
+		platform_bail_out("user tasks cannot make system calls");
 	platform_report();
 	seed_init();
 	platform_exit(runner_run(&run_options));

@@ -29,6 +29,14 @@ struct cmdline_option {
 		max; /* inclusive range, for cmdline_parse_u64 and cmdline_parse_duration_ms */
 };
 
+/*
+ * CMDLINE_OPTION(identifier, .name = ..., ...) adds an option to the kernel command line from
+ * any subsystem; the parser sees every option registered in section .cmdline_options.
+ */
+#define CMDLINE_OPTION(identifier, ...)               \
+	static const struct cmdline_option identifier \
+		__attribute__((used, section(".cmdline_options"), aligned(8))) = { __VA_ARGS__ }
+
 /* dest: bool. Accepts only the bare word; "list=1" is an error. */
 bool cmdline_parse_flag(const struct cmdline_option *opt, const char *value, char *err,
 			size_t err_size);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Isolation frames: a jump buffer and a deadline per nested runner_isolate() call. */
+/* Isolation frames: a jump buffer, a deadline and an owner task per runner_isolate() call. */
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -13,17 +13,24 @@
 #include "arch/x86/setjmp.h"
 #include "arch/x86/traps.h"
 #include "arch/x86/tsc.h"
-#include "lib/console.h"
 #include "lib/format.h"
 #include "lib/report.h"
 #include "runner/isolation.h"
 #include "runner/test.h"
+#include "sched/sched.h"
 
 #define ISOLATION_DEPTH 4
 
+/*
+ * A frame can only be unwound on its owner's stack. When an overrun or an exception happens
+ * while another task runs (one the test created), the frame records the end as pending and the
+ * owner is interrupted: it unwinds as soon as it is back on the CPU.
+ */
 struct isolation_frame {
 	struct jump_buffer jump;
 	uint64_t deadline; /* TSC */
+	struct task *owner;
+	enum isolation_end pending; /* ISOLATION_RETURNED when nothing is pending */
 	struct isolation_outcome *outcome;
 };
 
@@ -31,13 +38,22 @@ struct isolation_frame {
 static struct isolation_frame frames[ISOLATION_DEPTH];
 static volatile unsigned int depth;
 
-/* Unwind to frames[index], ending it (and everything inside it) with end. */
+/* Unwind to frames[index], ending it (and everything inside it) with end. Owner's stack only. */
 static void __attribute__((noreturn)) isolation_unwind(unsigned int index, enum isolation_end end)
 {
 	local_irq_disable();
 	frames[index].outcome->end = end;
 	depth = index + 1;
 	longjmp(&frames[index].jump, 1);
+}
+
+/* End frames[index] now if this is its owner's stack, else as soon as the owner runs. */
+static void isolation_end(unsigned int index, enum isolation_end end)
+{
+	if (frames[index].owner == sched_current())
+		isolation_unwind(index, end);
+	frames[index].pending = end;
+	sched_interrupt(frames[index].owner);
 }
 
 static bool isolation_unexpected_exception(struct cpu_regs *regs)
@@ -53,29 +69,38 @@ static bool isolation_unexpected_exception(struct cpu_regs *regs)
 	outcome->cr2 = read_cr2();
 	outcome->dr6 = read_dr6();
 	outcome->handler_stack = (uint64_t)regs;
-	isolation_unwind(depth - 1, ISOLATION_EXCEPTION);
+	isolation_end(depth - 1, ISOLATION_EXCEPTION);
+	/* Another task took it: that task ends here, the owner unwinds when it runs. */
+	task_exit(TASK_EXIT_FAULTED);
 }
 
-/*
- * Timer hook: end the outermost frame whose deadline passed. Not in the middle of a console
- * write, whose line would otherwise be counted in the CRC but never sent: the next tick will do.
- */
+/* Timer hook: end the outermost frame whose deadline passed. */
 static void isolation_tick(struct cpu_regs *regs)
 {
 	uint64_t now = rdtsc_ordered();
 
 	(void)regs;
-	if (console_is_busy())
-		return;
+	for (unsigned int i = 0; i < depth; i++) {
+		if (now > frames[i].deadline) {
+			isolation_end(i, ISOLATION_TIMEOUT);
+			return;
+		}
+	}
+}
+
+/* sched_interrupt() handler: runs on the interrupted owner's stack. */
+static void isolation_interrupted(void)
+{
 	for (unsigned int i = 0; i < depth; i++)
-		if (now > frames[i].deadline)
-			isolation_unwind(i, ISOLATION_TIMEOUT);
+		if (frames[i].pending != ISOLATION_RETURNED && frames[i].owner == sched_current())
+			isolation_unwind(i, frames[i].pending);
 }
 
 void isolation_init(void)
 {
 	exception_set_unexpected_handler(isolation_unexpected_exception);
 	timer_register_hook(isolation_tick);
+	sched_set_interrupt_handler(isolation_interrupted);
 }
 
 void runner_isolate(void (*fn)(void *), void *arg, uint64_t timeout_ms,
@@ -92,6 +117,8 @@ void runner_isolate(void (*fn)(void *), void *arg, uint64_t timeout_ms,
 	}
 	frame = &frames[saved_depth];
 	frame->outcome = outcome;
+	frame->owner = sched_current();
+	frame->pending = ISOLATION_RETURNED;
 	frame->deadline = rdtsc_ordered() + tsc_cycles_from_ms(timeout_ms);
 	if (setjmp(&frame->jump) == 0) {
 		depth = saved_depth + 1;
@@ -110,9 +137,13 @@ void runner_isolate(void (*fn)(void *), void *arg, uint64_t timeout_ms,
 
 static void __attribute__((noreturn)) isolation_end_current(enum isolation_end end)
 {
+	unsigned long flags = local_irq_save();
+
+	(void)flags;
 	if (depth == 0)
 		platform_bail_out("test_skip() or test_abort() called outside a test");
-	isolation_unwind(depth - 1, end);
+	isolation_end(depth - 1, end);
+	task_exit(TASK_EXIT_KILLED); /* a task the test created: it ends, its test unwinds */
 }
 
 void test_skip(const char *fmt, ...)

@@ -5,7 +5,11 @@
 
 #include "runner/test.h"
 
-/* Register the unexpected-exception handler and the timer hook that enforce isolation. */
+/*
+ * Register the unexpected-exception handler, the timer hook and the scheduler's interrupt
+ * handler that enforce isolation. Before sched_init(): the tick must see a deadline before the
+ * scheduler's own tick hook switches tasks.
+ */
 void isolation_init(void);
 
 #endif

@@ -8,14 +8,6 @@
 
 #include "lib/cmdline.h"
 
-/*
- * CMDLINE_OPTION(identifier, .name = ..., ...) adds an option to the kernel command line from
- * any subsystem; the parser sees every option registered in section .cmdline_options.
- */
-#define CMDLINE_OPTION(identifier, ...)               \
-	static const struct cmdline_option identifier \
-		__attribute__((used, section(".cmdline_options"), aligned(8))) = { __VA_ARGS__ }
-
 struct run_options {
 	char tests[CMDLINE_STRING_MAX]; /* comma-separated globs; "" selects every non-manual test
 					 */

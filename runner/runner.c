@@ -16,6 +16,7 @@
 #include "runner/isolation.h"
 #include "runner/runner.h"
 #include "runner/test.h"
+#include "sched/sched.h"
 
 #define FULL_NAME_MAX 96
 
@@ -113,11 +114,15 @@ static enum ktap_result run_test(const struct test_case *test)
 {
 	struct test_report report;
 	struct isolation_outcome outcome;
+	unsigned int left;
 
 	report_begin(&report, 1);
 	debug_state_check("before");
 	runner_isolate(run_test_body, (void *)test, options->timeout_ms, &outcome);
 	report_isolation_end(&outcome);
+	left = sched_kill_others();
+	if (left && outcome.end == ISOLATION_RETURNED)
+		report_fail("the test left %u tasks running or unjoined; they were ended", left);
 	debug_state_check("after");
 	return report_end(&report);
 }
@@ -211,7 +216,6 @@ enum platform_exit_code runner_run(const struct run_options *run_options)
 	}
 	if (options->kernel_fault)
 		ud2(); /* outside any test: must bail out with a register dump */
-	isolation_init();
 	debug_state_init();
 	debug_state_describe();
 	ktap_plan(0, suites);

@@ -8,7 +8,7 @@
 
 TEST(arch, allocated_pages_are_zeroed_distinct_and_returned)
 {
-	size_t free_before = pfa_free_pages();
+	size_t free_before = pfa_free_count();
 	uint64_t pages[PAGES];
 
 	for (unsigned int i = 0; i < PAGES; i++) {
@@ -29,10 +29,10 @@ TEST(arch, allocated_pages_are_zeroed_distinct_and_returned)
 			check(pages[i] != pages[j], "page 0x%llx given out twice",
 			      (unsigned long long)pages[i]);
 	}
-	check_eq(free_before - PAGES, pfa_free_pages());
+	check_eq(free_before - PAGES, pfa_free_count());
 	for (unsigned int i = 0; i < PAGES; i++)
 		pfa_free(pages[i]);
-	check_eq(free_before, pfa_free_pages());
+	check_eq(free_before, pfa_free_count());
 	pages[0] = pfa_alloc();
 	check_eq(0, *(const uint64_t *)phys_to_virt(pages[0]));
 	pfa_free(pages[0]);

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/* The system calls of user tasks (numbers in arch/x86/user-abi.h). */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/x86/cpu.h"
+#include "arch/x86/probe.h"
+#include "arch/x86/regs.h"
+#include "arch/x86/syscall.h"
+#include "arch/x86/tsc.h"
+#include "arch/x86/user-abi.h"
+#include "lib/report.h"
+#include "sched/internal.h"
+#include "sched/sched.h"
+
+#define ERROR_FAULT (-14l) /* a bad user address */
+#define ERROR_NO_SYSCALL (-38l) /* an unknown number */
+#define ERROR_INVALID (-22l)
+#define WRITE_MAX 160
+#define USER_SPACE_END 0x0000800000000000ul
+
+/* System calls run with interrupts off, on the task's kernel stack; they may switch tasks. */
+typedef long (*syscall_handler)(struct cpu_regs *regs);
+
+static long syscall_yield(struct cpu_regs *regs)
+{
+	(void)regs;
+	schedule();
+	return 0;
+}
+
+static long syscall_exit(struct cpu_regs *regs)
+{
+	task_exit((long)regs->rdi);
+}
+
+/* Copy the user's bytes with probes, so that a bad pointer is an error, not a kernel fault. */
+static long syscall_write(struct cpu_regs *regs)
+{
+	uint64_t address = regs->rdi, length = regs->rsi;
+	char text[WRITE_MAX + 1];
+
+	if (length > WRITE_MAX)
+		return ERROR_INVALID;
+	if (address >= USER_SPACE_END || length > USER_SPACE_END - address)
+		return ERROR_FAULT;
+	for (uint64_t i = 0; i < length; i++) {
+		uint8_t byte;
+
+		if (probe_read_safe((const void *)(address + i), &byte))
+			return ERROR_FAULT;
+		text[i] = (char)(byte >= ' ' && byte < 0x7f ? byte : '?');
+	}
+	text[length] = '\0';
+	report_diag("task %u says: %s", sched_current()->id, text);
+	return (long)length;
+}
+
+static long syscall_sleep(struct cpu_regs *regs)
+{
+	sched_sleep_until(rdtsc_ordered() + tsc_cycles_from_ms(regs->rdi));
+	return 0;
+}
+
+static long syscall_get_task_id(struct cpu_regs *regs)
+{
+	(void)regs;
+	return sched_current()->id;
+}
+
+static const syscall_handler syscalls[SYSCALL_COUNT] = {
+	[SYSCALL_YIELD] = syscall_yield,
+	[SYSCALL_EXIT] = syscall_exit,
+	[SYSCALL_WRITE] = syscall_write,
+	[SYSCALL_SLEEP] = syscall_sleep,
+	[SYSCALL_GET_TASK_ID] = syscall_get_task_id,
+};
+
+static void syscall_dispatch(struct cpu_regs *regs)
+{
+	if (!regs_from_user(regs))
+		regs->rax = (uint64_t)ERROR_NO_SYSCALL;
+	else if (regs->rax >= SYSCALL_COUNT)
+		regs->rax = (uint64_t)ERROR_NO_SYSCALL;
+	else
+		regs->rax = (uint64_t)syscalls[regs->rax](regs);
+}
+
+void syscall_init(void)
+{
+	syscall_init_cpu(syscall_dispatch);
+}

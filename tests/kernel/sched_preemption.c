@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/* sched suite: the timer preempts tasks that never yield, and shares the CPU fairly. */
+#include <stddef.h>
+
+#include "arch/x86/cpu.h"
+#include "arch/x86/tsc.h"
+#include "runner/test.h"
+#include "sched/sched.h"
+
+#define FAIR_TASKS 4
+#define FAIR_WINDOW_MS 400
+/* Stated tolerance: each task's share of the spinners' total CPU time within 25% of 1/N. */
+#define FAIR_TOLERANCE_PERCENT 25
+
+static void spin_until_released(void *arg)
+{
+	volatile bool *released = arg;
+
+	while (!*released)
+		cpu_relax();
+}
+
+TEST(sched, task_that_never_yields_is_preempted)
+{
+	volatile bool released = false;
+	uint64_t preemptions = sched_stats().preemptions;
+	struct task *spinner =
+		task_create("spinner", spin_until_released, (void *)&released, TASK_START_RUNNABLE);
+
+	/* The spinner gets the CPU now; only the timer can give it back to us. */
+	sched_yield();
+	released = true;
+	check_eq(0, task_join(spinner, NULL));
+	check(sched_stats().preemptions > preemptions, "no preemption counted");
+}
+
+TEST(sched, busy_tasks_share_the_cpu_fairly)
+{
+	volatile bool released = false;
+	struct task *tasks[FAIR_TASKS];
+	uint64_t runtime[FAIR_TASKS], total = 0;
+
+	/* Created stopped and started together, so that creation time is not counted. */
+	for (unsigned int i = 0; i < FAIR_TASKS; i++)
+		tasks[i] = task_create("busy", spin_until_released, (void *)&released,
+				       TASK_START_STOPPED);
+	for (unsigned int i = 0; i < FAIR_TASKS; i++) {
+		runtime[i] = tasks[i]->runtime_cycles;
+		task_continue(tasks[i]);
+	}
+	sched_sleep_ms(FAIR_WINDOW_MS);
+	released = true;
+	for (unsigned int i = 0; i < FAIR_TASKS; i++) {
+		while (tasks[i]->state != TASK_DEAD)
+			sched_yield();
+		runtime[i] = tasks[i]->runtime_cycles - runtime[i];
+		total += runtime[i];
+		task_join(tasks[i], NULL);
+	}
+	for (unsigned int i = 0; i < FAIR_TASKS; i++) {
+		uint64_t share_permille = runtime[i] * 1000 / total;
+
+		test_diag("task %u: %llu cycles, %llu permille of the spinners' time", i,
+			  (unsigned long long)runtime[i], (unsigned long long)share_permille);
+		check(share_permille * FAIR_TASKS * 100 >= 1000 * (100 - FAIR_TOLERANCE_PERCENT) &&
+			      share_permille * FAIR_TASKS * 100 <=
+				      1000 * (100 + FAIR_TOLERANCE_PERCENT),
+		      "task %u got %llu permille, fair is %u +- %u%%", i,
+		      (unsigned long long)share_permille, 1000 / FAIR_TASKS,
+		      FAIR_TOLERANCE_PERCENT);
+	}
+}
