@@ -71,11 +71,12 @@ bool cmdline_parse_globs(const struct cmdline_option *opt, const char *value, ch
 /*
  * Parse a whole command line. Words are separated by spaces or tabs. The first word is the boot
  * file name or URI when it contains '/', '.' or ':' and no '='; it is skipped and, when file_name
- * is not NULL, copied there (char[CMDLINE_STRING_MAX], "" when there is none). Every other word
- * must be NAME or NAME=VALUE for an option in the table, each at most once. Parsers run in the
- * order the words appear. On the first error write "option 'NAME': reason" (or "unknown option
- * 'WORD'", "option 'NAME' given twice") to err and return false. Lines of CMDLINE_MAX or more
- * characters are rejected whole.
+ * is not NULL, copied there (char[CMDLINE_STRING_MAX], "" when there is none). A first word that
+ * is exactly an option's name is that option, not a file name. Every other word must be NAME or
+ * NAME=VALUE for an option in the table, each at most once. Parsers run in the order the words
+ * appear. On the first error write "option 'NAME': reason" (or "unknown option 'WORD'", "option
+ * 'NAME' given twice") to err and return false. Lines of CMDLINE_MAX or more characters are
+ * rejected whole.
  */
 bool cmdline_parse(const char *line, const struct cmdline_option *options, size_t count,
 		   char *file_name, char *err, size_t err_size);

@@ -44,6 +44,8 @@ unsigned int sched_kill_others(void);
 
 /* The time slice in timer ticks (sched.slice= on the command line, in ms). */
 unsigned int sched_slice_ticks(void);
+/* Change the time slice (benchmarks of preemption); takes effect at the next switch. */
+void sched_set_slice_ticks(unsigned int ticks);
 
 /*
  * Switch hooks: switch_out then switch_in run on every task switch, with interrupts off, before

@@ -324,6 +324,11 @@ unsigned int sched_slice_ticks(void)
 	return slice_ticks;
 }
 
+void sched_set_slice_ticks(unsigned int ticks)
+{
+	slice_ticks = ticks ? ticks : 1;
+}
+
 unsigned int sched_kill_others(void)
 {
 	unsigned long flags = local_irq_save();

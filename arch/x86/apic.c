@@ -41,6 +41,7 @@
 static volatile uint32_t *apic_registers;
 static timer_hook hooks[TIMER_HOOKS];
 static unsigned int tick_hz;
+static uint32_t counts_per_second;
 
 static uint32_t apic_read(uint32_t offset)
 {
@@ -119,13 +120,17 @@ static uint32_t timer_counts_per_second(void)
 
 void timer_start(unsigned int hz)
 {
-	uint32_t per_second = timer_counts_per_second();
-
-	tick_hz = hz;
+	counts_per_second = timer_counts_per_second();
 	interrupt_register(VECTOR_TIMER, timer_interrupt);
 	apic_write(APIC_TIMER_DIVIDE, APIC_TIMER_DIVIDE_BY_16);
 	apic_write(APIC_LVT_TIMER, APIC_LVT_TIMER_PERIODIC | VECTOR_TIMER);
-	apic_write(APIC_TIMER_INITIAL, per_second / hz ? per_second / hz : 1);
+	timer_set_hz(hz);
+}
+
+void timer_set_hz(unsigned int hz)
+{
+	tick_hz = hz;
+	apic_write(APIC_TIMER_INITIAL, counts_per_second / hz ? counts_per_second / hz : 1);
 }
 
 unsigned int timer_hz(void)

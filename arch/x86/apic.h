@@ -16,6 +16,8 @@ void apic_end_of_interrupt(void);
 /* Calibrate the APIC timer against the TSC, then tick periodically at hz. Needs tsc_hz(). */
 void timer_start(unsigned int hz);
 unsigned int timer_hz(void);
+/* Change the tick rate (benchmarks of preemption); the next period starts now. */
+void timer_set_hz(unsigned int hz);
 
 /* Tick hooks run in interrupt context, interrupts off, after the EOI; at most TIMER_HOOKS. */
 #define TIMER_HOOKS 4

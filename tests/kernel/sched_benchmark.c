@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/* sched suite: cycles per context switch, and the MSR and DR writes a switch makes. */
+#include <stddef.h>
+
+#include "arch/x86/apic.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/paging.h"
+#include "arch/x86/percpu.h"
+#include "arch/x86/tsc.h"
+#include "arch/x86/user.h"
+#include "lib/sort.h"
+#include "runner/test.h"
+#include "sched/sched.h"
+
+/*
+ * Each benchmark takes up to SAMPLES_MAX samples or runs for BUDGET_MS, whichever comes first:
+ * under KVM-PVM every ring-0 instruction is emulated, so loops are sized by time there. The
+ * metric lines say how many samples were taken.
+ */
+#define SAMPLES_MAX 10000
+#define BUDGET_MS 1500
+#define PREEMPT_HZ 10000 /* for the preemption benchmark only */
+#define USER_TIMING_CAPACITY \
+	((USER_DATA_PAGES * PAGE_SIZE - sizeof(struct yield_timing)) / sizeof(uint64_t))
+
+static uint64_t samples[2 * SAMPLES_MAX];
+static volatile unsigned int sample_count;
+
+struct write_snapshot {
+	struct write_counts writes;
+	uint64_t switches;
+};
+
+static struct write_snapshot snapshot(void)
+{
+	return (struct write_snapshot){ this_cpu()->writes, sched_stats().switches };
+}
+
+/* Print the metric lines, and check that no switch wrote an MSR or a debug register. */
+static void report_switches(const char *name, unsigned int count, struct write_snapshot before)
+{
+	struct write_snapshot after = snapshot();
+	uint64_t switches = after.switches - before.switches;
+	uint64_t msr = after.writes.msr - before.writes.msr,
+		 dr = after.writes.dr - before.writes.dr;
+
+	sort_u64(samples, count);
+	test_diag("metric sched.switch_cycles.%s median=%llu p99=%llu samples=%u", name,
+		  (unsigned long long)percentile_u64(samples, count, 50),
+		  (unsigned long long)percentile_u64(samples, count, 99), count);
+	test_diag("metric sched.switch_writes.%s switches=%llu msr_writes=%llu dr_writes=%llu",
+		  name, (unsigned long long)switches, (unsigned long long)msr,
+		  (unsigned long long)dr);
+	check(count >= 100, "only %u samples", count);
+	check_eq(0, msr);
+	check_eq(0, dr);
+}
+
+static void yield_until_stopped(void *arg)
+{
+	volatile bool *stop = arg;
+
+	while (!*stop)
+		sched_yield();
+}
+
+TEST(sched, benchmark_kernel_to_kernel_yield)
+{
+	volatile bool stop = false;
+	struct task *partner =
+		task_create("partner", yield_until_stopped, (void *)&stop, TASK_START_RUNNABLE);
+	uint64_t deadline = rdtsc_ordered() + tsc_cycles_from_ms(BUDGET_MS);
+	struct write_snapshot before = snapshot();
+	unsigned int count = 0;
+
+	/* One sample: this task to the partner and back, two switches. */
+	while (count < SAMPLES_MAX && rdtsc_ordered() < deadline) {
+		uint64_t start = rdtsc_ordered();
+
+		sched_yield();
+		samples[count++] = (rdtsc_ordered() - start) / 2;
+	}
+	stop = true;
+	report_switches("kernel_yield", count, before);
+	check_eq(0, task_join(partner, NULL));
+}
+
+TEST(sched, benchmark_user_to_user_yield)
+{
+	struct task *tasks[2];
+	struct yield_timing *timing[2];
+	struct write_snapshot before;
+	unsigned int count = 0;
+
+	for (unsigned int i = 0; i < 2; i++) {
+		tasks[i] = task_create_user("yielder", user_yield_timing, USER_DATA_BASE,
+					    TASK_START_STOPPED);
+		if (!tasks[i])
+			test_abort("task_create_user failed");
+		timing[i] = task_user_data(tasks[i]);
+		timing[i]->capacity = SAMPLES_MAX / 2 < USER_TIMING_CAPACITY ? SAMPLES_MAX / 2
+									     : USER_TIMING_CAPACITY;
+	}
+	before = snapshot();
+	task_continue(tasks[0]);
+	task_continue(tasks[1]);
+	sched_sleep_ms(BUDGET_MS); /* wakes early enough: the yielders stop at capacity */
+	for (unsigned int i = 0; i < 2; i++) {
+		timing[i]->stop = 1;
+		while (tasks[i]->state != TASK_DEAD)
+			sched_yield();
+		/* One sample: this task to the other and back, two switches. */
+		for (uint64_t s = 0; s < timing[i]->count && count < 2 * SAMPLES_MAX; s++)
+			samples[count++] = timing[i]->samples[s] / 2;
+	}
+	report_switches("user_yield", count, before);
+	for (unsigned int i = 0; i < 2; i++)
+		check_eq(0, task_join(tasks[i], NULL));
+}
+
+static void record_preemption(uint64_t cycles)
+{
+	if (sample_count < SAMPLES_MAX)
+		samples[sample_count++] = cycles;
+}
+
+static void spin_until_stopped(void *arg)
+{
+	volatile bool *stop = arg;
+
+	while (!*stop)
+		cpu_relax();
+}
+
+TEST(sched, benchmark_timer_preemption)
+{
+	volatile bool stop = false;
+	unsigned int hz = timer_hz(), slice = sched_slice_ticks();
+	struct task *spinners[2];
+	struct write_snapshot before;
+	uint64_t deadline;
+
+	for (unsigned int i = 0; i < 2; i++)
+		spinners[i] = task_create("spinner", spin_until_stopped, (void *)&stop,
+					  TASK_START_STOPPED);
+	sample_count = 0;
+	sched_set_preemption_probe(record_preemption);
+	sched_set_slice_ticks(1);
+	timer_set_hz(PREEMPT_HZ);
+	before = snapshot();
+	deadline = rdtsc_ordered() + tsc_cycles_from_ms(BUDGET_MS);
+	task_continue(spinners[0]);
+	task_continue(spinners[1]);
+	/* Runs only when preempted back in; it stays out of the measurement otherwise. */
+	while (sample_count < SAMPLES_MAX && rdtsc_ordered() < deadline)
+		sched_yield();
+	timer_set_hz(hz);
+	sched_set_slice_ticks(slice);
+	sched_set_preemption_probe(NULL);
+	stop = true;
+	test_diag("timer at %u Hz, slice 1 tick, during the measurement", PREEMPT_HZ);
+	report_switches("timer_preemption", sample_count, before);
+	for (unsigned int i = 0; i < 2; i++)
+		check_eq(0, task_join(spinners[i], NULL));
+}
