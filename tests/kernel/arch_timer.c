@@ -6,7 +6,7 @@
 #include "arch/x86/tsc.h"
 #include "runner/test.h"
 
-#define MEASURE_MS 200
+#define MEASURE_MS 100
 /* Stated tolerance: the tick count over MEASURE_MS within 25% of hz * MEASURE_MS / 1000. */
 #define TOLERANCE_PERCENT 25
 

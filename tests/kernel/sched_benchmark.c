@@ -19,7 +19,8 @@
  */
 #define SAMPLES_MAX 10000
 #define BUDGET_MS 1500
-#define PREEMPT_HZ 10000 /* for the preemption benchmark only */
+#define PREEMPT_HZ 20000 /* for the preemption benchmark only */
+#define POLL_MS 50
 #define USER_TIMING_CAPACITY \
 	((USER_DATA_PAGES * PAGE_SIZE - sizeof(struct yield_timing)) / sizeof(uint64_t))
 
@@ -91,6 +92,7 @@ TEST(sched, benchmark_user_to_user_yield)
 	struct yield_timing *timing[2];
 	struct write_snapshot before;
 	unsigned int count = 0;
+	uint64_t deadline;
 
 	for (unsigned int i = 0; i < 2; i++) {
 		tasks[i] = task_create_user("yielder", user_yield_timing, USER_DATA_BASE,
@@ -102,9 +104,13 @@ TEST(sched, benchmark_user_to_user_yield)
 									     : USER_TIMING_CAPACITY;
 	}
 	before = snapshot();
+	deadline = rdtsc_ordered() + tsc_cycles_from_ms(BUDGET_MS);
 	task_continue(tasks[0]);
 	task_continue(tasks[1]);
-	sched_sleep_ms(BUDGET_MS); /* wakes early enough: the yielders stop at capacity */
+	/* Look in rarely (each look is a switch inside a sample): they stop at capacity. */
+	while ((tasks[0]->state != TASK_DEAD || tasks[1]->state != TASK_DEAD) &&
+	       rdtsc_ordered() < deadline)
+		sched_sleep_ms(POLL_MS);
 	for (unsigned int i = 0; i < 2; i++) {
 		timing[i]->stop = 1;
 		while (tasks[i]->state != TASK_DEAD)
@@ -118,10 +124,15 @@ TEST(sched, benchmark_user_to_user_yield)
 		check_eq(0, task_join(tasks[i], NULL));
 }
 
+static struct task *volatile benchmark_owner;
+
+/* Preemption probe: interrupt context. Wakes the sleeping test task once the array is full. */
 static void record_preemption(uint64_t cycles)
 {
 	if (sample_count < SAMPLES_MAX)
 		samples[sample_count++] = cycles;
+	else if (benchmark_owner)
+		sched_wake(benchmark_owner);
 }
 
 static void spin_until_stopped(void *arg)
@@ -138,23 +149,22 @@ TEST(sched, benchmark_timer_preemption)
 	unsigned int hz = timer_hz(), slice = sched_slice_ticks();
 	struct task *spinners[2];
 	struct write_snapshot before;
-	uint64_t deadline;
 
 	for (unsigned int i = 0; i < 2; i++)
 		spinners[i] = task_create("spinner", spin_until_stopped, (void *)&stop,
 					  TASK_START_STOPPED);
 	sample_count = 0;
+	benchmark_owner = sched_current();
 	sched_set_preemption_probe(record_preemption);
 	sched_set_slice_ticks(1);
 	timer_set_hz(PREEMPT_HZ);
 	before = snapshot();
-	deadline = rdtsc_ordered() + tsc_cycles_from_ms(BUDGET_MS);
 	task_continue(spinners[0]);
 	task_continue(spinners[1]);
-	/* Runs only when preempted back in; it stays out of the measurement otherwise. */
-	while (sample_count < SAMPLES_MAX && rdtsc_ordered() < deadline)
-		sched_yield();
+	/* Asleep, so that only the two spinners take turns; woken early when the array is full. */
+	sched_sleep_ms(BUDGET_MS);
 	timer_set_hz(hz);
+	benchmark_owner = NULL;
 	sched_set_slice_ticks(slice);
 	sched_set_preemption_probe(NULL);
 	stop = true;
