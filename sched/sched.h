@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arch/x86/switch_hooks.h"
 #include "sched/task.h"
 
 /*
@@ -47,20 +48,9 @@ unsigned int sched_slice_ticks(void);
 /* Change the time slice (benchmarks of preemption); takes effect at the next switch. */
 void sched_set_slice_ticks(unsigned int ticks);
 
-/*
- * Switch hooks: switch_out then switch_in run on every task switch, with interrupts off, before
- * the stacks change; both see the outgoing and the incoming task, so a subsystem can compare
- * their configurations and skip writes. task_exit runs when a task exits or is killed.
- * sched_register_hooks() returns the slot for the subsystem's task->hook_data, or -1.
- */
-struct sched_hooks {
-	void (*switch_out)(struct task *prev, struct task *next);
-	void (*switch_in)(struct task *prev, struct task *next);
-	void (*task_exit)(struct task *task);
-};
-
-int sched_register_hooks(const struct sched_hooks *hooks);
-void sched_unregister_hooks(int slot);
+/* Per-task state of other subsystems travels through arch/x86/switch_hooks.h; this is the
+ * scheduler's description of a task for those hooks. */
+struct switch_task task_switch_view(const struct task *task);
 
 /* Counters of the calling CPU, for tests and benchmarks. */
 struct sched_stats {

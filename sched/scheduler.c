@@ -30,7 +30,6 @@ struct run_queue {
 };
 
 static struct run_queue run_queues[MAX_CPUS];
-static const struct sched_hooks *hooks[SCHED_HOOK_SLOTS];
 static void (*interrupt_handler)(void);
 static void (*preemption_probe)(uint64_t cycles);
 static uint64_t slice_ms = SLICE_DEFAULT_MS;
@@ -109,9 +108,9 @@ static void switch_to(struct run_queue *queue, struct task *prev, struct task *n
 	prev->runtime_cycles += now - prev->switched_in_tsc;
 	next->switched_in_tsc = now;
 	next->switches_in++;
-	for (unsigned int slot = 0; slot < SCHED_HOOK_SLOTS; slot++)
-		if (hooks[slot] && hooks[slot]->switch_out)
-			hooks[slot]->switch_out(prev, next);
+	struct switch_task prev_view = task_switch_view(prev), next_view = task_switch_view(next);
+
+	switch_hooks_run(&prev_view, &next_view);
 	if (task_is_user(prev))
 		fxsave(&prev->fpu);
 	if (task_is_user(next)) {
@@ -122,9 +121,6 @@ static void switch_to(struct run_queue *queue, struct task *prev, struct task *n
 		write_cr3(cr3);
 		queue->cr3 = cr3;
 	}
-	for (unsigned int slot = 0; slot < SCHED_HOOK_SLOTS; slot++)
-		if (hooks[slot] && hooks[slot]->switch_in)
-			hooks[slot]->switch_in(prev, next);
 	queue->current = next;
 	next->state = TASK_RUNNING;
 	queue->stats.switches++;
@@ -302,6 +298,7 @@ static void idle_start(void *arg)
 void sched_init(void)
 {
 	struct run_queue *queue = this_run_queue();
+	struct switch_task boot_view;
 
 	slice_ticks = (unsigned int)(slice_ms * timer_hz() / 1000);
 	if (slice_ticks == 0)
@@ -310,6 +307,8 @@ void sched_init(void)
 	boot_task->state = TASK_RUNNING;
 	boot_task->switched_in_tsc = rdtsc_ordered();
 	queue->current = boot_task;
+	boot_view = task_switch_view(boot_task);
+	switch_hooks_set_current(&boot_view);
 	queue->cr3 = paging_kernel_root();
 	queue->ticks_left = slice_ticks;
 	queue->idle = task_alloc("idle", idle_start);
@@ -352,27 +351,24 @@ unsigned int sched_kill_others(void)
 	return ended;
 }
 
-int sched_register_hooks(const struct sched_hooks *new_hooks)
-{
-	for (int slot = 0; slot < SCHED_HOOK_SLOTS; slot++) {
-		if (!hooks[slot]) {
-			hooks[slot] = new_hooks;
-			return slot;
-		}
-	}
-	return -1;
-}
-
-void sched_unregister_hooks(int slot)
-{
-	hooks[slot] = NULL;
-}
-
 void sched_run_exit_hooks(struct task *task)
 {
-	for (unsigned int slot = 0; slot < SCHED_HOOK_SLOTS; slot++)
-		if (hooks[slot] && hooks[slot]->task_exit)
-			hooks[slot]->task_exit(task);
+	struct switch_task view = task_switch_view(task);
+
+	switch_hooks_run_exit(&view);
+}
+
+struct switch_task task_switch_view(const struct task *task)
+{
+	return (struct switch_task){
+		.index = task->index,
+		.id = task->id,
+		.user = task_is_user(task),
+		.user_regs = task->entered_user && task != sched_current()
+				     ? (struct cpu_regs *)(task_stack_top(task) -
+							   sizeof(struct cpu_regs))
+				     : NULL,
+	};
 }
 
 struct sched_stats sched_stats(void)

@@ -13,15 +13,13 @@
 #include "sched/internal.h"
 #include "sched/sched.h"
 
-#define ERROR_FAULT (-14l) /* a bad user address */
+#define SYSCALL_ERROR_FAULT (-14l) /* a bad user address */
 #define ERROR_NO_SYSCALL (-38l) /* an unknown number */
-#define ERROR_INVALID (-22l)
+#define SYSCALL_ERROR_INVALID (-22l)
 #define WRITE_MAX 160
 #define USER_SPACE_END 0x0000800000000000ul
 
 /* System calls run with interrupts off, on the task's kernel stack; they may switch tasks. */
-typedef long (*syscall_handler)(struct cpu_regs *regs);
-
 static long syscall_yield(struct cpu_regs *regs)
 {
 	(void)regs;
@@ -41,14 +39,14 @@ static long syscall_write(struct cpu_regs *regs)
 	char text[WRITE_MAX + 1];
 
 	if (length > WRITE_MAX)
-		return ERROR_INVALID;
+		return SYSCALL_ERROR_INVALID;
 	if (address >= USER_SPACE_END || length > USER_SPACE_END - address)
-		return ERROR_FAULT;
+		return SYSCALL_ERROR_FAULT;
 	for (uint64_t i = 0; i < length; i++) {
 		uint8_t byte;
 
 		if (probe_read_safe((const void *)(address + i), &byte))
-			return ERROR_FAULT;
+			return SYSCALL_ERROR_FAULT;
 		text[i] = (char)(byte >= ' ' && byte < 0x7f ? byte : '?');
 	}
 	text[length] = '\0';
@@ -68,25 +66,12 @@ static long syscall_get_task_id(struct cpu_regs *regs)
 	return sched_current()->id;
 }
 
-static const syscall_handler syscalls[SYSCALL_COUNT] = {
-	[SYSCALL_YIELD] = syscall_yield,
-	[SYSCALL_EXIT] = syscall_exit,
-	[SYSCALL_WRITE] = syscall_write,
-	[SYSCALL_SLEEP] = syscall_sleep,
-	[SYSCALL_GET_TASK_ID] = syscall_get_task_id,
-};
-
-static void syscall_dispatch(struct cpu_regs *regs)
-{
-	if (!regs_from_user(regs))
-		regs->rax = (uint64_t)ERROR_NO_SYSCALL;
-	else if (regs->rax >= SYSCALL_COUNT)
-		regs->rax = (uint64_t)ERROR_NO_SYSCALL;
-	else
-		regs->rax = (uint64_t)syscalls[regs->rax](regs);
-}
-
 void syscall_init(void)
 {
-	syscall_init_cpu(syscall_dispatch);
+	syscall_register(SYSCALL_YIELD, syscall_yield);
+	syscall_register(SYSCALL_EXIT, syscall_exit);
+	syscall_register(SYSCALL_WRITE, syscall_write);
+	syscall_register(SYSCALL_SLEEP, syscall_sleep);
+	syscall_register(SYSCALL_GET_TASK_ID, syscall_get_task_id);
+	syscall_init_cpu();
 }

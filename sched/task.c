@@ -41,6 +41,7 @@ struct task *task_alloc(const char *name, void (*start)(void *))
 			task = &pool[i];
 			memset(task, 0, sizeof(*task));
 			task->id = next_id++;
+			task->index = (unsigned int)i;
 			break;
 		}
 	}

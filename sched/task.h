@@ -8,10 +8,10 @@
 
 #include "arch/x86/context.h"
 #include "arch/x86/fpu.h"
+#include "arch/x86/switch_hooks.h"
 
 #define TASK_NAME_MAX 24
-#define TASKS_MAX 64
-#define SCHED_HOOK_SLOTS 4
+#define TASKS_MAX SWITCH_TASKS_MAX
 #define TASK_STACK_PAGES 4
 
 enum task_state {
@@ -36,7 +36,8 @@ struct user_fault {
 
 struct task {
 	struct context *context; /* saved by switch_context() while off the CPU */
-	unsigned int id;
+	unsigned int id; /* unique for the run */
+	unsigned int index; /* its pool slot: unique among live tasks (struct switch_task) */
 	char name[TASK_NAME_MAX];
 	enum task_state state;
 	bool stop_pending; /* BLOCKED: become STOPPED, not RUNNABLE, when woken */
@@ -62,7 +63,7 @@ struct task {
 	void (*entry)(void *); /* kernel tasks */
 	void *arg;
 
-	void *hook_data[SCHED_HOOK_SLOTS]; /* per-subsystem state, owned by the subsystem */
+	bool entered_user; /* has been in ring 3: its user frame tops its kernel stack */
 };
 
 /* How a new task starts: on the run queue, or STOPPED until task_continue() (so that it can be

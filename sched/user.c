@@ -52,6 +52,8 @@ static void user_task_start(void *arg)
 	struct task *task = arg;
 
 	sched_task_started(task);
+	local_irq_disable(); /* no switch may see entered_user before the frame exists */
+	task->entered_user = true;
 	enter_user_mode(task->user_entry, task->user_stack_top, task->user_arg);
 }
 

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "arch/x86/extable.h"
+#include "arch/x86/processor-flags.h"
 
 /* UD2: always #UD. Returns the exinfo. */
 static inline uint32_t probe_invalid_opcode_safe(void)
@@ -53,6 +54,24 @@ static inline uint32_t probe_write_safe(volatile void *address, uint8_t value)
 		     : [address] "r"(address), [value] "q"(value)
 		     : "memory");
 	return (uint32_t)fault;
+}
+
+/*
+ * Set RFLAGS.TF around one NOP: a single-step #DB (DR6.BS) follows each instruction until TF is
+ * clear again. Returns only if every #DB is handled and resumed.
+ */
+static inline void probe_single_step(void)
+{
+	asm volatile("pushfq\n\t"
+		     "orq %0, (%%rsp)\n\t"
+		     "popfq\n\t"
+		     "nop\n\t"
+		     "pushfq\n\t"
+		     "andq %1, (%%rsp)\n\t"
+		     "popfq"
+		     :
+		     : "i"(RFLAGS_TF), "i"(~RFLAGS_TF)
+		     : "memory", "cc");
 }
 
 /*

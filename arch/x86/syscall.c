@@ -25,12 +25,16 @@
 extern const char syscall_entry[];
 extern char user_syscall_gate[];
 
-static void (*syscall_handler)(struct cpu_regs *regs);
+static syscall_handler handlers[SYSCALL_COUNT];
 static bool use_trap;
 
-void syscall_init_cpu(void (*handler)(struct cpu_regs *regs))
+void syscall_register(unsigned int number, syscall_handler handler)
 {
-	syscall_handler = handler;
+	handlers[number] = handler;
+}
+
+void syscall_init_cpu(void)
+{
 	wrmsr(MSR_STAR,
 	      ((uint64_t)GDT_KERNEL_CODE << STAR_KERNEL_SHIFT) |
 		      ((uint64_t)(GDT_USER_CODE32 | SELECTOR_RPL_USER) << STAR_USER_SHIFT));
@@ -41,7 +45,10 @@ void syscall_init_cpu(void (*handler)(struct cpu_regs *regs))
 
 void handle_syscall(struct cpu_regs *regs)
 {
-	syscall_handler(regs);
+	if (!regs_from_user(regs) || regs->rax >= SYSCALL_COUNT || !handlers[regs->rax])
+		regs->rax = (uint64_t)SYSCALL_ERROR_NO_SYSCALL;
+	else
+		regs->rax = (uint64_t)handlers[regs->rax](regs);
 }
 
 /* #UD handler: a UD2 at the gate, from ring 3, is a system call; anything else is a real #UD. */
@@ -50,7 +57,7 @@ static bool syscall_trap(struct cpu_regs *regs)
 	if (!regs_from_user(regs) || regs->rip != user_text_address(user_syscall_gate))
 		return false;
 	regs->rip += GATE_INSTRUCTION_LENGTH;
-	syscall_handler(regs);
+	handle_syscall(regs);
 	return true;
 }
 

@@ -5,7 +5,7 @@
 
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
-#include "arch/x86/debugreg.h"
+#include "arch/x86/debug-registers.h"
 #include "arch/x86/exceptions.h"
 #include "arch/x86/extable.h"
 #include "arch/x86/gdt.h"

@@ -16,7 +16,16 @@
 #define SYSCALL_WRITE 2 /* rdi = user address, rsi = length: one console diagnostic line */
 #define SYSCALL_SLEEP 3 /* rdi = milliseconds */
 #define SYSCALL_GET_TASK_ID 4
-#define SYSCALL_COUNT 5
+#define SYSCALL_DR_INSTALL 5 /* rdi = address, rsi = enum dr_type, rdx = length: slot or -error */
+#define SYSCALL_DR_UNINSTALL 6 /* rdi = slot: 0 or -error */
+#define SYSCALL_DR_READ_HITS 7 /* rdi = struct dr_hit array, rsi = capacity: hits copied */
+#define SYSCALL_DR_SET_HANDLER 8 /* rdi = user handler for breakpoint hits, 0 for none */
+#define SYSCALL_COUNT 9
+
+/* Error returns (negative, in rax). */
+#define SYSCALL_ERROR_FAULT (-14l) /* a bad user address */
+#define SYSCALL_ERROR_INVALID (-22l)
+#define SYSCALL_ERROR_NO_SYSCALL (-38l) /* an unknown number */
 
 /* Lower-half layout of every user address space (the upper half is the kernel's). */
 #define USER_TEXT_BASE 0x0000000000400000ul /* .user_text, read-only, shared */

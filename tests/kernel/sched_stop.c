@@ -65,23 +65,30 @@ TEST(sched, stopping_a_sleeping_task_takes_effect_when_it_wakes)
 	check_eq(1, counter.count);
 }
 
-/* A pretend subsystem: its per-task state is a value applied at switch-in. */
-static int hook_slot;
-static volatile long applied[TASKS_MAX];
+/* A pretend subsystem: per-task state, kept by task index, applied at switch-in. */
+static const long *pending[SWITCH_TASKS_MAX];
+static volatile long applied[SWITCH_TASKS_MAX];
 static volatile unsigned int switch_ins_of_target;
-static struct task *volatile target;
+static volatile int target = -1;
 
-static void apply_on_switch_in(struct task *prev, struct task *next)
+static void apply_on_switch_in(const struct switch_task *prev, const struct switch_task *next)
 {
-	const long *pending = next->hook_data[hook_slot];
-
-	if (pending)
-		applied[next->id % TASKS_MAX] = *pending;
-	if (next == target && prev != next)
+	if (pending[next->index])
+		applied[next->index] = *pending[next->index];
+	if ((int)next->index == target && prev->index != next->index)
 		switch_ins_of_target++;
 }
 
-static const struct sched_hooks attach_hooks = { .switch_in = apply_on_switch_in };
+static void forget_on_exit(const struct switch_task *task)
+{
+	pending[task->index] = NULL;
+	applied[task->index] = 0;
+}
+
+static const struct switch_hooks attach_hooks = {
+	.switch_in = apply_on_switch_in,
+	.task_exit = forget_on_exit,
+};
 
 struct attach_probe {
 	volatile long seen_first;
@@ -94,7 +101,7 @@ static void report_applied(void *arg)
 
 	while (!probe->released) {
 		if (!probe->seen_first)
-			probe->seen_first = applied[sched_current()->id % TASKS_MAX];
+			probe->seen_first = applied[switch_task_current()->index];
 		sched_yield();
 	}
 }
@@ -104,54 +111,54 @@ TEST(sched, state_attached_to_a_stopped_task_is_applied_when_it_next_runs)
 	struct attach_probe probe = { 0, false };
 	static const long config = 42;
 	struct task *task;
+	int handle = switch_hooks_register(&attach_hooks);
 
-	hook_slot = sched_register_hooks(&attach_hooks);
-	check(hook_slot >= 0, "no free hook slot");
-	if (hook_slot < 0)
+	check(handle >= 0, "no free hook slot");
+	if (handle < 0)
 		return;
 	task = task_create("attach", report_applied, &probe, TASK_START_STOPPED);
-	target = task;
-	applied[task->id % TASKS_MAX] = 0;
-	task->hook_data[hook_slot] = (void *)&config;
+	target = (int)task->index;
+	pending[task->index] = &config;
 	switch_ins_of_target = 0;
 	sched_sleep_ms(10);
 	check_eq(0, switch_ins_of_target);
+	check_eq(0, applied[task->index]);
 	task_continue(task);
 	sched_sleep_ms(10);
 	check_eq(42, probe.seen_first);
 	check(switch_ins_of_target > 0, "the switch-in hook never saw the task");
 	probe.released = true;
 	task_join(task, NULL);
-	sched_unregister_hooks(hook_slot);
-	target = NULL;
+	switch_hooks_unregister(handle);
+	target = -1;
 }
 
 /* Every switch as the hooks saw it: out and in must name the same pair, in order. */
 #define SWITCH_RECORDS 64
 static struct switch_record {
-	struct task *prev, *next;
+	unsigned int prev, next;
 	bool in;
 } records[SWITCH_RECORDS];
 static volatile unsigned int record_count;
 
-static void record(struct task *prev, struct task *next, bool in)
+static void record(const struct switch_task *prev, const struct switch_task *next, bool in)
 {
 	if (record_count < SWITCH_RECORDS)
-		records[record_count++] = (struct switch_record){ prev, next, in };
+		records[record_count++] = (struct switch_record){ prev->id, next->id, in };
 }
 
-static void record_out(struct task *prev, struct task *next)
+static void record_out(const struct switch_task *prev, const struct switch_task *next)
 {
 	record(prev, next, false);
 }
 
-static void record_in(struct task *prev, struct task *next)
+static void record_in(const struct switch_task *prev, const struct switch_task *next)
 {
 	record(prev, next, true);
 }
 
-static const struct sched_hooks recording_hooks = { .switch_out = record_out,
-						    .switch_in = record_in };
+static const struct switch_hooks recording_hooks = { .switch_out = record_out,
+						     .switch_in = record_in };
 
 static void yield_a_few_times(void *arg)
 {
@@ -162,19 +169,19 @@ static void yield_a_few_times(void *arg)
 
 TEST(sched, switch_hooks_see_the_outgoing_and_incoming_task)
 {
-	int slot;
+	int handle;
 	struct task *a, *b;
 
 	record_count = 0;
-	slot = sched_register_hooks(&recording_hooks);
-	check(slot >= 0, "no free hook slot");
-	if (slot < 0)
+	handle = switch_hooks_register(&recording_hooks);
+	check(handle >= 0, "no free hook slot");
+	if (handle < 0)
 		return;
 	a = task_create("a", yield_a_few_times, NULL, TASK_START_RUNNABLE);
 	b = task_create("b", yield_a_few_times, NULL, TASK_START_RUNNABLE);
 	task_join(a, NULL);
 	task_join(b, NULL);
-	sched_unregister_hooks(slot);
+	switch_hooks_unregister(handle);
 	check(record_count >= 8, "%u hook calls", record_count);
 	for (unsigned int i = 0; i + 1 < record_count; i += 2) {
 		check(!records[i].in && records[i + 1].in, "record %u: out then in", i);

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/* The registry of task-switch hooks, and each CPU's current task as hooks see it. */
+#include <stddef.h>
+
+#include "arch/x86/percpu.h"
+#include "arch/x86/switch_hooks.h"
+
+static const struct switch_hooks *registered[SWITCH_HOOKS_MAX];
+static struct switch_task current[MAX_CPUS];
+
+int switch_hooks_register(const struct switch_hooks *hooks)
+{
+	for (int handle = 0; handle < SWITCH_HOOKS_MAX; handle++) {
+		if (!registered[handle]) {
+			registered[handle] = hooks;
+			return handle;
+		}
+	}
+	return -1;
+}
+
+void switch_hooks_unregister(int handle)
+{
+	registered[handle] = NULL;
+}
+
+void switch_hooks_run(const struct switch_task *prev, const struct switch_task *next)
+{
+	for (unsigned int i = 0; i < SWITCH_HOOKS_MAX; i++)
+		if (registered[i] && registered[i]->switch_out)
+			registered[i]->switch_out(prev, next);
+	for (unsigned int i = 0; i < SWITCH_HOOKS_MAX; i++)
+		if (registered[i] && registered[i]->switch_in)
+			registered[i]->switch_in(prev, next);
+	switch_hooks_set_current(next);
+}
+
+void switch_hooks_run_exit(const struct switch_task *task)
+{
+	for (unsigned int i = 0; i < SWITCH_HOOKS_MAX; i++)
+		if (registered[i] && registered[i]->task_exit)
+			registered[i]->task_exit(task);
+}
+
+void switch_hooks_set_current(const struct switch_task *task)
+{
+	current[this_cpu()->index] = *task;
+}
+
+const struct switch_task *switch_task_current(void)
+{
+	return &current[this_cpu()->index];
+}

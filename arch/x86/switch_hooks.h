@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/* Task-switch hooks: how subsystems keep per-task hardware state without knowing the scheduler. */
+#ifndef ARCH_X86_SWITCH_HOOKS_H
+#define ARCH_X86_SWITCH_HOOKS_H
+
+#include <stdbool.h>
+
+#include "arch/x86/regs.h"
+
+/* At most this many tasks live at once; a task's index is below it. */
+#define SWITCH_TASKS_MAX 64
+#define SWITCH_HOOKS_MAX 4
+
+/*
+ * What a hook sees of a task. The scheduler (sched/) fills it; subsystems (dr/, ds/) keep their
+ * per-task state in their own tables, indexed by index, and never include sched/.
+ */
+struct switch_task {
+	unsigned int index; /* stable while the task lives; reused after it exits */
+	unsigned int id; /* unique for the whole run */
+	bool user;
+	/* The saved ring-3 frame of a user task that is off the CPU, or NULL (kernel task, or a
+	 * user task that has not entered ring 3 yet). A hook may edit its rflags. */
+	struct cpu_regs *user_regs;
+};
+
+/*
+ * switch_out then switch_in run, for every registered subsystem, on every task switch, with
+ * interrupts off and before the stacks change: both see the outgoing and the incoming task, so a
+ * subsystem can compare configurations and skip writes. task_exit runs when a task ends, in any
+ * context, before its index is reused.
+ */
+struct switch_hooks {
+	void (*switch_out)(const struct switch_task *prev, const struct switch_task *next);
+	void (*switch_in)(const struct switch_task *prev, const struct switch_task *next);
+	void (*task_exit)(const struct switch_task *task);
+};
+
+/* Returns the registration's handle for switch_hooks_unregister(), or -1 when all are taken. */
+int switch_hooks_register(const struct switch_hooks *hooks);
+void switch_hooks_unregister(int handle);
+
+/* For the scheduler: run the hooks, and record next as this CPU's current task. */
+void switch_hooks_run(const struct switch_task *prev, const struct switch_task *next);
+void switch_hooks_run_exit(const struct switch_task *task);
+void switch_hooks_set_current(const struct switch_task *task);
+
+/* The task running on this CPU, as the scheduler last described it. */
+const struct switch_task *switch_task_current(void);
+
+#endif
