@@ -39,12 +39,19 @@ OBJS := \
 	arch/x86/serial.o \
 	arch/x86/setjmp.o \
 	arch/x86/switch.o \
+	arch/x86/switch_hooks.o \
 	arch/x86/syscall.o \
 	arch/x86/syscall_entry.o \
 	arch/x86/traps.o \
 	arch/x86/tsc.o \
 	arch/x86/user_entry.o \
 	arch/x86/user_probes.o \
+	dr/breakpoint.o \
+	dr/debug_registers.o \
+	dr/exception.o \
+	dr/layout.o \
+	dr/reserve.o \
+	dr/syscall.o \
 	lib/cmdline.o \
 	lib/console.o \
 	lib/crc32.o \
@@ -134,7 +141,7 @@ $(BUILD)/host/host-tests: $(HOST_TEST_SRCS) $(HOST_LIB_SRCS) $(wildcard tests/ho
 host-test: $(BUILD)/host/host-tests
 	$(BUILD)/host/host-tests
 
-FORMAT_SRCS := $(sort $(wildcard boot/*.[ch] arch/x86/*.[ch] lib/*.[ch] runner/*.[ch] sched/*.[ch] \
+FORMAT_SRCS := $(sort $(wildcard boot/*.[ch] arch/x86/*.[ch] dr/*.[ch] lib/*.[ch] runner/*.[ch] sched/*.[ch] \
 	tests/kernel/*.c tests/host/*.[ch]))
 
 format-check:

@@ -15,6 +15,7 @@
 #include "arch/x86/traps.h"
 #include "arch/x86/tsc.h"
 #include "boot/boot_info.h"
+#include "dr/dr.h"
 #include "lib/ktap.h"
 #include "runner/isolation.h"
 #include "runner/options.h"
@@ -97,6 +98,7 @@ void start_kernel(uint32_t magic, uint32_t info_phys)
 	sched_init(); /* the boot context becomes the runner task */
 	if (!user_syscall_select())
 		platform_bail_out("user tasks cannot make system calls");
+	dr_init();		/* breakpoints: switch hooks, #DB, CR4.DE */
 	platform_report();
 	seed_init();
 	platform_exit(runner_run(&run_options));

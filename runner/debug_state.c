@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "arch/x86/debugreg.h"
+#include "arch/x86/debug-registers.h"
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
 #include "lib/format.h"

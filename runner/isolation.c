@@ -7,7 +7,7 @@
 
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
-#include "arch/x86/debugreg.h"
+#include "arch/x86/debug-registers.h"
 #include "arch/x86/gdt.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/setjmp.h"
@@ -68,6 +68,7 @@ static bool isolation_unexpected_exception(struct cpu_regs *regs)
 	outcome->rip = regs->rip;
 	outcome->cr2 = read_cr2();
 	outcome->dr6 = read_dr6();
+	write_dr6(DR6_RESET); /* reported; the next #DB starts clean */
 	outcome->handler_stack = (uint64_t)regs;
 	isolation_end(depth - 1, ISOLATION_EXCEPTION);
 	/* Another task took it: that task ends here, the owner unwinds when it runs. */

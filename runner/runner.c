@@ -7,6 +7,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/exceptions.h"
 #include "arch/x86/traps.h"
+#include "dr/dr.h"
 #include "lib/format.h"
 #include "lib/glob.h"
 #include "lib/ktap.h"
@@ -123,6 +124,9 @@ static enum ktap_result run_test(const struct test_case *test)
 	left = sched_kill_others();
 	if (left && outcome.end == ISOLATION_RETURNED)
 		report_fail("the test left %u tasks running or unjoined; they were ended", left);
+	left = dr_uninstall_all(sched_current()->index) + dr_uninstall_all_system();
+	if (left && outcome.end == ISOLATION_RETURNED)
+		report_fail("the test left %u breakpoints installed; they were removed", left);
 	debug_state_check("after");
 	return report_end(&report);
 }

@@ -4,6 +4,7 @@
 #define RUNNER_TEST_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "lib/report.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* arch suite: faults taken through .extable fix-ups report the right vector and error code. */
-#include "arch/x86/debugreg.h"
+#include "arch/x86/debug-registers.h"
 #include "arch/x86/exceptions.h"
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"

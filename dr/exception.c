@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/* #DB: which condition fired (DR6, SDM Vol. 3 §18.2.3), who owns it, and RF for execute hits. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/x86/cpu.h"
+#include "arch/x86/debug-registers.h"
+#include "arch/x86/exceptions.h"
+#include "arch/x86/processor-flags.h"
+#include "arch/x86/switch_hooks.h"
+#include "arch/x86/traps.h"
+#include "dr/internal.h"
+
+static void dr_record(struct dr_task *state, const struct dr_hit *hit)
+{
+	if (state->hit_count == DR_HITS_MAX) {
+		state->hits_lost++;
+		return;
+	}
+	state->hits[(state->hit_first + state->hit_count++) % DR_HITS_MAX] = *hit;
+}
+
+unsigned int dr_read_hits(unsigned int task, struct dr_hit *hits, unsigned int capacity,
+			  unsigned int *lost)
+{
+	struct dr_task *state = dr_task_get(task);
+	unsigned long flags = local_irq_save();
+	unsigned int taken = 0;
+
+	for (; taken < capacity && state->hit_count; taken++, state->hit_count--) {
+		hits[taken] = state->hits[state->hit_first];
+		state->hit_first = (state->hit_first + 1) % DR_HITS_MAX;
+	}
+	if (lost)
+		*lost = state->hits_lost;
+	local_irq_restore(flags);
+	return taken;
+}
+
+/* A user task's own handler, if it set one: it gets the slot, DR6 and the RIP of the hit. */
+static void dr_enter_user_handler(const struct dr_task *state, const struct dr_hit *hit,
+				  struct cpu_regs *regs)
+{
+	if (!hit->from_user || !state->user_handler)
+		return;
+	regs->rdi = hit->slot;
+	regs->rsi = hit->dr6;
+	regs->rdx = hit->rip;
+	regs->rip = state->user_handler;
+}
+
+static void dr_dispatch_slot(unsigned int slot, unsigned long dr6, struct cpu_regs *regs)
+{
+	const struct switch_task *current = switch_task_current();
+	struct dr_task *state = dr_task_get(current->index);
+	const struct dr_handler_entry *entry;
+	struct dr_hit hit = {
+		.rip = regs->rip,
+		.dr6 = dr6,
+		.hardware_slot = (uint8_t)slot,
+		.from_user = regs_from_user(regs),
+		.task_id = current->id,
+	};
+	const struct dr_breakpoint *breakpoint;
+
+	if (dr_system_set()->used & (1u << slot)) {
+		breakpoint = &dr_system_set()->breakpoints[slot];
+		hit.slot = (uint8_t)slot;
+		entry = dr_system_handler(slot);
+	} else {
+		hit.slot = dr_logical_of(slot);
+		breakpoint = &state->set.breakpoints[hit.slot];
+		entry = &state->handlers[hit.slot];
+	}
+	hit.address = breakpoint->address;
+	hit.type = (uint8_t)breakpoint->type;
+	if (!(dr_system_set()->used & (1u << slot)))
+		dr_record(state, &hit);
+	if (breakpoint->type == DR_TYPE_EXECUTE)
+		regs->rflags |=
+			RFLAGS_RF; /* fault-class: resume without firing again (§18.3.1.1) */
+	if (entry->handler)
+		entry->handler(&hit, regs, entry->context);
+	if (!(dr_system_set()->used & (1u << slot)))
+		dr_enter_user_handler(state, &hit, regs);
+}
+
+static bool dr_debug_exception(struct cpu_regs *regs)
+{
+	unsigned long dr6 = read_dr6();
+	unsigned long dr7 = dr_held_dr7();
+	const struct switch_task *current = switch_task_current();
+	bool handled = false;
+
+	/* The CPU never clears DR6 (§18.2.3): do it first, so a nested #DB starts clean. */
+	write_dr6(DR6_RESET);
+	for (unsigned int slot = 0; slot < DR_SLOTS; slot++) {
+		/* B0-B3 may also be set for conditions that matched a disabled slot: skip those. */
+		if (!(dr6 & (DR6_B0 << slot)) || !(dr7 & dr7_slot_enable_mask(slot)))
+			continue;
+		dr_dispatch_slot(slot, dr6, regs);
+		handled = true;
+	}
+	if (dr6 & DR6_BS) {
+		struct dr_task *state = dr_task_get(current->index);
+		struct dr_hit hit = {
+			.rip = regs->rip,
+			.dr6 = dr6,
+			.slot = DR_NO_SLOT,
+			.hardware_slot = DR_NO_SLOT,
+			.from_user = regs_from_user(regs),
+			.task_id = current->id,
+		};
+
+		if (state->single_step) {
+			dr_record(state, &hit);
+			handled = true;
+		}
+	}
+	if (dr6 & DR6_BD) {
+		/* General detect: the CPU cleared DR7.GD; the MOV DR runs when we return. */
+		struct dr_hit hit = { .rip = regs->rip,
+				      .dr6 = dr6,
+				      .slot = DR_NO_SLOT,
+				      .hardware_slot = DR_NO_SLOT,
+				      .task_id = current->id };
+
+		dr_record(dr_task_get(current->index), &hit);
+		handled = true;
+	}
+	if (!handled)
+		write_dr6(dr6); /* for whoever reports the unexpected #DB */
+	return handled;
+}
+
+void dr_exception_init(void)
+{
+	exception_register(X86_EXC_DB, dr_debug_exception);
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/* What the files of dr/ share and nothing else sees. */
+#ifndef DR_INTERNAL_H
+#define DR_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dr/dr.h"
+
+#define DR_HITS_MAX 16
+
+struct dr_handler_entry {
+	dr_handler handler;
+	void *context;
+};
+
+/* One task's breakpoints and events, indexed by its switch_task.index. */
+struct dr_task {
+	struct dr_set set; /* by logical slot */
+	struct dr_handler_entry handlers[DR_SLOTS];
+	uint64_t user_handler;
+	bool single_step, single_step_applied;
+	bool branch_step;
+	struct dr_hit hits[DR_HITS_MAX]; /* a ring: hit_first is the oldest */
+	unsigned int hit_first, hit_count, hits_lost;
+};
+
+struct dr_task *dr_task_get(unsigned int task);
+const struct dr_set *dr_system_set(void);
+const struct dr_handler_entry *dr_system_handler(unsigned int slot);
+uint8_t dr_logical_of(unsigned int hardware_slot);
+unsigned long dr_held_dr7(void);
+
+void dr_exception_init(void);
+void dr_syscalls_init(void);
+
+#endif
