@@ -128,12 +128,21 @@ $(BUILD)/%.o: %.asm Makefile
 	@$(NASM) $(NASMFLAGS) -MD $(BUILD)/$*.d -MP $< -o $@
 
 # Host unit tests of the pure code in lib/ (and later dr/, ds/), with sanitizers.
-HOST_LIB_SRCS := lib/cmdline.c lib/console.c lib/crc32.c lib/format.c lib/glob.c lib/ktap.c \
-	lib/sort.c \
-	lib/report.c
+HOST_LIB_SRCS := \
+	dr/breakpoint.c \
+	dr/layout.c \
+	dr/reserve.c \
+	lib/cmdline.c \
+	lib/console.c \
+	lib/crc32.c \
+	lib/format.c \
+	lib/glob.c \
+	lib/ktap.c \
+	lib/report.c \
+	lib/sort.c
 HOST_TEST_SRCS := $(sort $(wildcard tests/host/*.c))
 
-$(BUILD)/host/host-tests: $(HOST_TEST_SRCS) $(HOST_LIB_SRCS) $(wildcard tests/host/*.h lib/*.h) Makefile
+$(BUILD)/host/host-tests: $(HOST_TEST_SRCS) $(HOST_LIB_SRCS) $(wildcard tests/host/*.h lib/*.h dr/*.h) Makefile
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
 	@$(HOST_CC) $(HOST_CFLAGS) -o $@ $(HOST_TEST_SRCS) $(HOST_LIB_SRCS)
