@@ -31,6 +31,9 @@ static struct dr_handler_entry system_handlers[DR_SLOTS];
 static struct dr_reservation reservation;
 static struct dr_cpu cpus[MAX_CPUS];
 static bool lazy = true;
+/* Bumped by every change of any breakpoint set: a task's cached layout is stale when its
+ * generation differs. Starts at 1 so that a zeroed dr_task is stale. */
+static uint64_t generation = 1;
 static bool btf_supported;
 
 CMDLINE_OPTION(option_lazy, .name = "dr.lazy", .syntax = "0|1", .parse = cmdline_parse_bool,
@@ -66,29 +69,48 @@ unsigned long dr_held_dr7(void)
 	return this_dr_cpu()->held.dr7;
 }
 
-/* Make the registers what task (the one now running here) needs: the fewest writes, in order. */
+static bool dr_hardware_equal(const struct dr_hardware *a, const struct dr_hardware *b)
+{
+	for (unsigned int slot = 0; slot < DR_SLOTS; slot++)
+		if (a->address[slot] != b->address[slot])
+			return false;
+	return a->dr7 == b->dr7;
+}
+
+/*
+ * Make the registers what task (the one now running here) needs, with the fewest writes, in
+ * the order dr_plan() gives. The switch path: when the cached layout equals what the registers
+ * hold, nothing else runs, so a switch between identical configurations costs a compare.
+ */
 static void dr_apply(unsigned int task)
 {
 	struct dr_cpu *cpu = this_dr_cpu();
-	struct dr_hardware wanted;
+	struct dr_task *state = &tasks[task];
 	struct dr_write_plan plan;
-	uint64_t debugctl = tasks[task].branch_step ? DEBUGCTL_BTF : 0;
+	uint64_t debugctl = state->branch_step ? DEBUGCTL_BTF : 0;
 
-	dr_layout(&system_set, &tasks[task].set, &wanted, cpu->logical_of);
-	dr_plan(&cpu->held, &wanted, !lazy, &plan);
-	if (plan.disable_first) {
-		write_dr7(plan.dr7_disabled);
-		cpu->held.dr7 = plan.dr7_disabled;
+	if (state->generation != generation) {
+		dr_layout(&system_set, &state->set, &state->wanted, state->logical_of);
+		state->generation = generation;
 	}
-	for (unsigned int slot = 0; slot < DR_SLOTS; slot++) {
-		if (plan.address_mask & (1u << slot)) {
-			write_dr_address(slot, plan.address[slot]);
-			cpu->held.address[slot] = plan.address[slot];
+	for (unsigned int slot = 0; slot < DR_SLOTS; slot++)
+		cpu->logical_of[slot] = state->logical_of[slot];
+	if (!lazy || !dr_hardware_equal(&state->wanted, &cpu->held)) {
+		dr_plan(&cpu->held, &state->wanted, !lazy, &plan);
+		if (plan.disable_first) {
+			write_dr7(plan.dr7_disabled);
+			cpu->held.dr7 = plan.dr7_disabled;
 		}
-	}
-	if (plan.write_dr7) {
-		write_dr7(plan.dr7);
-		cpu->held.dr7 = plan.dr7;
+		for (unsigned int slot = 0; slot < DR_SLOTS; slot++) {
+			if (plan.address_mask & (1u << slot)) {
+				write_dr_address(slot, plan.address[slot]);
+				cpu->held.address[slot] = plan.address[slot];
+			}
+		}
+		if (plan.write_dr7) {
+			write_dr7(plan.dr7);
+			cpu->held.dr7 = plan.dr7;
+		}
 	}
 	if (btf_supported && debugctl != cpu->debugctl) {
 		wrmsr(MSR_IA32_DEBUGCTL, debugctl);
@@ -158,6 +180,7 @@ static int dr_install_locked(unsigned int task, const struct dr_breakpoint *brea
 	state->set.breakpoints[slot] = *breakpoint;
 	state->set.used |= (uint8_t)(1u << slot);
 	state->handlers[slot] = (struct dr_handler_entry){ handler, context };
+	generation++;
 	return (int)slot;
 }
 
@@ -187,6 +210,7 @@ static void dr_uninstall_locked(unsigned int task, int slot)
 	state->set.used &= (uint8_t) ~(1u << slot);
 	state->handlers[slot] = (struct dr_handler_entry){ NULL, NULL };
 	dr_reserve_task(&reservation, held, held - 1);
+	generation++;
 }
 
 int dr_install_many(unsigned int task, const struct dr_breakpoint *breakpoints, unsigned int count,
@@ -271,6 +295,7 @@ int dr_install_system(const struct dr_breakpoint *breakpoint, dr_handler handler
 	system_set.breakpoints[slot] = *breakpoint;
 	system_set.used |= (uint8_t)(1u << slot);
 	system_handlers[slot] = (struct dr_handler_entry){ handler, context };
+	generation++;
 	dr_sync_current();
 	local_irq_restore(flags);
 	return slot;
@@ -286,6 +311,7 @@ int dr_uninstall_system(int slot)
 	system_set.used &= (uint8_t) ~(1u << slot);
 	system_handlers[slot] = (struct dr_handler_entry){ NULL, NULL };
 	dr_release_system(&reservation, 1);
+	generation++;
 	dr_sync_current();
 	local_irq_restore(flags);
 	return 0;

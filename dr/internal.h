@@ -18,6 +18,10 @@ struct dr_handler_entry {
 /* One task's breakpoints and events, indexed by its switch_task.index. */
 struct dr_task {
 	struct dr_set set; /* by logical slot */
+	/* dr_layout() of set with the system-wide set, valid while generation matches. */
+	struct dr_hardware wanted;
+	uint8_t logical_of[DR_SLOTS];
+	uint64_t generation;
 	struct dr_handler_entry handlers[DR_SLOTS];
 	uint64_t user_handler;
 	bool single_step, single_step_applied;

@@ -58,5 +58,32 @@ extern const char user_hlt[], user_hlt_at[], user_cli[], user_cli_at[];
 extern const char user_lgdt[], user_lgdt_at[];
 extern const char user_register_pattern[], user_yield_timing[];
 extern const char user_write_message[], user_sleep[], user_exit_with_vector[];
+extern const char user_dr_script[], user_dr_target[];
+
+/*
+ * Shared with user_dr_script; the offsets are fixed in arch/x86/user_probes.asm. hits holds
+ * what SYSCALL_DR_READ_HITS copied: struct dr_hit records, which arch does not know the layout
+ * of (dr/dr.h), so they are raw bytes here.
+ */
+enum user_dr_action {
+	USER_DR_NOTHING,
+	USER_DR_CALL,  /* call target */
+	USER_DR_WRITE, /* store one byte at target */
+	USER_DR_READ,  /* load one byte from target */
+};
+
+#define USER_DR_HITS_MAX 16
+#define USER_DR_HIT_SIZE 32
+
+struct user_dr_script {
+	uint64_t install; /* 1: SYSCALL_DR_INSTALL(address, type, length) first */
+	uint64_t address, type, length;
+	uint64_t action; /* enum user_dr_action */
+	uint64_t target;
+	uint64_t repeat;
+	int64_t install_result; /* the slot, or -enum dr_error */
+	int64_t hit_count;	/* what SYSCALL_DR_READ_HITS returned */
+	uint8_t hits[USER_DR_HITS_MAX * USER_DR_HIT_SIZE];
+};
 
 #endif

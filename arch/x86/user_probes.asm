@@ -253,3 +253,65 @@ global user_sleep
 user_sleep:
 	system_call SYSCALL_SLEEP
 	exit_with 0
+
+; rdi = struct user_dr_script (arch/x86/user.h): optionally install a breakpoint by system call,
+; repeat an action on the target, then read the task's hits into the script; exit(0).
+DR_SCRIPT_INSTALL	equ 0
+DR_SCRIPT_ADDRESS	equ 8
+DR_SCRIPT_TYPE		equ 16
+DR_SCRIPT_LENGTH	equ 24
+DR_SCRIPT_ACTION	equ 32
+DR_SCRIPT_TARGET	equ 40
+DR_SCRIPT_REPEAT	equ 48
+DR_SCRIPT_RESULT	equ 56
+DR_SCRIPT_HIT_COUNT	equ 64
+DR_SCRIPT_HITS		equ 72
+DR_SCRIPT_HITS_MAX	equ 16
+ACTION_CALL		equ 1
+ACTION_WRITE		equ 2
+ACTION_READ		equ 3
+
+global user_dr_script
+user_dr_script:
+	mov rbx, rdi			; preserved by system calls
+	cmp qword [rbx + DR_SCRIPT_INSTALL], 0
+	je .act
+	mov rdi, [rbx + DR_SCRIPT_ADDRESS]
+	mov rsi, [rbx + DR_SCRIPT_TYPE]
+	mov rdx, [rbx + DR_SCRIPT_LENGTH]
+	system_call SYSCALL_DR_INSTALL
+	mov [rbx + DR_SCRIPT_RESULT], rax
+.act:
+	mov r12, [rbx + DR_SCRIPT_REPEAT]
+	mov r13, [rbx + DR_SCRIPT_TARGET]
+.again:
+	test r12, r12
+	jz .read_hits
+	dec r12
+	mov rax, [rbx + DR_SCRIPT_ACTION]
+	cmp rax, ACTION_CALL
+	jne .not_call
+	call r13
+	jmp .again
+.not_call:
+	cmp rax, ACTION_WRITE
+	jne .not_write
+	mov byte [r13], 1
+	jmp .again
+.not_write:
+	cmp rax, ACTION_READ
+	jne .again
+	movzx eax, byte [r13]
+	jmp .again
+.read_hits:
+	lea rdi, [rbx + DR_SCRIPT_HITS]
+	mov rsi, DR_SCRIPT_HITS_MAX
+	system_call SYSCALL_DR_READ_HITS
+	mov [rbx + DR_SCRIPT_HIT_COUNT], rax
+	exit_with 0
+
+; A breakpoint target in user code.
+global user_dr_target
+user_dr_target:
+	nop
+	ret

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/* dr suite: breakpoints of user tasks, installed for them or by their own system calls. */
+#include "arch/x86/debugreg.h"
+#include "arch/x86/paging.h"
+#include "arch/x86/user.h"
+#include "lib/string.h"
+#include "dr/dr.h"
+#include "runner/test.h"
+#include "sched/sched.h"
+
+#define REPEAT 3
+
+/* A stopped user task running user_dr_script with *script copied into its data page. */
+static struct task *script_task(const struct user_dr_script *script)
+{
+	struct task *task = task_create_user("dr-script", user_dr_script, USER_DATA_BASE,
+					     TASK_START_STOPPED);
+
+	if (!task)
+		test_abort("task_create_user failed");
+	memcpy(task_user_data(task), script, sizeof(*script));
+	return task;
+}
+
+/* Run it to its end, and give back what it wrote (its data page is freed by the join). */
+static void script_run(struct task *task, struct user_dr_script *result)
+{
+	task_continue(task);
+	while (task->state != TASK_DEAD)
+		sched_sleep_ms(1);
+	memcpy(result, task_user_data(task), sizeof(*result));
+	check_eq(0, task_join(task, NULL));
+}
+
+static struct dr_hit script_hit(const struct user_dr_script *script, unsigned int i)
+{
+	struct dr_hit hit;
+
+	memcpy(&hit, &script->hits[i * USER_DR_HIT_SIZE], sizeof(hit));
+	return hit;
+}
+
+TEST(dr, breakpoint_attached_to_a_stopped_user_task_fires_in_ring_3)
+{
+	struct user_dr_script script = { .action = USER_DR_CALL,
+					 .target = user_text_address(user_dr_target),
+					 .repeat = REPEAT };
+	struct task *task = script_task(&script);
+	struct dr_breakpoint breakpoint = { script.target, DR_TYPE_EXECUTE, 1 };
+
+	check_eq(0, dr_install_as(task->index, &breakpoint, NULL, NULL, DR_REQUESTER_USER));
+	script_run(task, &script);
+	check_eq(REPEAT, script.hit_count);
+	for (unsigned int i = 0; i < REPEAT && i < script.hit_count; i++) {
+		struct dr_hit hit = script_hit(&script, i);
+
+		check(hit.from_user && hit.rip == script.target && hit.slot == 0 &&
+			      (hit.dr6 & DR6_BREAKPOINTS) == DR6_B0,
+		      "hit %u: user %u rip 0x%llx slot %u dr6 0x%llx", i, hit.from_user,
+		      (unsigned long long)hit.rip, hit.slot, (unsigned long long)hit.dr6);
+	}
+}
+
+TEST(dr, user_task_installs_its_own_breakpoint_by_system_call)
+{
+	struct user_dr_script script = { .install = 1,
+					 .address = user_text_address(user_dr_target),
+					 .type = DR_TYPE_EXECUTE,
+					 .length = 1,
+					 .action = USER_DR_CALL,
+					 .target = user_text_address(user_dr_target),
+					 .repeat = REPEAT };
+
+	script_run(script_task(&script), &script);
+	check_eq(0, script.install_result);
+	check_eq(REPEAT, script.hit_count);
+}
+
+TEST(dr, user_write_watchpoint_fires_on_its_own_data)
+{
+	struct user_dr_script script = { .install = 1,
+					 .address = USER_DATA_BASE + PAGE_SIZE,
+					 .type = DR_TYPE_WRITE,
+					 .length = 8,
+					 .action = USER_DR_WRITE,
+					 .target = USER_DATA_BASE + PAGE_SIZE + 7,
+					 .repeat = REPEAT };
+
+	script_run(script_task(&script), &script);
+	check_eq(0, script.install_result);
+	check_eq(REPEAT, script.hit_count);
+}
+
+TEST(dr, user_request_to_watch_kernel_memory_is_refused)
+{
+	static volatile uint64_t kernel_data;
+	struct user_dr_script script = { .install = 1,
+					 .address = (uint64_t)&kernel_data,
+					 .type = DR_TYPE_WRITE,
+					 .length = 8 };
+
+	script_run(script_task(&script), &script);
+	check_eq(-DR_ERROR_KERNEL_ADDRESS, script.install_result);
+	check_eq(0, script.hit_count);
+}
+
+TEST(dr, user_breakpoint_does_not_fire_in_another_user_task)
+{
+	struct user_dr_script owner = { .install = 1,
+					.address = user_text_address(user_dr_target),
+					.type = DR_TYPE_EXECUTE,
+					.length = 1,
+					.action = USER_DR_CALL,
+					.target = user_text_address(user_dr_target),
+					.repeat = REPEAT };
+	struct user_dr_script other = owner;
+	struct task *owner_task, *other_task;
+
+	other.install = 0;
+	owner_task = script_task(&owner);
+	other_task = script_task(&other);
+	task_continue(owner_task);
+	script_run(other_task, &other);
+	script_run(owner_task, &owner);
+	check_eq(REPEAT, owner.hit_count);
+	check_eq(0, other.hit_count);
+}
