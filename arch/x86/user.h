@@ -67,9 +67,9 @@ extern const char user_dr_script[], user_dr_target[];
  */
 enum user_dr_action {
 	USER_DR_NOTHING,
-	USER_DR_CALL,  /* call target */
+	USER_DR_CALL, /* call target */
 	USER_DR_WRITE, /* store one byte at target */
-	USER_DR_READ,  /* load one byte from target */
+	USER_DR_READ, /* load one byte from target */
 };
 
 #define USER_DR_HITS_MAX 16
@@ -82,7 +82,7 @@ struct user_dr_script {
 	uint64_t target;
 	uint64_t repeat;
 	int64_t install_result; /* the slot, or -enum dr_error */
-	int64_t hit_count;	/* what SYSCALL_DR_READ_HITS returned */
+	int64_t hit_count; /* what SYSCALL_DR_READ_HITS returned */
 	uint8_t hits[USER_DR_HITS_MAX * USER_DR_HIT_SIZE];
 };
 

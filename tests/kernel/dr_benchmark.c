@@ -47,7 +47,7 @@ static void yield_until_timed(void *arg)
 }
 
 enum configuration {
-	NO_STATE,  /* neither task has breakpoints */
+	NO_STATE, /* neither task has breakpoints */
 	IDENTICAL, /* both hold the same four */
 	DIFFERENT, /* four each, all different */
 };

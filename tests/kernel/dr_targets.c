@@ -13,6 +13,25 @@ void __attribute__((noinline)) dr_target_function(void)
 	dr_target_calls++;
 }
 
+#define STRESS_TARGET(n)                                              \
+	static void __attribute__((noinline)) stress_target_##n(void) \
+	{                                                             \
+		dr_target_calls++;                                    \
+	}
+STRESS_TARGET(0)
+STRESS_TARGET(1)
+STRESS_TARGET(2)
+STRESS_TARGET(3)
+STRESS_TARGET(4)
+STRESS_TARGET(5)
+STRESS_TARGET(6)
+STRESS_TARGET(7)
+
+void (*const dr_stress_targets[DR_STRESS_TARGETS])(void) = {
+	stress_target_0, stress_target_1, stress_target_2, stress_target_3,
+	stress_target_4, stress_target_5, stress_target_6, stress_target_7,
+};
+
 int dr_target_install(uint64_t address, enum dr_type type, unsigned int length)
 {
 	struct dr_breakpoint breakpoint = { address, type, length };

@@ -21,6 +21,10 @@ int dr_target_install(uint64_t address, enum dr_type type, unsigned int length);
 /* The hits of the calling task since the last call (at most 16). */
 unsigned int dr_target_hits(struct dr_hit *hits);
 
+/* Eight more functions to execute, for the stress test: distinct addresses. */
+#define DR_STRESS_TARGETS 8
+extern void (*const dr_stress_targets[DR_STRESS_TARGETS])(void);
+
 /* A never-touched address, for breakpoints that only take up a slot. */
 extern volatile uint64_t dr_target_unused[8];
 

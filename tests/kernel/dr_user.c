@@ -3,8 +3,8 @@
 #include "arch/x86/debugreg.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/user.h"
-#include "lib/string.h"
 #include "dr/dr.h"
+#include "lib/string.h"
 #include "runner/test.h"
 #include "sched/sched.h"
 
@@ -13,8 +13,8 @@
 /* A stopped user task running user_dr_script with *script copied into its data page. */
 static struct task *script_task(const struct user_dr_script *script)
 {
-	struct task *task = task_create_user("dr-script", user_dr_script, USER_DATA_BASE,
-					     TASK_START_STOPPED);
+	struct task *task =
+		task_create_user("dr-script", user_dr_script, USER_DATA_BASE, TASK_START_STOPPED);
 
 	if (!task)
 		test_abort("task_create_user failed");
@@ -94,10 +94,9 @@ TEST(dr, user_write_watchpoint_fires_on_its_own_data)
 TEST(dr, user_request_to_watch_kernel_memory_is_refused)
 {
 	static volatile uint64_t kernel_data;
-	struct user_dr_script script = { .install = 1,
-					 .address = (uint64_t)&kernel_data,
-					 .type = DR_TYPE_WRITE,
-					 .length = 8 };
+	struct user_dr_script script = {
+		.install = 1, .address = (uint64_t)&kernel_data, .type = DR_TYPE_WRITE, .length = 8
+	};
 
 	script_run(script_task(&script), &script);
 	check_eq(-DR_ERROR_KERNEL_ADDRESS, script.install_result);

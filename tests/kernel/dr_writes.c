@@ -85,11 +85,12 @@ TEST(dr, switch_between_configurations_differing_in_k_slots_writes_at_most_k_plu
 		 * before their addresses change and one to enable them again. */
 		check(measured.dr_writes <= (k + 2) * measured.switches,
 		      "k=%u: %llu writes in %llu switches, bound %u per switch", k,
-		      (unsigned long long)measured.dr_writes,
-		      (unsigned long long)measured.switches, k + 2);
+		      (unsigned long long)measured.dr_writes, (unsigned long long)measured.switches,
+		      k + 2);
 		check(measured.dr_writes >= k * measured.switches,
 		      "k=%u: only %llu writes in %llu switches", k,
-		      (unsigned long long)measured.dr_writes, (unsigned long long)measured.switches);
+		      (unsigned long long)measured.dr_writes,
+		      (unsigned long long)measured.switches);
 	}
 }
 
