@@ -44,6 +44,7 @@ OBJS := \
 	arch/x86/syscall_entry.o \
 	arch/x86/traps.o \
 	arch/x86/tsc.o \
+	arch/x86/user.o \
 	arch/x86/user_entry.o \
 	arch/x86/user_probes.o \
 	dr/breakpoint.o \
@@ -75,7 +76,8 @@ TEST_OBJS := $(patsubst %.c,%.o,$(sort $(wildcard tests/kernel/*.c)))
 KERNEL_OBJS := $(addprefix $(BUILD)/,$(OBJS) $(TEST_OBJS))
 
 # Debian packages the build and the tests need; `make deps` installs only the missing ones.
-DEPS := gcc make binutils nasm qemu-system-x86 python3 python3-pytest python3-pytest-timeout
+DEPS := gcc make binutils nasm qemu-system-x86 python3 python3-pytest python3-pytest-timeout \
+	python3-matplotlib
 
 # The two commands of the README: each installs what it needs first.
 ACCEL ?= auto
@@ -86,6 +88,13 @@ all: $(BUILD)/switchyard.elf $(BUILD)/switchyard32.elf
 
 run: deps all
 	$(PYTHON) scripts/run --accel $(ACCEL) --cmdline "$(CMDLINE)"
+
+# Benchmarks (tests=*.benchmark_*) under TCG, and KVM when usable: $(BENCH_OUT)/results.json
+# and switch-cost.png/.svg.
+BENCH_OUT ?= $(BUILD)/bench
+
+bench: deps all
+	$(PYTHON) scripts/bench --out $(BENCH_OUT)
 
 # With LOG=path, judge a log captured elsewhere (real hardware) instead of booting.
 ifeq ($(LOG),)
@@ -159,6 +168,6 @@ format-check:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all run check deps host-test format-check clean
+.PHONY: all run check bench deps host-test format-check clean
 
 -include $(KERNEL_OBJS:.o=.d)

@@ -61,7 +61,9 @@ enum dr_error dr_validate(const struct dr_breakpoint *breakpoint, enum dr_reques
 	}
 	if (!is_canonical(address))
 		return DR_ERROR_NON_CANONICAL;
-	if (requester == DR_REQUESTER_USER && address + length > DR_USER_ADDRESS_LIMIT)
+	/* Written so that it cannot wrap: address + length overflows at the top of memory. */
+	if (requester == DR_REQUESTER_USER &&
+	    (address >= DR_USER_ADDRESS_LIMIT || length > DR_USER_ADDRESS_LIMIT - address))
 		return DR_ERROR_KERNEL_ADDRESS;
 	return DR_OK;
 }

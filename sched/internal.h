@@ -25,8 +25,13 @@ void sched_task_started(struct task *task);
 /* Run the exit hooks of every subsystem for task. */
 void sched_run_exit_hooks(struct task *task);
 
-/* A pool slot with a kernel stack whose first switch calls start(task); NULL when full. */
-struct task *task_alloc(const char *name, void (*start)(void *));
+/*
+ * A pool slot with a kernel stack whose first switch calls start(task); NULL when full. A user
+ * task's stack keeps a struct cpu_regs at its top (user_frame), below which the kernel stack
+ * grows.
+ */
+struct task *task_alloc(const char *name, void (*start)(void *), bool user);
+struct cpu_regs *task_user_frame(const struct task *task);
 void task_free(struct task *task);
 
 /* Every task in the pool that is in use, for sched_kill_others(). */

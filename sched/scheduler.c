@@ -303,7 +303,7 @@ void sched_init(void)
 	slice_ticks = (unsigned int)(slice_ms * timer_hz() / 1000);
 	if (slice_ticks == 0)
 		slice_ticks = 1;
-	boot_task = task_alloc("runner", NULL);
+	boot_task = task_alloc("runner", NULL, false);
 	boot_task->state = TASK_RUNNING;
 	boot_task->switched_in_tsc = rdtsc_ordered();
 	queue->current = boot_task;
@@ -311,7 +311,7 @@ void sched_init(void)
 	switch_hooks_set_current(&boot_view);
 	queue->cr3 = paging_kernel_root();
 	queue->ticks_left = slice_ticks;
-	queue->idle = task_alloc("idle", idle_start);
+	queue->idle = task_alloc("idle", idle_start, false);
 	queue->idle->state = TASK_RUNNABLE;
 	syscall_init();
 	user_faults_init();
@@ -364,10 +364,8 @@ struct switch_task task_switch_view(const struct task *task)
 		.index = task->index,
 		.id = task->id,
 		.user = task_is_user(task),
-		.user_regs = task->entered_user && task != sched_current()
-				     ? (struct cpu_regs *)(task_stack_top(task) -
-							   sizeof(struct cpu_regs))
-				     : NULL,
+		.user_regs = task_is_user(task) && task != sched_current() ? task_user_frame(task)
+									   : NULL,
 	};
 }
 

@@ -30,7 +30,12 @@ uint64_t task_stack_top(const struct task *task)
 	return (uint64_t)phys_to_virt(task->stack) + TASK_STACK_PAGES * PAGE_SIZE;
 }
 
-struct task *task_alloc(const char *name, void (*start)(void *))
+struct cpu_regs *task_user_frame(const struct task *task)
+{
+	return (struct cpu_regs *)(task_stack_top(task) - sizeof(struct cpu_regs));
+}
+
+struct task *task_alloc(const char *name, void (*start)(void *), bool user)
 {
 	unsigned long flags = local_irq_save();
 	struct task *task = NULL;
@@ -56,7 +61,8 @@ struct task *task_alloc(const char *name, void (*start)(void *))
 			task_free(task);
 			return NULL;
 		}
-		task->context = context_init(task_stack_top(task), start, task);
+		task->context = context_init(
+			user ? (uint64_t)task_user_frame(task) : task_stack_top(task), start, task);
 	}
 	return task;
 }
@@ -83,7 +89,7 @@ static void kernel_task_start(void *arg)
 
 struct task *task_create(const char *name, void (*fn)(void *), void *arg, enum task_start start)
 {
-	struct task *task = task_alloc(name, kernel_task_start);
+	struct task *task = task_alloc(name, kernel_task_start, false);
 	unsigned long flags;
 
 	if (!task)

@@ -54,7 +54,6 @@ struct task {
 
 	/* Ring 3: address_space is 0 for a kernel task. */
 	uint64_t address_space;
-	uint64_t user_entry, user_stack_top, user_arg;
 	uint64_t user_fault_handler; /* user address, 0 for none: faults end the task */
 	void *user_data; /* kernel view of the USER_DATA_PAGES at USER_DATA_BASE */
 	struct user_fault fault;
@@ -62,8 +61,6 @@ struct task {
 
 	void (*entry)(void *); /* kernel tasks */
 	void *arg;
-
-	bool entered_user; /* has been in ring 3: its user frame tops its kernel stack */
 };
 
 /* How a new task starts: on the run queue, or STOPPED until task_continue() (so that it can be

@@ -52,15 +52,14 @@ static void user_task_start(void *arg)
 	struct task *task = arg;
 
 	sched_task_started(task);
-	local_irq_disable(); /* no switch may see entered_user before the frame exists */
-	task->entered_user = true;
-	enter_user_mode(task->user_entry, task->user_stack_top, task->user_arg);
+	local_irq_disable();
+	return_to_user_mode(task_user_frame(task));
 }
 
 struct task *task_create_user(const char *name, const void *program, uint64_t arg,
 			      enum task_start start)
 {
-	struct task *task = task_alloc(name, user_task_start);
+	struct task *task = task_alloc(name, user_task_start, true);
 	unsigned long flags;
 
 	if (!task)
@@ -71,9 +70,7 @@ struct task *task_create_user(const char *name, const void *program, uint64_t ar
 		return NULL;
 	}
 	fpu_state_init(&task->fpu);
-	task->user_entry = user_text_address(program);
-	task->user_stack_top = USER_STACK_TOP;
-	task->user_arg = arg;
+	user_frame_init(task_user_frame(task), user_text_address(program), USER_STACK_TOP, arg);
 	if (start == TASK_START_RUNNABLE) {
 		flags = local_irq_save();
 		run_queue_add(task, false);

@@ -122,10 +122,10 @@ def platform_param(platform):
 
 
 def pytest_generate_tests(metafunc):
-    platforms = [load_platform(name) for name in platform_names()]
+    """Boot only for the tests that judge a run: other test files never pay for a boot."""
     if "ktap_test" in metafunc.fixturenames:
         params = []
-        for platform in platforms:
+        for platform in (load_platform(name) for name in platform_names()):
             if platform.skip or platform.failure:
                 params.append(pytest.param(platform, None, id=platform.name,
                                            marks=platform_param(platform).marks))
@@ -133,4 +133,5 @@ def pytest_generate_tests(metafunc):
                 params.extend(ktap_params(platform))
         metafunc.parametrize("platform, ktap_test", params)
     elif "platform" in metafunc.fixturenames:
-        metafunc.parametrize("platform", [platform_param(p) for p in platforms])
+        metafunc.parametrize("platform", [platform_param(load_platform(name))
+                                          for name in platform_names()])

@@ -8,6 +8,12 @@ global interrupt_stubs
 ; Vectors for which the CPU pushes an error code (SDM Vol. 3 Table 6-1).
 %define HAS_ERROR_CODE(v) ((v) == 8 || ((v) >= 10 && (v) <= 14) || (v) == 17 || (v) == 21 || (v) == 29 || (v) == 30)
 
+; Vectors that may arrive before the SYSCALL entry's SWAPGS (a single step of SYSCALL) or at any
+; moment (NMI, #MC, #DF): they cannot trust CS to tell which GS base is live.
+%define PARANOID(v) ((v) == 1 || (v) == 2 || (v) == 8 || (v) == 18)
+
+MSR_GS_BASE equ 0xc0000101
+
 STUB_SIZE equ 16
 
 section .text
@@ -21,7 +27,11 @@ interrupt_stubs:
 	push 0
 %endif
 	push vector
+%if PARANOID(vector)
+	jmp entry_paranoid
+%else
 	jmp entry_common
+%endif
 %assign vector vector + 1
 %endrep
 
@@ -68,5 +78,56 @@ entry_common:
 	jz .to_kernel
 	swapgs
 .to_kernel:
+	add rsp, 16			; vector and error code
+	iretq
+
+; Like entry_common, but the live GS base decides: a kernel (upper-half) GS base means the
+; kernel's is loaded already, whatever CS says (SDM Vol. 2B SWAPGS; Linux's paranoid_entry).
+entry_paranoid:
+	push rax
+	push rbx
+	push rcx
+	push rdx
+	push rsi
+	push rdi
+	push rbp
+	push r8
+	push r9
+	push r10
+	push r11
+	push r12
+	push r13
+	push r14
+	push r15
+	mov ecx, MSR_GS_BASE
+	rdmsr
+	xor ebx, ebx			; rbx: 1 when this entry swapped GS
+	test edx, edx
+	js .kernel_gs
+	swapgs
+	mov ebx, 1
+.kernel_gs:
+	cld
+	mov rdi, rsp
+	call handle_exception
+	test ebx, ebx
+	jz .restore
+	swapgs
+.restore:
+	pop r15
+	pop r14
+	pop r13
+	pop r12
+	pop r11
+	pop r10
+	pop r9
+	pop r8
+	pop rbp
+	pop rdi
+	pop rsi
+	pop rdx
+	pop rcx
+	pop rbx
+	pop rax
 	add rsp, 16			; vector and error code
 	iretq

@@ -43,7 +43,7 @@ struct descriptor_pointer {
 
 static uint64_t gdt[8] __attribute__((aligned(16)));
 static struct tss tss __attribute__((aligned(16)));
-static uint8_t ist_stacks[3][IST_STACK_SIZE] __attribute__((aligned(16)));
+static uint8_t ist_stacks[IST_STACKS][IST_STACK_SIZE] __attribute__((aligned(16)));
 
 static void gdt_set_tss(unsigned int index, const struct tss *t)
 {
@@ -64,7 +64,7 @@ void gdt_init(void)
 	gdt[GDT_USER_CODE32 / 8] = USER_CODE32;
 	gdt[GDT_USER_DATA / 8] = KERNEL_DATA | SEG_DPL_USER;
 	gdt[GDT_USER_CODE / 8] = KERNEL_CODE | SEG_DPL_USER;
-	for (unsigned int slot = 1; slot <= 3; slot++)
+	for (unsigned int slot = 1; slot <= IST_STACKS; slot++)
 		tss.ist[slot - 1] = tss_ist_stack_top(slot);
 	tss.iomap_base = sizeof(tss); /* no I/O bitmap: every port #GPs at CPL 3 */
 	gdt_set_tss(GDT_TSS / 8, &tss);

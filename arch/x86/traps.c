@@ -76,6 +76,7 @@ void idt_init(void)
 	idt_set_gate(X86_EXC_DF, IST_DOUBLE_FAULT);
 	idt_set_gate(X86_EXC_NMI, IST_NMI);
 	idt_set_gate(X86_EXC_MC, IST_MACHINE_CHECK);
+	idt_set_gate(X86_EXC_DB, IST_DEBUG);
 	asm volatile("lidt %0" : : "m"(pointer));
 }
 

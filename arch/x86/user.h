@@ -5,14 +5,22 @@
 
 #include <stdint.h>
 
+#include "arch/x86/regs.h"
 #include "arch/x86/user-abi.h"
 
 /*
- * IRET to ring 3 at rip with rsp, rdi = arg, RFLAGS.IF=1 and every other register 0. The caller
- * has loaded the task's CR3 and TSS.RSP0. Does not return: the task comes back to the kernel
- * only through an interrupt, an exception or int 0x80.
+ * A user task's first frame: ring-3 selectors, rip, rsp, rdi = arg, RFLAGS.IF set and every other
+ * register 0. It sits where every later entry from ring 3 puts its frame (the top of the task's
+ * kernel stack), so that switch hooks can edit it (TF) before the task first runs.
  */
-void __attribute__((noreturn)) enter_user_mode(uint64_t rip, uint64_t rsp, uint64_t arg);
+void user_frame_init(struct cpu_regs *frame, uint64_t rip, uint64_t rsp, uint64_t arg);
+
+/*
+ * IRET to ring 3 through frame. The caller has loaded the task's CR3 and TSS.RSP0, and turned
+ * interrupts off. Does not return: the task comes back only by an interrupt, an exception or a
+ * system call.
+ */
+void __attribute__((noreturn)) return_to_user_mode(struct cpu_regs *frame);
 
 /* The .user_text section: mapped at USER_TEXT_BASE in every user address space. */
 extern const char __user_text_start[], __user_text_end[];

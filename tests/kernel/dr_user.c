@@ -124,3 +124,48 @@ TEST(dr, user_breakpoint_does_not_fire_in_another_user_task)
 	check_eq(REPEAT, owner.hit_count);
 	check_eq(0, other.hit_count);
 }
+
+/* Run user_dr_script with nothing to do under single-step (and maybe branch-step). */
+static struct user_dr_script run_stepped(bool branch_step, int *result)
+{
+	struct user_dr_script script = { .action = USER_DR_NOTHING };
+	struct task *task = script_task(&script);
+
+	dr_set_single_step(task->index, true);
+	*result = branch_step ? dr_set_branch_step(task->index, true) : 0;
+	script_run(task, &script);
+	return script;
+}
+
+TEST(dr, single_step_of_a_user_task_traps_after_each_instruction)
+{
+	int result;
+	struct user_dr_script script = run_stepped(false, &result);
+	/* user_dr_script starts with mov rbx, rdi (3 bytes): the first trap is right after it. */
+	uint64_t first = user_text_address(user_dr_script) + 3;
+
+	check(script.hit_count >= 8, "%lld single-step hits", (long long)script.hit_count);
+	for (int64_t i = 0; i < script.hit_count && i < USER_DR_HITS_MAX; i++) {
+		struct dr_hit hit = script_hit(&script, (unsigned int)i);
+
+		check(hit.slot == DR_NO_SLOT && (hit.dr6 & DR6_BS), "hit %lld: slot %u dr6 0x%llx",
+		      (long long)i, hit.slot, (unsigned long long)hit.dr6);
+		if (i == 0)
+			check_eq(first, hit.rip);
+	}
+}
+
+TEST(dr, branch_single_step_traps_only_on_branches)
+{
+	int result;
+	struct user_dr_script stepped, branches;
+
+	if (!dr_branch_step_supported())
+		test_skip("IA32_DEBUGCTL does not keep BTF here (it reads back without it)");
+	stepped = run_stepped(false, &result);
+	branches = run_stepped(true, &result);
+	check_eq(0, result);
+	check(branches.hit_count > 0 && branches.hit_count < stepped.hit_count,
+	      "%lld traps with BTF, %lld without", (long long)branches.hit_count,
+	      (long long)stepped.hit_count);
+}
