@@ -15,12 +15,14 @@ unsigned int dr_reservation_max_task(const struct dr_reservation *reservation)
 unsigned int dr_reservation_free_for_task(const struct dr_reservation *reservation,
 					  unsigned int held)
 {
-	return DR_SLOTS - reservation->system - held;
+	unsigned int taken = reservation->system + held;
+
+	return taken < DR_SLOTS ? DR_SLOTS - taken : 0;
 }
 
 bool dr_reserve_task(struct dr_reservation *reservation, unsigned int from, unsigned int to)
 {
-	if (to > from && reservation->system + to > DR_SLOTS)
+	if (from > DR_SLOTS || to > DR_SLOTS || (to > from && reservation->system + to > DR_SLOTS))
 		return false;
 	if (from)
 		reservation->tasks_holding[from]--;
@@ -31,7 +33,8 @@ bool dr_reserve_task(struct dr_reservation *reservation, unsigned int from, unsi
 
 bool dr_reserve_system(struct dr_reservation *reservation, unsigned int count)
 {
-	if (reservation->system + count + dr_reservation_max_task(reservation) > DR_SLOTS)
+	if (count > DR_SLOTS ||
+	    reservation->system + count + dr_reservation_max_task(reservation) > DR_SLOTS)
 		return false;
 	reservation->system += count;
 	return true;
@@ -39,5 +42,5 @@ bool dr_reserve_system(struct dr_reservation *reservation, unsigned int count)
 
 void dr_release_system(struct dr_reservation *reservation, unsigned int count)
 {
-	reservation->system -= count;
+	reservation->system -= count <= reservation->system ? count : reservation->system;
 }

@@ -21,7 +21,8 @@ unsigned int dr_reservation_free_for_task(const struct dr_reservation *reservati
 					  unsigned int held);
 
 /*
- * A task goes from holding `from` to holding `to` breakpoints. Growing fails (false, nothing
+ * A task goes from holding `from` to holding `to` breakpoints (each at most DR_SLOTS, else it
+ * fails). Growing fails (false, nothing
  * changed) when system + to > DR_SLOTS; shrinking always succeeds.
  */
 bool dr_reserve_task(struct dr_reservation *reservation, unsigned int from, unsigned int to);

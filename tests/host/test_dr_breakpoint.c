@@ -28,7 +28,7 @@ static const struct {
 	{ 0xffffffff80001000ull, DR_TYPE_EXECUTE, 1, KERNEL, false, DR_OK },
 	/* Type and length. */
 	{ 0x1000, (enum dr_type)4, 1, KERNEL, true, DR_ERROR_TYPE },
-	{ 0x1000, (enum dr_type)-1, 1, USER, true, DR_ERROR_TYPE },
+	{ 0x1000, (enum dr_type)(-1), 1, USER, true, DR_ERROR_TYPE },
 	{ 0x1000, DR_TYPE_WRITE, 0, KERNEL, true, DR_ERROR_LENGTH },
 	{ 0x1000, DR_TYPE_WRITE, 3, KERNEL, true, DR_ERROR_LENGTH },
 	{ 0x1000, DR_TYPE_WRITE, 16, USER, true, DR_ERROR_LENGTH },
@@ -84,12 +84,13 @@ HOST_TEST(dr_validate_applies_every_rule)
 		enum dr_error error = dr_validate(&breakpoint, validate_cases[i].requester,
 						  validate_cases[i].io_allowed);
 
-		host_checkf(error == validate_cases[i].expected,
-			    "case %zu: address 0x%llx type %d length %u %s io %d: expected %s, got %s",
-			    i, (unsigned long long)breakpoint.address, (int)breakpoint.type,
-			    breakpoint.length, validate_cases[i].requester == USER ? "user" : "kernel",
-			    validate_cases[i].io_allowed, dr_error_name(validate_cases[i].expected),
-			    dr_error_name(error));
+		host_checkf(
+			error == validate_cases[i].expected,
+			"case %zu: address 0x%llx type %d length %u %s io %d: expected %s, got %s",
+			i, (unsigned long long)breakpoint.address, (int)breakpoint.type,
+			breakpoint.length, validate_cases[i].requester == USER ? "user" : "kernel",
+			validate_cases[i].io_allowed, dr_error_name(validate_cases[i].expected),
+			dr_error_name(error));
 	}
 }
 
@@ -144,11 +145,12 @@ HOST_TEST(dr7_encode_matches_the_sdm_layout_and_decodes_back)
 					    "slot %u type %u length %u: expected 0x%lx, got 0x%lx",
 					    slot, type, lengths[l], sdm_dr7(slot, type, l), dr7);
 				enabled = dr7_decode(dr7, slot, &decoded_type, &decoded_length);
-				host_checkf(enabled && decoded_type == type &&
-						    decoded_length == lengths[l],
-					    "slot %u type %u length %u: decoded %d, type %d length %u",
-					    slot, type, lengths[l], enabled, (int)decoded_type,
-					    decoded_length);
+				host_checkf(
+					enabled && decoded_type == type &&
+						decoded_length == lengths[l],
+					"slot %u type %u length %u: decoded %d, type %d length %u",
+					slot, type, lengths[l], enabled, (int)decoded_type,
+					decoded_length);
 			}
 		}
 	}
@@ -220,6 +222,6 @@ HOST_TEST(dr_error_name_names_every_error)
 				    "errors %d and %d share the name \"%s\"", other, error, name);
 	}
 	host_check_str("unknown error", dr_error_name(DR_ERROR_COUNT));
-	host_check_str("unknown error", dr_error_name((enum dr_error)-1));
+	host_check_str("unknown error", dr_error_name((enum dr_error)(-1)));
 	host_check_str("unknown error", dr_error_name((enum dr_error)1000));
 }
