@@ -2,6 +2,8 @@
 ; Exception and interrupt entry: one stub per vector, one common path into handle_exception().
 
 extern handle_exception
+%include "arch/x86/registers.inc"
+
 global interrupt_stubs
 
 
@@ -41,39 +43,11 @@ entry_common:
 	jz .from_kernel
 	swapgs
 .from_kernel:
-	push rax
-	push rbx
-	push rcx
-	push rdx
-	push rsi
-	push rdi
-	push rbp
-	push r8
-	push r9
-	push r10
-	push r11
-	push r12
-	push r13
-	push r14
-	push r15
+	push_general_registers
 	cld
 	mov rdi, rsp
 	call handle_exception
-	pop r15
-	pop r14
-	pop r13
-	pop r12
-	pop r11
-	pop r10
-	pop r9
-	pop r8
-	pop rbp
-	pop rdi
-	pop rsi
-	pop rdx
-	pop rcx
-	pop rbx
-	pop rax
+	pop_general_registers
 	test byte [rsp + 3 * 8], 3
 	jz .to_kernel
 	swapgs
@@ -84,21 +58,7 @@ entry_common:
 ; Like entry_common, but the live GS base decides: a kernel (upper-half) GS base means the
 ; kernel's is loaded already, whatever CS says (SDM Vol. 2B SWAPGS; Linux's paranoid_entry).
 entry_paranoid:
-	push rax
-	push rbx
-	push rcx
-	push rdx
-	push rsi
-	push rdi
-	push rbp
-	push r8
-	push r9
-	push r10
-	push r11
-	push r12
-	push r13
-	push r14
-	push r15
+	push_general_registers
 	mov ecx, MSR_GS_BASE
 	rdmsr
 	xor ebx, ebx			; rbx: 1 when this entry swapped GS
@@ -114,20 +74,6 @@ entry_paranoid:
 	jz .restore
 	swapgs
 .restore:
-	pop r15
-	pop r14
-	pop r13
-	pop r12
-	pop r11
-	pop r10
-	pop r9
-	pop r8
-	pop rbp
-	pop rdi
-	pop rsi
-	pop rdx
-	pop rcx
-	pop rbx
-	pop rax
+	pop_general_registers
 	add rsp, 16			; vector and error code
 	iretq

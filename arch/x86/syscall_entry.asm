@@ -24,39 +24,11 @@ syscall_entry:
 	push rcx			; rip
 	push 0				; error code
 	push VECTOR_SYSCALL		; vector
-	push rax
-	push rbx
-	push rcx
-	push rdx
-	push rsi
-	push rdi
-	push rbp
-	push r8
-	push r9
-	push r10
-	push r11
-	push r12
-	push r13
-	push r14
-	push r15
+	push_general_registers
 	cld
 	mov rdi, rsp
 	call handle_syscall
-	pop r15
-	pop r14
-	pop r13
-	pop r12
-	pop r11
-	pop r10
-	pop r9
-	pop r8
-	pop rbp
-	pop rdi
-	pop rsi
-	pop rdx
-	pop rcx
-	pop rbx
-	pop rax
+	pop_general_registers
 	add rsp, 16			; vector and error code
 	swapgs
 	iretq

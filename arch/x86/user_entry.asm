@@ -1,27 +1,15 @@
 ; SPDX-License-Identifier: MIT
 ; return_to_user_mode(frame): leave the kernel through a struct cpu_regs (arch/x86/user.h).
 
+%include "arch/x86/registers.inc"
+
 global return_to_user_mode
 
 section .text
 ; rdi = the frame, at the top of the task's kernel stack. Interrupts must be off.
 return_to_user_mode:
 	mov rsp, rdi
-	pop r15
-	pop r14
-	pop r13
-	pop r12
-	pop r11
-	pop r10
-	pop r9
-	pop r8
-	pop rbp
-	pop rdi
-	pop rsi
-	pop rdx
-	pop rcx
-	pop rbx
-	pop rax
+	pop_general_registers
 	add rsp, 16			; vector and error code
 	swapgs				; the user's GS base is 0; the kernel's goes to KERNEL_GS_BASE
 	iretq
