@@ -27,6 +27,7 @@ OBJS := \
 	arch/x86/apic.o \
 	arch/x86/context.o \
 	arch/x86/cpuid.o \
+	arch/x86/debugctl.o \
 	arch/x86/entry.o \
 	arch/x86/fpu.o \
 	arch/x86/gdt.o \

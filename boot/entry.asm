@@ -47,7 +47,8 @@ boot_entry:
 	rep stosd
 
 	mov edi, boot_pd_direct - KERNEL_VIRTUAL_BASE
-	mov eax, PTE_PRESENT | PTE_WRITE | PTE_HUGE
+	; A and D preset: the Debug Store may sit anywhere in the direct map (SDM DS restrictions).
+	mov eax, PTE_PRESENT | PTE_WRITE | PTE_HUGE | PTE_ACCESSED | PTE_DIRTY
 	xor edx, edx
 	mov ecx, PD_ENTRIES
 .fill_pd:

@@ -6,6 +6,7 @@
 
 #include "arch/x86/cpu.h"
 #include "arch/x86/debug-registers.h"
+#include "arch/x86/debugctl.h"
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
@@ -22,7 +23,6 @@
 struct dr_cpu {
 	struct dr_hardware held;
 	uint8_t logical_of[DR_SLOTS];
-	uint64_t debugctl;
 };
 
 static struct dr_task tasks[SWITCH_TASKS_MAX];
@@ -112,10 +112,8 @@ static void dr_apply(unsigned int task)
 			cpu->held.dr7 = plan.dr7;
 		}
 	}
-	if (btf_supported && debugctl != cpu->debugctl) {
-		wrmsr(MSR_IA32_DEBUGCTL, debugctl);
-		cpu->debugctl = debugctl;
-	}
+	if (btf_supported)
+		debugctl_update(DEBUGCTL_BTF, debugctl);
 }
 
 /* After a change to task's breakpoints: apply it now if task is the one running here. */

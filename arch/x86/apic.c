@@ -15,9 +15,13 @@
 #include "arch/x86/tsc.h"
 
 #define APIC_ID 0x020
+#define APIC_INTERRUPT_COMMAND_LOW 0x300
+#define APIC_ICR_SHORTHAND_SELF (1u << 18) /* destination shorthand 01: self */
+#define APIC_ICR_DELIVERY_PENDING (1u << 12)
 #define APIC_EOI 0x0b0
 #define APIC_SPURIOUS 0x0f0
 #define APIC_LVT_TIMER 0x320
+#define APIC_LVT_PERFORMANCE 0x340
 #define APIC_LVT_LINT0 0x350
 #define APIC_LVT_LINT1 0x360
 #define APIC_LVT_ERROR 0x370
@@ -136,4 +140,26 @@ void timer_set_hz(unsigned int hz)
 unsigned int timer_hz(void)
 {
 	return tick_hz;
+}
+
+void apic_send_self_ipi(unsigned int vector)
+{
+	apic_write(APIC_INTERRUPT_COMMAND_LOW, APIC_ICR_SHORTHAND_SELF | vector);
+	while (apic_read(APIC_INTERRUPT_COMMAND_LOW) & APIC_ICR_DELIVERY_PENDING)
+		cpu_relax();
+}
+
+void apic_pmi_init(unsigned int vector)
+{
+	apic_write(APIC_LVT_PERFORMANCE, vector);
+}
+
+void apic_pmi_unmask(void)
+{
+	apic_write(APIC_LVT_PERFORMANCE, apic_read(APIC_LVT_PERFORMANCE) & ~APIC_LVT_MASKED);
+}
+
+bool apic_pmi_masked(void)
+{
+	return apic_read(APIC_LVT_PERFORMANCE) & APIC_LVT_MASKED;
 }

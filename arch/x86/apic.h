@@ -13,6 +13,18 @@ bool apic_init(void);
 uint32_t apic_id(void);
 void apic_end_of_interrupt(void);
 
+/* A fixed interrupt at vector to this CPU itself (ICR shorthand "self"). */
+void apic_send_self_ipi(unsigned int vector);
+
+/*
+ * The LVT performance-counter entry: fixed delivery at vector. Intel CPUs set its mask bit when
+ * they deliver a PMI (SDM Vol. 3 §19.6.1; AMD does not): a handler must unmask it, or no
+ * further PMI arrives.
+ */
+void apic_pmi_init(unsigned int vector);
+void apic_pmi_unmask(void);
+bool apic_pmi_masked(void);
+
 /* Calibrate the APIC timer against the TSC, then tick periodically at hz. Needs tsc_hz(). */
 void timer_start(unsigned int hz);
 unsigned int timer_hz(void);

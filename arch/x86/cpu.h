@@ -72,6 +72,12 @@ static inline uint64_t rdtsc_ordered(void)
 	return ((uint64_t)high << 32) | low;
 }
 
+/* Drop the TLB entry of one page. Never faults. */
+static inline void invlpg(uint64_t virt)
+{
+	asm volatile("invlpg (%0)" : : "r"(virt) : "memory");
+}
+
 static inline unsigned long read_cr0(void)
 {
 	unsigned long value;

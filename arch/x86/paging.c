@@ -63,6 +63,28 @@ bool address_space_map(uint64_t root, uint64_t virt, uint64_t phys, uint64_t fla
 	return true;
 }
 
+bool address_space_unmap(uint64_t root, uint64_t virt)
+{
+	uint64_t *table = phys_to_virt(root);
+
+	if (virt >= LOWER_HALF_END)
+		return false;
+	for (unsigned int level = 4; level > 1; level--) {
+		uint64_t entry = table[table_index(virt, level)];
+
+		if (!(entry & PTE_PRESENT))
+			return false;
+		table = phys_to_virt(entry & PTE_ADDRESS_MASK);
+	}
+	if (!(table[table_index(virt, 1)] & PTE_PRESENT))
+		return false;
+	if (table[table_index(virt, 1)] & PTE_OWNED)
+		pfa_free(table[table_index(virt, 1)] & PTE_ADDRESS_MASK);
+	table[table_index(virt, 1)] = 0;
+	invlpg(virt);
+	return true;
+}
+
 static void table_destroy(uint64_t table_phys, unsigned int level)
 {
 	uint64_t *entries = phys_to_virt(table_phys);

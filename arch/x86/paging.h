@@ -77,6 +77,9 @@ uint64_t address_space_create(void);
  */
 bool address_space_map(uint64_t root, uint64_t virt, uint64_t phys, uint64_t flags);
 
+/* Remove the mapping of the page at virt (a PTE_OWNED frame is freed); false if none. */
+bool address_space_unmap(uint64_t root, uint64_t virt);
+
 /* Free the lower-half tables of root, the PTE_OWNED frames they map, and root itself. */
 void address_space_destroy(uint64_t root);
 

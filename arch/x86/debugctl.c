@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* The per-CPU shadow of IA32_DEBUGCTL (reset value 0, SDM Vol. 4). */
+#include <stdint.h>
+
+#include "arch/x86/debugctl.h"
+#include "arch/x86/msr-index.h"
+#include "arch/x86/msr.h"
+#include "arch/x86/percpu.h"
+
+static uint64_t shadow[MAX_CPUS];
+
+void debugctl_update(uint64_t mask, uint64_t value)
+{
+	uint64_t *held = &shadow[this_cpu()->index];
+	uint64_t wanted = (*held & ~mask) | (value & mask);
+
+	if (wanted != *held) {
+		wrmsr(MSR_IA32_DEBUGCTL, wanted);
+		*held = wanted;
+	}
+}
+
+uint64_t debugctl_shadow(void)
+{
+	return shadow[this_cpu()->index];
+}
