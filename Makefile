@@ -54,6 +54,13 @@ OBJS := \
 	dr/layout.o \
 	dr/reserve.o \
 	dr/syscall.o \
+	ds/area.o \
+	ds/context.o \
+	ds/detect.o \
+	ds/pmi.o \
+	ds/records.o \
+	ds/switch.o \
+	ds/synth.o \
 	lib/cmdline.o \
 	lib/console.o \
 	lib/crc32.o \
@@ -142,6 +149,8 @@ HOST_LIB_SRCS := \
 	dr/breakpoint.c \
 	dr/layout.c \
 	dr/reserve.c \
+	ds/area.c \
+	ds/records.c \
 	lib/cmdline.c \
 	lib/console.c \
 	lib/crc32.c \
@@ -152,7 +161,7 @@ HOST_LIB_SRCS := \
 	lib/sort.c
 HOST_TEST_SRCS := $(sort $(wildcard tests/host/*.c))
 
-$(BUILD)/host/host-tests: $(HOST_TEST_SRCS) $(HOST_LIB_SRCS) $(wildcard tests/host/*.h lib/*.h dr/*.h) Makefile
+$(BUILD)/host/host-tests: $(HOST_TEST_SRCS) $(HOST_LIB_SRCS) $(wildcard tests/host/*.h lib/*.h dr/*.h ds/*.h) Makefile
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
 	@$(HOST_CC) $(HOST_CFLAGS) -o $@ $(HOST_TEST_SRCS) $(HOST_LIB_SRCS)
@@ -160,7 +169,7 @@ $(BUILD)/host/host-tests: $(HOST_TEST_SRCS) $(HOST_LIB_SRCS) $(wildcard tests/ho
 host-test: $(BUILD)/host/host-tests
 	$(BUILD)/host/host-tests
 
-FORMAT_SRCS := $(sort $(wildcard boot/*.[ch] arch/x86/*.[ch] dr/*.[ch] lib/*.[ch] runner/*.[ch] sched/*.[ch] \
+FORMAT_SRCS := $(sort $(wildcard boot/*.[ch] arch/x86/*.[ch] dr/*.[ch] ds/*.[ch] lib/*.[ch] runner/*.[ch] sched/*.[ch] \
 	tests/kernel/*.c tests/host/*.[ch]))
 
 format-check:

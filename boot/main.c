@@ -16,6 +16,7 @@
 #include "arch/x86/tsc.h"
 #include "boot/boot_info.h"
 #include "dr/dr.h"
+#include "ds/ds.h"
 #include "lib/ktap.h"
 #include "runner/isolation.h"
 #include "runner/options.h"
@@ -99,6 +100,7 @@ void start_kernel(uint32_t magic, uint32_t info_phys)
 	if (!user_syscall_select())
 		platform_bail_out("user tasks cannot make system calls");
 	dr_init();		/* breakpoints: switch hooks, #DB, CR4.DE */
+	ds_init();		/* Debug Store: detection, backend, switch hooks, PMI */
 	platform_report();
 	seed_init();
 	platform_exit(runner_run(&run_options));

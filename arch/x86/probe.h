@@ -74,6 +74,11 @@ static inline void probe_single_step(void)
 		     : "memory", "cc");
 }
 
+/* Two labelled taken jumps, for BTS (arch/x86/probe.asm); the labels are their addresses. */
+void probe_branches(void);
+extern const char probe_branch_1[], probe_branch_1_target[];
+extern const char probe_branch_2[], probe_branch_2_target[];
+
 /*
  * Point RSP at an unmapped page and push: the #PF cannot be delivered on that stack, so the CPU
  * raises #DF, which runs on its IST stack. Never returns: run it isolated (runner_isolate()).

@@ -31,5 +31,9 @@
 #define USER_TEXT_BASE 0x0000000000400000ul /* .user_text, read-only, shared */
 #define USER_DATA_BASE 0x0000000010000000ul /* per-task data pages, read-write */
 #define USER_STACK_TOP 0x0000000020000000ul /* per-task stack pages below this */
+/* A task's Debug Store, read-only: the DS area, then its BTS and PEBS buffers (ds/ds.h). */
+#define USER_DS_BASE 0x0000000030000000ul
+#define USER_DS_BTS_OFFSET 0x100000ul
+#define USER_DS_PEBS_OFFSET 0x200000ul
 
 #endif

@@ -46,6 +46,8 @@ static inline uint64_t user_text_address(const void *symbol)
  *   user_exit_with_vector(vector)   a fault handler: exit(USER_FAULT_EXIT_BASE + vector)
  *   user_write_message(address)     write the NUL-terminated string at address, exit(task id)
  *   user_sleep(ms)                  sleep(ms), exit(0)
+ *   user_ds_poll(out)               out[0..2] = records in its BTS buffer, last from, last to,
+ *                                   read through its read-only view at USER_DS_BASE; exit(0)
  */
 #define USER_NOT_FAULTED 0xbad
 #define USER_FAULT_EXIT_BASE 100
@@ -66,7 +68,7 @@ extern const char user_hlt[], user_hlt_at[], user_cli[], user_cli_at[];
 extern const char user_lgdt[], user_lgdt_at[];
 extern const char user_register_pattern[], user_yield_timing[];
 extern const char user_write_message[], user_sleep[], user_exit_with_vector[];
-extern const char user_dr_script[], user_dr_target[];
+extern const char user_dr_script[], user_dr_target[], user_ds_poll[];
 
 /*
  * Shared with user_dr_script; the offsets are fixed in arch/x86/user_probes.asm. hits holds

@@ -315,3 +315,31 @@ global user_dr_target
 user_dr_target:
 	nop
 	ret
+
+; rdi = where to store three qwords: the records in the task's BTS buffer, and the from and to
+; of the last one, read through its read-only view of the Debug Store (USER_DS_BASE); exit(0).
+USER_DS_BASE		equ 0x30000000
+USER_DS_BTS_OFFSET	equ 0x100000
+DS_BTS_BASE		equ 0x00
+DS_BTS_INDEX		equ 0x08
+BTS_RECORD_SIZE		equ 24
+
+global user_ds_poll
+user_ds_poll:
+	mov rsi, rdi
+	mov rax, [USER_DS_BASE + DS_BTS_INDEX]
+	sub rax, [USER_DS_BASE + DS_BTS_BASE]	; bytes used: the index is a kernel address
+	mov r8, rax
+	xor edx, edx
+	mov ecx, BTS_RECORD_SIZE
+	div rcx
+	mov [rsi], rax
+	test rax, rax
+	jz .done
+	lea r9, [USER_DS_BASE + USER_DS_BTS_OFFSET + r8 - BTS_RECORD_SIZE]
+	mov rax, [r9]
+	mov [rsi + 8], rax
+	mov rax, [r9 + 8]
+	mov [rsi + 16], rax
+.done:
+	exit_with 0

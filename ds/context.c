@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT */
+/* DS areas and their buffers: allocation, sharing between BTS and PEBS, the user's view. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/x86/cpu.h"
+#include "arch/x86/cpuid.h"
+#include "arch/x86/paging.h"
+#include "arch/x86/pfa.h"
+#include "arch/x86/user-abi.h"
+#include "ds/internal.h"
+#include "lib/string.h"
+
+#define DS_CANARY 0xa5
+#define DS_CANARY_BYTES 64 /* right after the absolute maximum */
+#define BUFFER_PAGES_MAX 64 /* what pfa_alloc_pages() gives at most */
+#define PEBS_ENABLE_BITS 48 /* GP counters 0-31, fixed counters 32-47 */
+#define PEBS_ENABLE_FIXED_SHIFT 32
+
+/* The reset-value slot of the counter behind IA32_PEBS_ENABLE bit `bit` (hardware.md A2). */
+static unsigned int ds_reset_slot(unsigned int format, unsigned int bit)
+{
+	bool fixed = bit >= PEBS_ENABLE_FIXED_SHIFT;
+
+	return pebs_reset_slot((enum pebs_format)format, fixed,
+			       fixed ? bit - PEBS_ENABLE_FIXED_SHIFT : bit);
+}
+
+static struct ds_context contexts[DS_CONTEXTS];
+
+static const char *const error_names[DS_ERROR_COUNT] = {
+	[DS_OK] = "ok",
+	[DS_ERROR_CONFIG] = "buffer or threshold not allowed",
+	[DS_ERROR_NO_MEMORY] = "out of memory",
+	[DS_ERROR_BUSY] = "that user is attached already",
+	[DS_ERROR_NOT_ATTACHED] = "that user is not attached",
+	[DS_ERROR_UNSUPPORTED] = "not supported by this CPU",
+};
+
+const char *ds_error_name(enum ds_error error)
+{
+	return (unsigned int)error < DS_ERROR_COUNT ? error_names[error] : "unknown error";
+}
+
+struct ds_context *ds_context_task(unsigned int task)
+{
+	return &contexts[task];
+}
+
+struct ds_context *ds_context_cpu(unsigned int cpu)
+{
+	return &contexts[SWITCH_TASKS_MAX + cpu];
+}
+
+struct ds_context *ds_context_of(const struct ds_target *target)
+{
+	return target->cpu ? ds_context_cpu(target->index) : ds_context_task(target->index);
+}
+
+static uint64_t user_view_offset(enum ds_user user)
+{
+	return user == DS_USER_BTS ? USER_DS_BTS_OFFSET : USER_DS_PEBS_OFFSET;
+}
+
+/* Map pages read-only, no-execute, not owned (the DS context frees them) into the user's view. */
+static bool user_view_map(uint64_t root, uint64_t virt, uint64_t phys, unsigned int pages)
+{
+	bool mapped = true;
+
+	for (unsigned int i = 0; i < pages; i++)
+		mapped &= address_space_map(root, virt + i * PAGE_SIZE, phys + i * PAGE_SIZE,
+					    PTE_USER | PTE_NO_EXECUTE);
+	return mapped;
+}
+
+static void user_view_unmap(uint64_t root, uint64_t virt, unsigned int pages)
+{
+	for (unsigned int i = 0; i < pages; i++)
+		address_space_unmap(root, virt + i * PAGE_SIZE);
+}
+
+/* The area: one zeroed page in the direct map, so at one linear address in every CR3, A/D set. */
+static bool context_acquire(struct ds_context *context, const struct ds_target *target)
+{
+	uint64_t phys;
+
+	if (context->area)
+		return true;
+	phys = pfa_alloc();
+	if (!phys)
+		return false;
+	if (target->address_space && !user_view_map(target->address_space, USER_DS_BASE, phys, 1)) {
+		user_view_unmap(target->address_space, USER_DS_BASE, 1);
+		pfa_free(phys);
+		return false;
+	}
+	memset(context, 0, sizeof(*context));
+	context->area = phys_to_virt(phys);
+	context->address_space = target->address_space;
+	return true;
+}
+
+static void context_release_if_unused(struct ds_context *context)
+{
+	for (unsigned int user = 0; user < DS_USERS; user++)
+		if (context->buffers[user].phys)
+			return;
+	if (context->address_space)
+		user_view_unmap(context->address_space, USER_DS_BASE, 1);
+	pfa_free(virt_to_phys(context->area));
+	context->area = NULL;
+}
+
+/* Whole records, then a canary: nothing may ever be written past max. */
+static bool buffer_alloc(struct ds_context *context, enum ds_user user, size_t records,
+			 size_t record_size)
+{
+	struct ds_buffer *buffer = &context->buffers[user];
+	size_t bytes = records * record_size;
+	unsigned int pages = (unsigned int)((bytes + DS_CANARY_BYTES + PAGE_SIZE - 1) / PAGE_SIZE);
+	uint64_t phys;
+
+	if (records == 0 || pages > BUFFER_PAGES_MAX)
+		return false;
+	phys = pfa_alloc_pages(pages);
+	if (!phys)
+		return false;
+	memset((uint8_t *)phys_to_virt(phys) + bytes, DS_CANARY, DS_CANARY_BYTES);
+	if (context->address_space &&
+	    !user_view_map(context->address_space, USER_DS_BASE + user_view_offset(user), phys,
+			   pages)) {
+		user_view_unmap(context->address_space, USER_DS_BASE + user_view_offset(user),
+				pages);
+		pfa_free_pages(phys, pages);
+		return false;
+	}
+	*buffer = (struct ds_buffer){ phys, pages, record_size, bytes };
+	return true;
+}
+
+/* Free a buffer the registers no longer name (the caller synced them first). */
+static void buffer_free(struct ds_context *context, enum ds_user user,
+			const struct ds_buffer *buffer)
+{
+	if (context->address_space)
+		user_view_unmap(context->address_space, USER_DS_BASE + user_view_offset(user),
+				buffer->pages);
+	pfa_free_pages(buffer->phys, buffer->pages);
+}
+
+bool ds_canary_intact(const struct ds_target *target, enum ds_user user)
+{
+	const struct ds_buffer *buffer = &ds_context_of(target)->buffers[user];
+	const uint8_t *bytes = phys_to_virt(buffer->phys);
+
+	for (size_t i = buffer->bytes; i < buffer->bytes + DS_CANARY_BYTES; i++)
+		if (bytes[i] != DS_CANARY)
+			return false;
+	return true;
+}
+
+enum ds_error ds_attach_bts(const struct ds_target *target, const struct ds_bts_config *config)
+{
+	struct ds_context *context = ds_context_of(target);
+	struct ds_buffer_fields fields;
+	unsigned long flags;
+
+	if ((config->off_os || config->off_usr) && !ds_support()->ds_cpl)
+		return DS_ERROR_UNSUPPORTED;
+	if (!ds_bts_fields(0, config->records * BTS_RECORD_SIZE, config->circular,
+			   config->threshold_records, &fields))
+		return DS_ERROR_CONFIG;
+	flags = local_irq_save();
+	if (context->area && context->buffers[DS_USER_BTS].phys) {
+		local_irq_restore(flags);
+		return DS_ERROR_BUSY;
+	}
+	if (!context_acquire(context, target)) {
+		local_irq_restore(flags);
+		return DS_ERROR_NO_MEMORY;
+	}
+	if (!buffer_alloc(context, DS_USER_BTS, config->records, BTS_RECORD_SIZE)) {
+		context_release_if_unused(context);
+		local_irq_restore(flags);
+		return DS_ERROR_NO_MEMORY;
+	}
+	context->bts = *config;
+	ds_bts_fields((uint64_t)phys_to_virt(context->buffers[DS_USER_BTS].phys),
+		      config->records * BTS_RECORD_SIZE, config->circular,
+		      config->threshold_records, &fields);
+	context->area->bts_base = fields.base;
+	context->area->bts_index = fields.index;
+	context->area->bts_max = fields.max;
+	context->area->bts_threshold = fields.threshold;
+	ds_sync();
+	local_irq_restore(flags);
+	return DS_OK;
+}
+
+enum ds_error ds_attach_pebs(const struct ds_target *target, const struct ds_pebs_config *config)
+{
+	struct ds_context *context = ds_context_of(target);
+	struct ds_buffer_fields fields;
+	unsigned long flags;
+
+	if (!ds_pebs_fields(0, config->records * config->record_size, config->record_size,
+			    config->threshold_records, &fields))
+		return DS_ERROR_CONFIG;
+	flags = local_irq_save();
+	if (context->area && context->buffers[DS_USER_PEBS].phys) {
+		local_irq_restore(flags);
+		return DS_ERROR_BUSY;
+	}
+	if (!context_acquire(context, target)) {
+		local_irq_restore(flags);
+		return DS_ERROR_NO_MEMORY;
+	}
+	if (!buffer_alloc(context, DS_USER_PEBS, config->records, config->record_size)) {
+		context_release_if_unused(context);
+		local_irq_restore(flags);
+		return DS_ERROR_NO_MEMORY;
+	}
+	context->pebs = *config;
+	ds_pebs_fields((uint64_t)phys_to_virt(context->buffers[DS_USER_PEBS].phys),
+		       config->records * config->record_size, config->record_size,
+		       config->threshold_records, &fields);
+	context->area->pebs_base = fields.base;
+	context->area->pebs_index = fields.index;
+	context->area->pebs_max = fields.max;
+	context->area->pebs_threshold = fields.threshold;
+	for (unsigned int bit = 0; bit < PEBS_ENABLE_BITS; bit++)
+		if (config->enable & (1ull << bit))
+			context->area->pebs_reset[ds_reset_slot(config->format, bit)] =
+				config->reset_value;
+	ds_sync();
+	local_irq_restore(flags);
+	return DS_OK;
+}
+
+enum ds_error ds_detach(const struct ds_target *target, enum ds_user user)
+{
+	struct ds_context *context = ds_context_of(target);
+	unsigned long flags = local_irq_save();
+	struct ds_buffer buffer = context->buffers[user];
+
+	if (!context->area || !buffer.phys) {
+		local_irq_restore(flags);
+		return DS_ERROR_NOT_ATTACHED;
+	}
+	ds_drain_context(context, target->cpu ? switch_task_current()->index : target->index);
+	/* The registers stop naming the buffer before its memory goes back. */
+	context->buffers[user] = (struct ds_buffer){ 0 };
+	if (user == DS_USER_BTS) {
+		context->bts = (struct ds_bts_config){ 0 };
+		context->area->bts_base = context->area->bts_index = 0;
+		context->area->bts_max = context->area->bts_threshold = 0;
+	} else {
+		context->pebs = (struct ds_pebs_config){ 0 };
+		context->area->pebs_base = context->area->pebs_index = 0;
+		context->area->pebs_max = context->area->pebs_threshold = 0;
+	}
+	ds_sync();
+	buffer_free(context, user, &buffer);
+	context_release_if_unused(context);
+	local_irq_restore(flags);
+	return DS_OK;
+}
+
+struct ds_area *ds_area_get(const struct ds_target *target)
+{
+	return ds_context_of(target)->area;
+}

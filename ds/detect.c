@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/* What Debug Store support this CPU has, checked by CPUID and by reading back MSR writes. */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arch/x86/cpuid.h"
+#include "arch/x86/msr-index.h"
+#include "arch/x86/msr.h"
+#include "arch/x86/paging.h"
+#include "ds/internal.h"
+#include "lib/format.h"
+#include "lib/ktap.h"
+
+static struct ds_support support;
+/* A page for the read-back probe; BTS and PEBS stay off, so nothing is ever written to it. */
+static uint8_t probe_page[PAGE_SIZE] __attribute__((aligned(PAGE_SIZE)));
+
+const struct ds_support *ds_support(void)
+{
+	return &support;
+}
+
+/* An accepted write proves nothing (TCG drops it and reads 0): write, read back, restore. */
+static bool ds_area_keeps_value(void)
+{
+	uint64_t old, readback = 0;
+	bool kept;
+
+	if (rdmsr_safe(MSR_IA32_DS_AREA, &old) ||
+	    wrmsr_safe(MSR_IA32_DS_AREA, (uint64_t)probe_page))
+		return false;
+	kept = rdmsr_safe(MSR_IA32_DS_AREA, &readback) == 0 && readback == (uint64_t)probe_page;
+	wrmsr_safe(MSR_IA32_DS_AREA, old);
+	return kept;
+}
+
+/* The first condition that fails, in the order the SDM and Linux check them (hardware.md A1). */
+static void first_missing(char *reason, size_t size, bool pebs)
+{
+	uint64_t misc = 0;
+
+	if (!support.ds)
+		format(reason, size, "CPUID.1:EDX.DS=0");
+	else if (!support.dtes64)
+		format(reason, size, "CPUID.1:ECX.DTES64=0 (no 64-bit DS layout)");
+	else if (rdmsr_safe(MSR_IA32_MISC_ENABLE, &misc))
+		format(reason, size, "IA32_MISC_ENABLE cannot be read");
+	else if (!pebs && support.bts_unavailable)
+		format(reason, size, "IA32_MISC_ENABLE.BTS_UNAVAILABLE=1");
+	else if (pebs && support.pebs_unavailable)
+		format(reason, size, "IA32_MISC_ENABLE.PEBS_UNAVAILABLE=1");
+	else if (pebs && !support.pdcm)
+		format(reason, size, "CPUID.1:ECX.PDCM=0 (no PEBS record format)");
+	else if (!support.ds_area_keeps_value)
+		format(reason, size, "IA32_DS_AREA does not keep a written value");
+	else
+		reason[0] = '\0';
+}
+
+static void ds_detect(void)
+{
+	struct cpuid_result leaf1 = cpuid(1, 0);
+	uint64_t value = 0;
+
+	support.ds = leaf1.edx & CPUID_1_EDX_DS;
+	support.dtes64 = leaf1.ecx & CPUID_1_ECX_DTES64;
+	support.ds_cpl = leaf1.ecx & CPUID_1_ECX_DS_CPL;
+	support.pdcm = leaf1.ecx & CPUID_1_ECX_PDCM;
+	if (rdmsr_safe(MSR_IA32_MISC_ENABLE, &value) == 0) {
+		support.bts_unavailable = value & MISC_ENABLE_BTS_UNAVAILABLE;
+		support.pebs_unavailable = value & MISC_ENABLE_PEBS_UNAVAILABLE;
+	}
+	if (support.pdcm && rdmsr_safe(MSR_IA32_PERF_CAPABILITIES, &value) == 0)
+		support.pebs_format = (unsigned int)((value & PERF_CAP_PEBS_FORMAT_MASK) >>
+						     PERF_CAP_PEBS_FORMAT_SHIFT);
+	/* Probe only where CPUID promises a DS area: elsewhere the write may #GP or vanish. */
+	support.ds_area_keeps_value = support.ds && support.dtes64 && ds_area_keeps_value();
+	first_missing(support.bts_reason, sizeof(support.bts_reason), false);
+	first_missing(support.pebs_reason, sizeof(support.pebs_reason), true);
+}
+
+void ds_init(void)
+{
+	ds_detect();
+	ds_set_backend(support.bts_reason[0] && support.pebs_reason[0] ? DS_BACKEND_SYNTHETIC
+								       : DS_BACKEND_HARDWARE);
+	ktap_diag(0, "ds: backend=%s bts=%s pebs=%s pebs_format=%u",
+		  ds_get_backend() == DS_BACKEND_HARDWARE ? "hardware" : "synthetic",
+		  support.bts_reason[0] ? support.bts_reason : "yes",
+		  support.pebs_reason[0] ? support.pebs_reason : "yes", support.pebs_format);
+	ds_switch_init();
+	ds_pmi_init();
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/* The Debug Store: one DS area per target, shared by a BTS user and a PEBS user. */
+#ifndef DS_DS_H
+#define DS_DS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ds/area.h"
+
+enum ds_user {
+	DS_USER_BTS,
+	DS_USER_PEBS,
+	DS_USERS,
+};
+
+enum ds_error {
+	DS_OK,
+	DS_ERROR_CONFIG, /* a buffer or threshold the SDM rules do not allow */
+	DS_ERROR_NO_MEMORY,
+	DS_ERROR_BUSY, /* that user is attached already */
+	DS_ERROR_NOT_ATTACHED,
+	DS_ERROR_UNSUPPORTED, /* e.g. BTS_OFF_OS/USR without DS-CPL */
+	DS_ERROR_COUNT,
+};
+
+const char *ds_error_name(enum ds_error error);
+
+/* Whose DS area: a task (active while it runs) or a CPU (active for every task on it). */
+struct ds_target {
+	bool cpu;
+	unsigned int index; /* task index (struct switch_task.index) or CPU index */
+	uint64_t address_space; /* a user task's page-table root, for its read-only view; else 0 */
+};
+
+struct ds_bts_config {
+	size_t records; /* buffer size, in records */
+	bool circular; /* wrap, no PMI; else DEBUGCTL.BTINT: PMI at the threshold */
+	size_t threshold_records; /* interrupt mode: records that raise the PMI */
+	bool off_os, off_usr; /* DEBUGCTL.BTS_OFF_OS / BTS_OFF_USR: need DS-CPL */
+};
+
+struct ds_pebs_config {
+	unsigned int format; /* PERF_CAPABILITIES[11:8]; decides record layout and reset slots */
+	size_t record_size; /* bytes per record; the largest one for adaptive formats */
+	size_t records; /* buffer size, in records of record_size */
+	size_t threshold_records; /* records that raise the PMI */
+	uint64_t data_cfg; /* MSR_PEBS_DATA_CFG, for adaptive formats: the record's groups */
+	uint64_t enable; /* IA32_PEBS_ENABLE: GP counter i at bit i, fixed i at bit 32 + i */
+	uint64_t reset_value; /* reload value of every GP counter enabled in enable */
+};
+
+/*
+ * Attach a user to target's DS area, allocating and filling the area on first use; a second user
+ * shares it. Callable from any CPU, for a task in any state: a task's area becomes active when it
+ * is next switched in (at once if it is the caller), a CPU's by ds_activate_cpu() on that CPU.
+ * A user task (address_space != 0) gets a read-only view of the area and buffers at
+ * USER_DS_BASE. Returns DS_OK or an error; a failure changes nothing.
+ */
+enum ds_error ds_attach_bts(const struct ds_target *target, const struct ds_bts_config *config);
+enum ds_error ds_attach_pebs(const struct ds_target *target, const struct ds_pebs_config *config);
+
+/* Drain what the user's buffer holds, then detach it; the area is freed with its last user. */
+enum ds_error ds_detach(const struct ds_target *target, enum ds_user user);
+
+/* The DS area of target, or NULL. It sits at the same linear address in every address space. */
+struct ds_area *ds_area_get(const struct ds_target *target);
+
+/* True while nothing was written past a buffer's absolute maximum (a canary fills the rest). */
+bool ds_canary_intact(const struct ds_target *target, enum ds_user user);
+
+/* Make the calling CPU's CPU-mode area active (or inactive, when it has none). */
+void ds_activate_cpu(void);
+
+/* Records drained and credited to a task (the one that was running when they were written). */
+struct ds_credit {
+	uint64_t bts_records, pebs_records;
+	uint64_t last_from, last_to; /* the last BTS record */
+	uint64_t last_pebs_ip;
+};
+struct ds_credit ds_credit(unsigned int task);
+void ds_credit_reset(unsigned int task);
+
+/* Drain target's buffers now, crediting the task running here. */
+void ds_drain(const struct ds_target *target);
+
+/*
+ * Where the three MSRs go: the hardware, or a per-CPU synthetic register file that the synthetic
+ * producer (ds/synth.h) reads, for CPUs without a Debug Store. Writes are counted either way.
+ */
+enum ds_backend {
+	DS_BACKEND_HARDWARE,
+	DS_BACKEND_SYNTHETIC,
+};
+void ds_set_backend(enum ds_backend backend);
+enum ds_backend ds_get_backend(void);
+
+/* What the three MSRs hold on this CPU (DEBUGCTL: only its BTS bits), as ds/ wrote them. */
+struct ds_registers {
+	uint64_t ds_area;
+	uint64_t debugctl;
+	uint64_t pebs_enable;
+};
+struct ds_registers ds_registers(void);
+
+struct ds_msr_writes {
+	uint64_t ds_area, debugctl, pebs_enable;
+};
+struct ds_msr_writes ds_msr_writes(void);
+
+/* What this CPU supports, and the first missing condition as a skip reason ("" if none). */
+struct ds_support {
+	bool ds, dtes64, ds_cpl, pdcm;
+	bool bts_unavailable, pebs_unavailable; /* IA32_MISC_ENABLE bits 11 and 12 */
+	bool ds_area_keeps_value; /* the read-back probe */
+	unsigned int pebs_format;
+	char bts_reason[96], pebs_reason[96];
+};
+const struct ds_support *ds_support(void);
+
+/* PMIs taken since boot. */
+uint64_t ds_pmi_count(void);
+
+/* Detect support, choose the backend, register the switch hooks and the PMI handler. */
+void ds_init(void);
+
+#endif

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/* The PMI and draining: records leave the buffers, credited to the task that was running. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/x86/apic.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/exceptions.h"
+#include "arch/x86/paging.h"
+#include "arch/x86/switch_hooks.h"
+#include "arch/x86/traps.h"
+#include "ds/internal.h"
+#include "ds/records.h"
+
+static struct ds_credit credits[SWITCH_TASKS_MAX];
+static uint64_t pmis;
+
+struct ds_credit ds_credit(unsigned int task)
+{
+	return credits[task];
+}
+
+void ds_credit_reset(unsigned int task)
+{
+	credits[task] = (struct ds_credit){ 0 };
+}
+
+uint64_t ds_pmi_count(void)
+{
+	return pmis;
+}
+
+/* Interrupt mode only: a circular buffer is a snapshot that its owner reads in place. */
+static void drain_bts(struct ds_context *context, struct ds_credit *credit)
+{
+	struct ds_area *area = context->area;
+	struct bts_sample sample;
+	uint64_t index = area->bts_index;
+
+	if (!context->buffers[DS_USER_BTS].phys || context->bts.circular || index == area->bts_base)
+		return;
+	credit->bts_records += (index - area->bts_base) / BTS_RECORD_SIZE;
+	if (bts_decode((const void *)(index - BTS_RECORD_SIZE), BTS_RECORD_SIZE, &sample)) {
+		credit->last_from = sample.from;
+		credit->last_to = sample.to;
+	}
+	area->bts_index = area->bts_base; /* as Linux: read, then reset the index (ds.c) */
+}
+
+/* Walk record by record: adaptive records carry their own size (hardware.md A5.3). */
+static void drain_pebs(struct ds_context *context, struct ds_credit *credit)
+{
+	struct ds_area *area = context->area;
+	const struct ds_pebs_config *pebs = &context->pebs;
+	size_t used = (size_t)(area->pebs_index - area->pebs_base), count = 0, last;
+	struct pebs_sample sample;
+	size_t size;
+
+	if (!context->buffers[DS_USER_PEBS].phys || used == 0)
+		return;
+	last = pebs_find_last((enum pebs_format)pebs->format, (const void *)area->pebs_base, used,
+			      pebs->data_cfg, &count);
+	if (last != SIZE_MAX) {
+		credit->pebs_records += count;
+		if (pebs_decode((enum pebs_format)pebs->format,
+				(const void *)(area->pebs_base + last), used - last, pebs->data_cfg,
+				&sample, &size))
+			credit->last_pebs_ip = sample.ip;
+	}
+	area->pebs_index = area->pebs_base;
+}
+
+void ds_drain_context(struct ds_context *context, unsigned int credit_task)
+{
+	if (!context->area)
+		return;
+	drain_bts(context, &credits[credit_task]);
+	drain_pebs(context, &credits[credit_task]);
+}
+
+void ds_drain(const struct ds_target *target)
+{
+	unsigned long flags = local_irq_save();
+
+	ds_drain_context(ds_context_of(target), switch_task_current()->index);
+	local_irq_restore(flags);
+}
+
+/*
+ * A BTS or PEBS threshold was reached (or a counter overflowed). Drain the active area, then
+ * unmask LVTPC, which Intel CPUs mask on delivery (SDM Vol. 3 §19.6.1): N thresholds, N PMIs.
+ */
+static void ds_pmi(struct cpu_regs *regs)
+{
+	struct ds_context *context = ds_context_active();
+
+	(void)regs;
+	pmis++;
+	if (context)
+		ds_drain_context(context, switch_task_current()->index);
+	apic_pmi_unmask();
+}
+
+void ds_pmi_init(void)
+{
+	interrupt_register(VECTOR_PMI, ds_pmi);
+	apic_pmi_init(VECTOR_PMI);
+}

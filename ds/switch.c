@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/* Activating DS areas: IA32_DS_AREA, DEBUGCTL's BTS bits and PEBS_ENABLE, written only on change.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/x86/cpu.h"
+#include "arch/x86/debugctl.h"
+#include "arch/x86/msr-index.h"
+#include "arch/x86/msr.h"
+#include "arch/x86/percpu.h"
+#include "arch/x86/switch_hooks.h"
+#include "ds/internal.h"
+
+#define DS_DEBUGCTL_BITS \
+	(DEBUGCTL_TR | DEBUGCTL_BTS | DEBUGCTL_BTINT | DEBUGCTL_BTS_OFF_OS | DEBUGCTL_BTS_OFF_USR)
+
+static enum ds_backend backend = DS_BACKEND_SYNTHETIC;
+static struct ds_registers held[MAX_CPUS]; /* what the CPU (or synthetic file) holds */
+static struct ds_msr_writes writes[MAX_CPUS];
+
+void ds_set_backend(enum ds_backend new_backend)
+{
+	backend = new_backend;
+}
+
+enum ds_backend ds_get_backend(void)
+{
+	return backend;
+}
+
+const struct ds_registers *ds_registers_held(void)
+{
+	return &held[this_cpu()->index];
+}
+
+struct ds_registers ds_registers(void)
+{
+	return held[this_cpu()->index];
+}
+
+struct ds_msr_writes ds_msr_writes(void)
+{
+	return writes[this_cpu()->index];
+}
+
+/* The synthetic backend never touches the MSRs: their writes may #GP (KVM) or vanish (TCG). */
+static void write_ds_area(uint64_t value)
+{
+	writes[this_cpu()->index].ds_area++;
+	if (backend == DS_BACKEND_HARDWARE)
+		wrmsr(MSR_IA32_DS_AREA, value);
+	held[this_cpu()->index].ds_area = value;
+}
+
+static void write_debugctl(uint64_t value)
+{
+	writes[this_cpu()->index].debugctl++;
+	if (backend == DS_BACKEND_HARDWARE)
+		debugctl_update(DS_DEBUGCTL_BITS, value);
+	held[this_cpu()->index].debugctl = value;
+}
+
+static void write_pebs_enable(uint64_t value)
+{
+	writes[this_cpu()->index].pebs_enable++;
+	if (backend == DS_BACKEND_HARDWARE)
+		wrmsr(MSR_IA32_PEBS_ENABLE, value);
+	held[this_cpu()->index].pebs_enable = value;
+}
+
+/* A task's own area wins over its CPU's. */
+static struct ds_context *context_for(unsigned int task)
+{
+	struct ds_context *context = ds_context_task(task);
+
+	if (context->area)
+		return context;
+	context = ds_context_cpu(this_cpu()->index);
+	return context->area ? context : NULL;
+}
+
+struct ds_context *ds_context_active(void)
+{
+	return context_for(switch_task_current()->index);
+}
+
+static uint64_t debugctl_for(const struct ds_context *context)
+{
+	uint64_t bits;
+
+	if (!context || !context->buffers[DS_USER_BTS].phys)
+		return 0;
+	bits = DEBUGCTL_TR | DEBUGCTL_BTS;
+	if (!context->bts.circular)
+		bits |= DEBUGCTL_BTINT;
+	if (context->bts.off_os)
+		bits |= DEBUGCTL_BTS_OFF_OS;
+	if (context->bts.off_usr)
+		bits |= DEBUGCTL_BTS_OFF_USR;
+	return bits;
+}
+
+/*
+ * The order of Linux's old ds_switch_to(): tracing off, then IA32_DS_AREA, then tracing on, so
+ * the CPU never writes a record through an area that is being replaced. With no area wanted,
+ * IA32_DS_AREA keeps its value: with BTS and PEBS off nothing reads it, and leaving it saves a
+ * write for every switch between a traced and an untraced task.
+ */
+static void ds_apply(struct ds_context *context)
+{
+	struct ds_registers *now = &held[this_cpu()->index];
+	uint64_t area = context ? (uint64_t)context->area : now->ds_area;
+	uint64_t debugctl = debugctl_for(context);
+	uint64_t pebs_enable =
+		context && context->buffers[DS_USER_PEBS].phys ? context->pebs.enable : 0;
+
+	if (area != now->ds_area) {
+		if (now->debugctl)
+			write_debugctl(0);
+		if (now->pebs_enable)
+			write_pebs_enable(0);
+		write_ds_area(area);
+	}
+	if (debugctl != now->debugctl)
+		write_debugctl(debugctl);
+	if (pebs_enable != now->pebs_enable)
+		write_pebs_enable(pebs_enable);
+}
+
+void ds_sync(void)
+{
+	ds_apply(ds_context_active());
+}
+
+void ds_activate_cpu(void)
+{
+	unsigned long flags = local_irq_save();
+
+	ds_sync();
+	local_irq_restore(flags);
+}
+
+/* A CPU-mode area is shared by every task: credit what it holds to the task leaving. */
+static void ds_switch_out(const struct switch_task *prev, const struct switch_task *next)
+{
+	struct ds_context *context = context_for(prev->index);
+
+	(void)next;
+	if (context && context == ds_context_cpu(this_cpu()->index))
+		ds_drain_context(context, prev->index);
+}
+
+static void ds_switch_in(const struct switch_task *prev, const struct switch_task *next)
+{
+	(void)prev;
+	ds_apply(context_for(next->index));
+}
+
+/* A task's area dies with it: its owner is gone. */
+static void ds_task_exit(const struct switch_task *task)
+{
+	struct ds_target target = { false, task->index, 0 };
+
+	ds_detach(&target, DS_USER_BTS);
+	ds_detach(&target, DS_USER_PEBS);
+}
+
+static const struct switch_hooks ds_hooks = {
+	.switch_out = ds_switch_out,
+	.switch_in = ds_switch_in,
+	.task_exit = ds_task_exit,
+};
+
+void ds_switch_init(void)
+{
+	switch_hooks_register(&ds_hooks);
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/* bts suite: real Branch Trace Store records; runs on Intel hardware, skips elsewhere. */
+#include "arch/x86/cpu.h"
+#include "arch/x86/probe.h"
+#include "ds/ds.h"
+#include "runner/test.h"
+#include "sched/sched.h"
+
+#define RECORDS 256
+
+static struct ds_target self(void)
+{
+	return (struct ds_target){ false, sched_current()->index, 0 };
+}
+
+/* BTS needs DS, DTES64, BTS available, and an IA32_DS_AREA that keeps its value. */
+static void require_bts(void)
+{
+	if (ds_support()->bts_reason[0])
+		test_skip("%s", ds_support()->bts_reason);
+	if (ds_get_backend() != DS_BACKEND_HARDWARE)
+		test_skip("the synthetic backend is active");
+}
+
+/* Index of the record (from -> to) in [first, last), or -1. */
+static long find_record(const struct bts_record *records, long first, long last, uint64_t from,
+			uint64_t to)
+{
+	for (long i = first; i < last; i++)
+		if (records[i].from == from && records[i].to == to)
+			return i;
+	return -1;
+}
+
+TEST(bts, known_branch_sequence_is_recorded_in_order)
+{
+	struct ds_bts_config config = { .records = RECORDS, .circular = true };
+	struct ds_target target = self();
+	const struct bts_record *records;
+	long used, first, second;
+
+	require_bts();
+	if (ds_attach_bts(&target, &config) != DS_OK)
+		test_abort("attach failed");
+	probe_branches();
+	records = (const struct bts_record *)ds_area_get(&target)->bts_base;
+	used = (long)((ds_area_get(&target)->bts_index - ds_area_get(&target)->bts_base) /
+		      BTS_RECORD_SIZE);
+	first = find_record(records, 0, used, (uint64_t)probe_branch_1,
+			    (uint64_t)probe_branch_1_target);
+	second = find_record(records, first + 1, used, (uint64_t)probe_branch_2,
+			     (uint64_t)probe_branch_2_target);
+	ds_detach(&target, DS_USER_BTS);
+	check(first >= 0 && second == first + 1, "records %ld and %ld of %ld", first, second, used);
+}
+
+TEST(bts, interrupt_mode_raises_a_pmi_at_the_threshold)
+{
+	struct ds_bts_config config = { .records = RECORDS, .threshold_records = 16 };
+	struct ds_target target = self();
+	uint64_t pmis = ds_pmi_count();
+
+	require_bts();
+	ds_credit_reset(target.index);
+	if (ds_attach_bts(&target, &config) != DS_OK)
+		test_abort("attach failed");
+	for (int i = 0; i < 32; i++)
+		probe_branches(); /* two jumps, a call and a return each */
+	ds_detach(&target, DS_USER_BTS);
+	check(ds_pmi_count() > pmis, "no PMI");
+	check(ds_credit(target.index).bts_records >= 64, "%llu records",
+	      (unsigned long long)ds_credit(target.index).bts_records);
+}
+
+TEST(bts, bts_off_os_keeps_kernel_branches_out)
+{
+	struct ds_bts_config config = { .records = RECORDS, .circular = true, .off_os = true };
+	struct ds_target target = self();
+	struct ds_area *area;
+
+	require_bts();
+	if (!ds_support()->ds_cpl)
+		test_skip("CPUID.1:ECX.DS-CPL=0");
+	if (ds_attach_bts(&target, &config) != DS_OK)
+		test_abort("attach failed");
+	probe_branches(); /* kernel code: nothing may be stored */
+	area = ds_area_get(&target);
+	check_eq(area->bts_base, area->bts_index);
+	ds_detach(&target, DS_USER_BTS);
+}
