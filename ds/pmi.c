@@ -7,6 +7,8 @@
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/exceptions.h"
+#include "arch/x86/msr-index.h"
+#include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/switch_hooks.h"
 #include "arch/x86/traps.h"
@@ -94,11 +96,17 @@ void ds_drain(const struct ds_target *target)
 static void ds_pmi(struct cpu_regs *regs)
 {
 	struct ds_context *context = ds_context_active();
+	uint64_t status = 0;
 
 	(void)regs;
 	pmis++;
 	if (context)
 		ds_drain_context(context, switch_task_current()->index);
+	/* Hardware: acknowledge the DS buffer overflow, or no further PEBS PMI comes (§19.6). */
+	if (ds_get_backend() == DS_BACKEND_HARDWARE && ds_support()->pdcm &&
+	    rdmsr_safe(MSR_IA32_PERF_GLOBAL_STATUS, &status) == 0 &&
+	    (status & PERF_GLOBAL_STATUS_BUFFER_OVF))
+		wrmsr_safe(MSR_IA32_PERF_GLOBAL_OVF_CTRL, PERF_GLOBAL_STATUS_BUFFER_OVF);
 	apic_pmi_unmask();
 }
 
