@@ -49,10 +49,11 @@ OBJS := \
 	arch/x86/user_entry.o \
 	arch/x86/user_probes.o \
 	dr/breakpoint.o \
-	dr/debug_registers.o \
 	dr/exception.o \
+	dr/install.o \
 	dr/layout.o \
 	dr/reserve.o \
+	dr/switch.o \
 	dr/syscall.o \
 	ds/area.o \
 	ds/context.o \

@@ -36,6 +36,14 @@ const struct dr_handler_entry *dr_system_handler(unsigned int slot);
 uint8_t dr_logical_of(unsigned int hardware_slot);
 unsigned long dr_held_dr7(void);
 
+/* Bumped by every change of any breakpoint set: cached layouts with another value are stale. */
+uint64_t dr_generation(void);
+/* A task exited: give its slots back and forget its state. */
+void dr_task_release(unsigned int task);
+/* Re-apply the registers after a change: for task if it runs here, or for whatever runs here. */
+void dr_sync(unsigned int task);
+void dr_sync_current(void);
+
 void dr_exception_init(void);
 void dr_syscalls_init(void);
 

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/* Switching DR0-3/DR7: the per-CPU shadow, the lazy (or eager) apply, and dr_init(). */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/x86/cpu.h"
+#include "arch/x86/debug-registers.h"
+#include "arch/x86/debugctl.h"
+#include "arch/x86/msr-index.h"
+#include "arch/x86/msr.h"
+#include "arch/x86/percpu.h"
+#include "arch/x86/processor-flags.h"
+#include "arch/x86/switch_hooks.h"
+#include "dr/dr.h"
+#include "dr/internal.h"
+#include "lib/cmdline.h"
+#include "lib/string.h"
+
+/* Per CPU: what the registers hold, and which logical slot of the current task is where. */
+struct dr_cpu {
+	struct dr_hardware held;
+	uint8_t logical_of[DR_SLOTS];
+};
+
+static struct dr_cpu cpus[MAX_CPUS];
+static bool lazy = true;
+static bool btf_supported;
+
+CMDLINE_OPTION(option_lazy, .name = "dr.lazy", .syntax = "0|1", .parse = cmdline_parse_bool,
+	       .dest = &lazy);
+
+static struct dr_cpu *this_dr_cpu(void)
+{
+	return &cpus[this_cpu()->index];
+}
+
+uint8_t dr_logical_of(unsigned int hardware_slot)
+{
+	return this_dr_cpu()->logical_of[hardware_slot];
+}
+
+unsigned long dr_held_dr7(void)
+{
+	return this_dr_cpu()->held.dr7;
+}
+
+static bool dr_hardware_equal(const struct dr_hardware *a, const struct dr_hardware *b)
+{
+	for (unsigned int slot = 0; slot < DR_SLOTS; slot++)
+		if (a->address[slot] != b->address[slot])
+			return false;
+	return a->dr7 == b->dr7;
+}
+
+/*
+ * Make the registers what task (the one now running here) needs, with the fewest writes, in
+ * the order dr_plan() gives. The switch path: when the cached layout equals what the registers
+ * hold, nothing else runs, so a switch between identical configurations costs a compare.
+ */
+static void dr_apply(unsigned int task)
+{
+	struct dr_cpu *cpu = this_dr_cpu();
+	struct dr_task *state = dr_task_get(task);
+	struct dr_write_plan plan;
+	uint64_t debugctl = state->branch_step ? DEBUGCTL_BTF : 0;
+
+	if (state->generation != dr_generation()) {
+		dr_layout(dr_system_set(), &state->set, &state->wanted, state->logical_of);
+		state->generation = dr_generation();
+	}
+	for (unsigned int slot = 0; slot < DR_SLOTS; slot++)
+		cpu->logical_of[slot] = state->logical_of[slot];
+	if (!lazy || !dr_hardware_equal(&state->wanted, &cpu->held)) {
+		dr_plan(&cpu->held, &state->wanted, !lazy, &plan);
+		if (plan.disable_first) {
+			write_dr7(plan.dr7_disabled);
+			cpu->held.dr7 = plan.dr7_disabled;
+		}
+		for (unsigned int slot = 0; slot < DR_SLOTS; slot++) {
+			if (plan.address_mask & (1u << slot)) {
+				write_dr_address(slot, plan.address[slot]);
+				cpu->held.address[slot] = plan.address[slot];
+			}
+		}
+		if (plan.write_dr7) {
+			write_dr7(plan.dr7);
+			cpu->held.dr7 = plan.dr7;
+		}
+	}
+	if (btf_supported)
+		debugctl_update(DEBUGCTL_BTF, debugctl);
+}
+
+/* After a change to task's breakpoints: apply it now if task is the one running here. */
+void dr_sync(unsigned int task)
+{
+	if (switch_task_current()->index == task)
+		dr_apply(task);
+}
+
+/* Re-apply for whatever runs here: after a system-wide change. */
+void dr_sync_current(void)
+{
+	dr_apply(switch_task_current()->index);
+}
+
+/* Single-step lives in the user frame's TF; set or clear it once, as the flag says. */
+static void dr_apply_single_step(struct dr_task *state, struct cpu_regs *user_regs)
+{
+	if (!user_regs || state->single_step == state->single_step_applied)
+		return;
+	if (state->single_step)
+		user_regs->rflags |= RFLAGS_TF;
+	else
+		user_regs->rflags &= ~RFLAGS_TF;
+	state->single_step_applied = state->single_step;
+}
+
+static void dr_switch_in(const struct switch_task *prev, const struct switch_task *next)
+{
+	(void)prev;
+	dr_apply_single_step(dr_task_get(next->index), next->user_regs);
+	dr_apply(next->index);
+}
+
+static void dr_task_exit(const struct switch_task *task)
+{
+	dr_task_release(task->index);
+}
+
+static const struct switch_hooks dr_hooks = {
+	.switch_in = dr_switch_in,
+	.task_exit = dr_task_exit,
+};
+
+bool dr_branch_step_supported(void)
+{
+	return btf_supported;
+}
+
+void dr_set_lazy(bool on)
+{
+	lazy = on;
+}
+
+bool dr_is_lazy(void)
+{
+	return lazy;
+}
+
+struct dr_hardware dr_shadow(void)
+{
+	return this_dr_cpu()->held;
+}
+
+void dr_restore_hardware(void)
+{
+	struct dr_cpu *cpu = this_dr_cpu();
+	unsigned long flags = local_irq_save();
+
+	write_dr7(DR7_RESET);
+	for (unsigned int slot = 0; slot < DR_SLOTS; slot++)
+		write_dr_address(slot, cpu->held.address[slot]);
+	write_dr7(cpu->held.dr7);
+	local_irq_restore(flags);
+}
+
+/* Whether DEBUGCTL keeps BTF: TCG and KVM here drop it (platforms.md), real CPUs keep it. */
+static bool dr_probe_btf(void)
+{
+	uint64_t value = 0;
+
+	if (wrmsr_safe(MSR_IA32_DEBUGCTL, DEBUGCTL_BTF) || rdmsr_safe(MSR_IA32_DEBUGCTL, &value))
+		return false;
+	wrmsr_safe(MSR_IA32_DEBUGCTL, 0);
+	return value & DEBUGCTL_BTF;
+}
+
+void dr_init(void)
+{
+	struct dr_cpu *cpu = this_dr_cpu();
+
+	write_cr4(read_cr4() | CR4_DE);
+	write_dr7(DR7_RESET);
+	write_dr6(DR6_RESET);
+	for (unsigned int slot = 0; slot < DR_SLOTS; slot++)
+		write_dr_address(slot, 0);
+	memset(cpu, 0, sizeof(*cpu));
+	cpu->held.dr7 = DR7_RESET;
+	memset(cpu->logical_of, DR_NO_SLOT, sizeof(cpu->logical_of));
+	btf_supported = dr_probe_btf();
+	switch_hooks_register(&dr_hooks);
+	dr_exception_init();
+	dr_syscalls_init();
+}
