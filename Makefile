@@ -78,7 +78,8 @@ OBJS := \
 	sched/scheduler.o \
 	sched/syscall.o \
 	sched/task.o \
-	sched/user.o
+	sched/user.o \
+	sched/wait.o
 
 TEST_OBJS := $(patsubst %.c,%.o,$(sort $(wildcard tests/kernel/*.c)))
 

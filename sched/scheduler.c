@@ -186,49 +186,6 @@ void sched_yield(void)
 	local_irq_restore(flags);
 }
 
-void sched_wake(struct task *task)
-{
-	unsigned long flags = local_irq_save();
-
-	if (task->state == TASK_BLOCKED) {
-		task->wake_tsc = 0;
-		if (task->stop_pending) {
-			task->stop_pending = false;
-			task->state = TASK_STOPPED;
-		} else {
-			run_queue_add(task, false);
-		}
-	}
-	local_irq_restore(flags);
-}
-
-void sched_sleep_until(uint64_t wake_tsc)
-{
-	struct task *task = sched_current();
-
-	task->wake_tsc = wake_tsc;
-	while (task->wake_tsc && task->wake_tsc > rdtsc_ordered())
-		sched_block();
-	task->wake_tsc = 0;
-}
-
-void sched_sleep_ms(uint64_t ms)
-{
-	unsigned long flags = local_irq_save();
-
-	sched_sleep_until(rdtsc_ordered() + tsc_cycles_from_ms(ms));
-	local_irq_restore(flags);
-}
-
-void sched_wake_sleepers(void)
-{
-	uint64_t now = rdtsc_ordered();
-
-	for (struct task *task = task_pool_next(NULL); task; task = task_pool_next(task))
-		if (task->state == TASK_BLOCKED && task->wake_tsc && task->wake_tsc <= now)
-			sched_wake(task);
-}
-
 void sched_interrupt(struct task *task)
 {
 	struct run_queue *queue = this_run_queue();
@@ -349,24 +306,6 @@ unsigned int sched_kill_others(void)
 	}
 	local_irq_restore(flags);
 	return ended;
-}
-
-void sched_run_exit_hooks(struct task *task)
-{
-	struct switch_task view = task_switch_view(task);
-
-	switch_hooks_run_exit(&view);
-}
-
-struct switch_task task_switch_view(const struct task *task)
-{
-	return (struct switch_task){
-		.index = task->index,
-		.id = task->id,
-		.user = task_is_user(task),
-		.user_regs = task_is_user(task) && task != sched_current() ? task_user_frame(task)
-									   : NULL,
-	};
 }
 
 struct sched_stats sched_stats(void)

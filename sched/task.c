@@ -167,3 +167,20 @@ void task_continue(struct task *task)
 	task->stop_pending = false;
 	local_irq_restore(flags);
 }
+void sched_run_exit_hooks(struct task *task)
+{
+	struct switch_task view = task_switch_view(task);
+
+	switch_hooks_run_exit(&view);
+}
+
+struct switch_task task_switch_view(const struct task *task)
+{
+	return (struct switch_task){
+		.index = task->index,
+		.id = task->id,
+		.user = task_is_user(task),
+		.user_regs = task_is_user(task) && task != sched_current() ? task_user_frame(task)
+									   : NULL,
+	};
+}
