@@ -87,7 +87,9 @@ KERNEL_OBJS := $(addprefix $(BUILD)/,$(OBJS) $(TEST_OBJS))
 
 # Debian packages the build and the tests need; `make deps` installs only the missing ones.
 DEPS := gcc make binutils nasm qemu-system-x86 python3 python3-pytest python3-pytest-timeout \
-	python3-matplotlib
+	python3-matplotlib \
+	grub-pc-bin grub-efi-amd64-bin grub-common xorriso mtools ovmf ipxe-qemu dnsmasq-base iproute2 \
+	python3-serial python3-yaml lava-common
 
 # The two commands of the README: each installs what it needs first.
 ACCEL ?= auto
@@ -105,6 +107,21 @@ BENCH_OUT ?= $(BUILD)/bench
 
 bench: deps all
 	$(PYTHON) scripts/bench --out $(BENCH_OUT)
+
+# Real hardware: a hybrid BIOS+UEFI GRUB ISO, and a TFTP tree with GRUB netboot images, an iPXE
+# script and a dnsmasq.conf. GRUB and the kernel share the serial port CONSOLE (ttyS0, ttyS1,
+# 0x2f8[,BAUD]); CMDLINE holds the other kernel options.
+CONSOLE ?= ttyS0
+
+iso: deps all
+	$(PYTHON) scripts/mkiso --console $(CONSOLE) --cmdline "$(CMDLINE)" --out $(BUILD)/switchyard.iso
+
+pxe: deps all
+	$(PYTHON) scripts/mkpxe --console $(CONSOLE) --cmdline "$(CMDLINE)" --out $(BUILD)/pxe
+
+# Only the delivery tests: ISO, PXE, UEFI, dnsmasq, serial capture and LAVA, under TCG.
+delivery: deps all
+	$(PYTHON) -m pytest -m delivery tests/test_delivery.py
 
 # With LOG=path, judge a log captured elsewhere (real hardware) instead of booting.
 ifeq ($(LOG),)
@@ -180,6 +197,6 @@ format-check:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all run check bench deps host-test format-check clean
+.PHONY: all run check bench deps host-test format-check clean iso pxe delivery
 
 -include $(KERNEL_OBJS:.o=.d)
