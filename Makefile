@@ -177,10 +177,14 @@ HOST_LIB_SRCS := \
 	lib/glob.c \
 	lib/ktap.c \
 	lib/report.c \
-	lib/sort.c
+	lib/sort.c \
+	pmu/event.c \
+	pmu/rotate.c \
+	pmu/scale.c \
+	pmu/switch.c
 HOST_TEST_SRCS := $(sort $(wildcard tests/host/*.c))
 
-$(BUILD)/host/host-tests: $(HOST_TEST_SRCS) $(HOST_LIB_SRCS) $(wildcard tests/host/*.h lib/*.h dr/*.h ds/*.h) Makefile
+$(BUILD)/host/host-tests: $(HOST_TEST_SRCS) $(HOST_LIB_SRCS) $(wildcard tests/host/*.h lib/*.h dr/*.h ds/*.h pmu/*.h) Makefile
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
 	@$(HOST_CC) $(HOST_CFLAGS) -o $@ $(HOST_TEST_SRCS) $(HOST_LIB_SRCS)
@@ -188,7 +192,7 @@ $(BUILD)/host/host-tests: $(HOST_TEST_SRCS) $(HOST_LIB_SRCS) $(wildcard tests/ho
 host-test: $(BUILD)/host/host-tests
 	$(BUILD)/host/host-tests
 
-FORMAT_SRCS := $(sort $(wildcard boot/*.[ch] arch/x86/*.[ch] dr/*.[ch] ds/*.[ch] lib/*.[ch] runner/*.[ch] sched/*.[ch] \
+FORMAT_SRCS := $(sort $(wildcard boot/*.[ch] arch/x86/*.[ch] dr/*.[ch] ds/*.[ch] lib/*.[ch] pmu/*.[ch] runner/*.[ch] sched/*.[ch] \
 	tests/kernel/*.c tests/host/*.[ch]))
 
 format-check:

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/* Perfmon MSRs, and the EVTSEL and FIXED_CTR_CTRL encodings (SDM Vol. 3B §20.2). Pure. */
+#ifndef PMU_EVENT_H
+#define PMU_EVENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * Architectural perfmon MSRs (hardware.md A6). They belong with the others in
+ * arch/x86/msr-index.h; they live here until the kernel side of pmu/ lands.
+ */
+#define PMU_MAX_GP 8 /* GP counters this code handles (CPUID.0AH:EAX[15:8] may say more) */
+#define PMU_MAX_FIXED 4 /* instructions, core cycles, reference cycles, topdown slots */
+
+#define MSR_IA32_PMC0 0x000000c1 /* + i; a write sign-extends bit 31 (SDM §20.2.6) */
+#define MSR_IA32_PERFEVTSEL0 0x00000186 /* + i */
+#define MSR_IA32_FIXED_CTR0 0x00000309 /* + i */
+#define MSR_IA32_FIXED_CTR_CTRL 0x0000038d
+#define MSR_IA32_PERF_GLOBAL_CTRL 0x0000038f
+#define MSR_IA32_A_PMC0 0x000004c1 /* + i; full-width writes, PERF_CAPABILITIES bit 13 */
+
+/* IA32_PERFEVTSELx. */
+#define EVTSEL_EVENT_SHIFT 0
+#define EVTSEL_EVENT_MASK (0xffull << EVTSEL_EVENT_SHIFT)
+#define EVTSEL_UMASK_SHIFT 8
+#define EVTSEL_UMASK_MASK (0xffull << EVTSEL_UMASK_SHIFT)
+#define EVTSEL_USR (1ull << 16) /* count at CPL > 0 */
+#define EVTSEL_OS (1ull << 17) /* count at CPL 0 */
+#define EVTSEL_EDGE (1ull << 18) /* count deasserted-to-asserted transitions */
+#define EVTSEL_INT (1ull << 20) /* PMI on overflow */
+#define EVTSEL_EN (1ull << 22) /* local enable; GLOBAL_CTRL must enable too (v2+) */
+#define EVTSEL_INV (1ull << 23) /* invert the CMASK comparison */
+#define EVTSEL_CMASK_SHIFT 24
+#define EVTSEL_CMASK_MASK (0xffull << EVTSEL_CMASK_SHIFT)
+
+/* IA32_FIXED_CTR_CTRL: one 4-bit field per fixed counter. */
+#define FIXED_CTRL_FIELD_SIZE 4
+#define FIXED_CTRL_FIELD_MASK 0xfull
+#define FIXED_CTRL_OS (1ull << 0)
+#define FIXED_CTRL_USR (1ull << 1)
+#define FIXED_CTRL_ANY_THREAD (1ull << 2) /* not used here */
+#define FIXED_CTRL_PMI (1ull << 3)
+
+/* IA32_PERF_GLOBAL_CTRL: bit i enables GP counter i, bit 32 + i fixed counter i. */
+#define GLOBAL_CTRL_FIXED_SHIFT 32
+
+static inline uint64_t pmu_global_gp(unsigned int counter)
+{
+	return 1ull << counter;
+}
+
+static inline uint64_t pmu_global_fixed(unsigned int counter)
+{
+	return 1ull << (GLOBAL_CTRL_FIXED_SHIFT + counter);
+}
+
+/*
+ * One event. A GP counter uses all fields; a fixed counter's event is wired in, so only user,
+ * kernel and interrupt apply to it. user and kernel both false: the event counts nothing.
+ */
+struct pmu_event {
+	uint8_t event;
+	uint8_t umask;
+	uint8_t cmask; /* 0: count every cycle's increments; else compare with it */
+	bool user;
+	bool kernel;
+	bool edge;
+	bool invert;
+	bool interrupt;
+};
+
+/*
+ * The IA32_PERFEVTSELx value for event, with EN set when enable. Bits this struct does not
+ * name (PC 19, ANY 21, 32 and up) are zero.
+ */
+uint64_t pmu_evtsel_encode(const struct pmu_event *event, bool enable);
+
+/* The inverse: fills *event from the named fields and returns EN. Other bits are ignored. */
+bool pmu_evtsel_decode(uint64_t evtsel, struct pmu_event *event);
+
+/* The bits of IA32_FIXED_CTR_CTRL that belong to fixed counter counter (< PMU_MAX_FIXED). */
+uint64_t pmu_fixed_ctrl_mask(unsigned int counter);
+
+/* Fixed counter counter's field for event (user, kernel, interrupt), in place; others zero. */
+uint64_t pmu_fixed_ctrl_encode(unsigned int counter, const struct pmu_event *event);
+
+/*
+ * The inverse: fills *event (event, umask, cmask, edge and invert zero) from counter's field
+ * and returns whether it counts at some privilege level (OS or USR set).
+ */
+bool pmu_fixed_ctrl_decode(uint64_t ctrl, unsigned int counter, struct pmu_event *event);
+
+#endif
