@@ -90,8 +90,8 @@ void ds_drain(const struct ds_target *target)
 }
 
 /*
- * A BTS or PEBS threshold was reached (or a counter overflowed). Drain the active area, then
- * unmask LVTPC, which Intel CPUs mask on delivery (SDM Vol. 3 §19.6.1): N thresholds, N PMIs.
+ * A BTS or PEBS threshold was reached (or a counter overflowed): drain the active area. The
+ * PMI interrupt (arch/x86/apic.c) unmasks LVTPC after every hook: N thresholds, N PMIs.
  */
 static void ds_pmi(struct cpu_regs *regs)
 {
@@ -107,11 +107,9 @@ static void ds_pmi(struct cpu_regs *regs)
 	    rdmsr_safe(MSR_IA32_PERF_GLOBAL_STATUS, &status) == 0 &&
 	    (status & PERF_GLOBAL_STATUS_BUFFER_OVF))
 		wrmsr_safe(MSR_IA32_PERF_GLOBAL_OVF_CTRL, PERF_GLOBAL_STATUS_BUFFER_OVF);
-	apic_pmi_unmask();
 }
 
 void ds_pmi_init(void)
 {
-	interrupt_register(VECTOR_PMI, ds_pmi);
-	apic_pmi_init(VECTOR_PMI);
+	pmi_register_hook(ds_pmi);
 }

@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arch/x86/msr-index.h"
+
 /*
  * Architectural perfmon MSRs (hardware.md A6). They belong with the others in
  * arch/x86/msr-index.h; they live here until the kernel side of pmu/ lands.
@@ -13,12 +15,6 @@
 #define PMU_MAX_GP 8 /* GP counters this code handles (CPUID.0AH:EAX[15:8] may say more) */
 #define PMU_MAX_FIXED 4 /* instructions, core cycles, reference cycles, topdown slots */
 
-#define MSR_IA32_PMC0 0x000000c1 /* + i; a write sign-extends bit 31 (SDM §20.2.6) */
-#define MSR_IA32_PERFEVTSEL0 0x00000186 /* + i */
-#define MSR_IA32_FIXED_CTR0 0x00000309 /* + i */
-#define MSR_IA32_FIXED_CTR_CTRL 0x0000038d
-#define MSR_IA32_PERF_GLOBAL_CTRL 0x0000038f
-#define MSR_IA32_A_PMC0 0x000004c1 /* + i; full-width writes, PERF_CAPABILITIES bit 13 */
 
 /* IA32_PERFEVTSELx. */
 #define EVTSEL_EVENT_SHIFT 0

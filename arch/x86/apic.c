@@ -149,9 +149,26 @@ void apic_send_self_ipi(unsigned int vector)
 		cpu_relax();
 }
 
-void apic_pmi_init(unsigned int vector)
+static pmi_hook pmi_hooks[PMI_HOOKS];
+
+/* Every subsystem that enables PMIs (ds/, pmu/) looks at its own status; then LVTPC is unmasked. */
+static void pmi_interrupt(struct cpu_regs *regs)
 {
-	apic_write(APIC_LVT_PERFORMANCE, vector);
+	for (unsigned int i = 0; i < PMI_HOOKS && pmi_hooks[i]; i++)
+		pmi_hooks[i](regs);
+	apic_pmi_unmask();
+}
+
+void pmi_register_hook(pmi_hook hook)
+{
+	for (unsigned int i = 0; i < PMI_HOOKS; i++) {
+		if (!pmi_hooks[i]) {
+			pmi_hooks[i] = hook;
+			break;
+		}
+	}
+	interrupt_register(VECTOR_PMI, pmi_interrupt);
+	apic_write(APIC_LVT_PERFORMANCE, VECTOR_PMI);
 }
 
 void apic_pmi_unmask(void)

@@ -17,11 +17,13 @@ void apic_end_of_interrupt(void);
 void apic_send_self_ipi(unsigned int vector);
 
 /*
- * The LVT performance-counter entry: fixed delivery at vector. Intel CPUs set its mask bit when
- * they deliver a PMI (SDM Vol. 3 §19.6.1; AMD does not): a handler must unmask it, or no
- * further PMI arrives.
+ * The PMI: the LVT performance-counter entry, fixed delivery at VECTOR_PMI. Each hook runs on
+ * every PMI (interrupt context), then LVTPC is unmasked: Intel CPUs set its mask bit when they
+ * deliver a PMI (SDM Vol. 3 §19.6.1; AMD does not), and without the unmask no PMI follows.
  */
-void apic_pmi_init(unsigned int vector);
+#define PMI_HOOKS 4
+typedef void (*pmi_hook)(struct cpu_regs *regs);
+void pmi_register_hook(pmi_hook hook);
 void apic_pmi_unmask(void);
 bool apic_pmi_masked(void);
 

@@ -30,6 +30,13 @@
 #define PERF_CAP_PEBS_FORMAT_MASK (0xfull << PERF_CAP_PEBS_FORMAT_SHIFT)
 #define PERF_CAP_PEBS_BASELINE (1ull << 14)
 
+/* Architectural performance monitoring (SDM Vol. 4 Table 2-2; hardware.md A6). */
+#define MSR_IA32_PMC0 0x000000c1 /* + i; a write sign-extends bit 31 (SDM §20.2.6) */
+#define MSR_IA32_PERFEVTSEL0 0x00000186 /* + i */
+#define MSR_IA32_FIXED_CTR0 0x00000309 /* + i */
+#define MSR_IA32_FIXED_CTR_CTRL 0x0000038d
+#define MSR_IA32_PERF_GLOBAL_CTRL 0x0000038f
+#define MSR_IA32_A_PMC0 0x000004c1 /* + i; full-width writes, PERF_CAPABILITIES bit 13 */
 #define MSR_IA32_PERF_GLOBAL_STATUS 0x0000038e
 #define MSR_IA32_PERF_GLOBAL_OVF_CTRL 0x00000390 /* write 1 to clear; STATUS_RESET from v4 */
 #define PERF_GLOBAL_STATUS_BUFFER_OVF (1ull << 62)     /* DS buffer reached its threshold */
