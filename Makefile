@@ -71,6 +71,12 @@ OBJS := \
 	lib/report.o \
 	lib/sort.o \
 	lib/string.o \
+	pmu/detect.o \
+	pmu/event.o \
+	pmu/pmu.o \
+	pmu/rotate.o \
+	pmu/scale.o \
+	pmu/switch.o \
 	runner/debug_state.o \
 	runner/isolation.o \
 	runner/options.o \

@@ -17,6 +17,7 @@
 #include "boot/boot_info.h"
 #include "dr/dr.h"
 #include "ds/ds.h"
+#include "pmu/pmu.h"
 #include "lib/ktap.h"
 #include "runner/isolation.h"
 #include "runner/options.h"
@@ -101,6 +102,7 @@ void start_kernel(uint32_t magic, uint32_t info_phys)
 		platform_bail_out("user tasks cannot make system calls");
 	dr_init();		/* breakpoints: switch hooks, #DB, CR4.DE */
 	ds_init();		/* Debug Store: detection, backend, switch hooks, PMI */
+	pmu_init();		/* counters: detection, and hooks where they are usable */
 	platform_report();
 	seed_init();
 	platform_exit(runner_run(&run_options));

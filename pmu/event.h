@@ -15,7 +15,6 @@
 #define PMU_MAX_GP 8 /* GP counters this code handles (CPUID.0AH:EAX[15:8] may say more) */
 #define PMU_MAX_FIXED 4 /* instructions, core cycles, reference cycles, topdown slots */
 
-
 /* IA32_PERFEVTSELx. */
 #define EVTSEL_EVENT_SHIFT 0
 #define EVTSEL_EVENT_MASK (0xffull << EVTSEL_EVENT_SHIFT)

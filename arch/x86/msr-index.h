@@ -28,6 +28,7 @@
 #define MSR_IA32_PERF_CAPABILITIES 0x00000345 /* exists when CPUID.1:ECX.PDCM=1 */
 #define PERF_CAP_PEBS_FORMAT_SHIFT 8
 #define PERF_CAP_PEBS_FORMAT_MASK (0xfull << PERF_CAP_PEBS_FORMAT_SHIFT)
+#define PERF_CAP_FULL_WIDTH_WRITE (1ull << 13) /* counts writable through IA32_A_PMCx */
 #define PERF_CAP_PEBS_BASELINE (1ull << 14)
 
 /* Architectural performance monitoring (SDM Vol. 4 Table 2-2; hardware.md A6). */
@@ -39,7 +40,7 @@
 #define MSR_IA32_A_PMC0 0x000004c1 /* + i; full-width writes, PERF_CAPABILITIES bit 13 */
 #define MSR_IA32_PERF_GLOBAL_STATUS 0x0000038e
 #define MSR_IA32_PERF_GLOBAL_OVF_CTRL 0x00000390 /* write 1 to clear; STATUS_RESET from v4 */
-#define PERF_GLOBAL_STATUS_BUFFER_OVF (1ull << 62)     /* DS buffer reached its threshold */
+#define PERF_GLOBAL_STATUS_BUFFER_OVF (1ull << 62) /* DS buffer reached its threshold */
 #define PERF_GLOBAL_STATUS_COND_CHANGED (1ull << 63)
 
 #define MSR_IA32_PEBS_ENABLE 0x000003f1

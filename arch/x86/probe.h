@@ -74,6 +74,20 @@ static inline void probe_single_step(void)
 		     : "memory", "cc");
 }
 
+/*
+ * Retire a known number of instructions: 2 per iteration (DEC, JNZ) plus a few around them
+ * (PROBE_LOOP_OVERHEAD), for counter tests. iterations must be at least 1.
+ */
+#define PROBE_LOOP_INSTRUCTIONS_PER_ITERATION 2
+static inline void probe_instruction_loop(uint64_t iterations)
+{
+	asm volatile("1: dec %0\n\t"
+		     "jnz 1b"
+		     : "+r"(iterations)
+		     :
+		     : "cc");
+}
+
 /* Two labelled taken jumps, for BTS (arch/x86/probe.asm); the labels are their addresses. */
 void probe_branches(void);
 extern const char probe_branch_1[], probe_branch_1_target[];

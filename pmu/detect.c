@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/* Detecting architectural perfmon (SDM Vol. 3 §20.2, CPUID leaf 0xA; hardware.md A1, A6). */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arch/x86/cpuid.h"
+#include "lib/format.h"
+#include "lib/string.h"
+#include "pmu/detect.h"
+
+static struct pmu_info info;
+
+const struct pmu_info *pmu_info(void)
+{
+	return &info;
+}
+
+void pmu_detect(void)
+{
+	struct cpuid_result leaf = { 0 };
+	char vendor[13];
+
+	cpuid_vendor(vendor);
+	info.intel = strcmp(vendor, "GenuineIntel") == 0;
+	if (cpuid(0, 0).eax >= CPUID_LEAF_PERFMON)
+		leaf = cpuid(CPUID_LEAF_PERFMON, 0);
+	info.version = CPUID_PERFMON_VERSION(leaf.eax);
+	info.gp_counters = CPUID_PERFMON_GP_COUNTERS(leaf.eax);
+	info.gp_width = CPUID_PERFMON_GP_WIDTH(leaf.eax);
+	info.unavailable_events = leaf.ebx;
+	if (info.version >= 2) {
+		info.fixed_counters = CPUID_PERFMON_FIXED_COUNTERS(leaf.edx);
+		info.fixed_width = CPUID_PERFMON_FIXED_WIDTH(leaf.edx);
+	}
+	if (!info.intel)
+		format(info.reason, sizeof(info.reason),
+		       "CPU vendor %s: only Intel architectural perfmon is supported", vendor);
+	else if (info.version == 0)
+		format(info.reason, sizeof(info.reason),
+		       "CPUID.0AH:EAX[7:0]=0 (no architectural performance monitoring)");
+	else if (info.gp_counters == 0)
+		format(info.reason, sizeof(info.reason), "CPUID.0AH:EAX[15:8]=0 (no GP counters)");
+	else
+		info.reason[0] = '\0';
+}

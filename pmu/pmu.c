@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: MIT */
+/* Per-task counters over the arch perfmon MSRs: delta accounting, switch plans, rotation, PMI. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/x86/apic.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/msr-index.h"
+#include "arch/x86/msr.h"
+#include "arch/x86/percpu.h"
+#include "arch/x86/switch_hooks.h"
+#include "lib/ktap.h"
+#include "lib/string.h"
+#include "pmu/pmu.h"
+#include "pmu/rotate.h"
+#include "pmu/scale.h"
+#include "pmu/switch.h"
+
+struct pmu_task {
+	bool used;
+	struct pmu_set set;
+	uint64_t period[PMU_SET_MAX_EVENTS]; /* 0: counting; else sampling, reload with -period */
+	uint64_t overflows[PMU_SET_MAX_EVENTS];
+};
+
+struct pmu_cpu {
+	struct pmu_msr_state held;
+	uint64_t baseline[PMU_MAX_COUNTERS]; /* counter values when the current slice began */
+	uint64_t slice_start; /* TSC */
+};
+
+static struct pmu_task tasks[SWITCH_TASKS_MAX];
+static struct pmu_cpu cpus[MAX_CPUS];
+static struct pmu_caps caps;
+static uint64_t gp_mask, fixed_mask; /* the counters' widths */
+
+bool pmu_usable(void)
+{
+	return pmu_info()->reason[0] == '\0';
+}
+
+static struct pmu_cpu *this_pmu_cpu(void)
+{
+	return &cpus[this_cpu()->index];
+}
+
+/* The MSR to read a counter through (GP 0-7, fixed 8-11). */
+static uint32_t counter_msr(unsigned int counter)
+{
+	return counter < PMU_MAX_GP ? MSR_IA32_PMC0 + counter
+				    : MSR_IA32_FIXED_CTR0 + counter - PMU_MAX_GP;
+}
+
+static uint64_t counter_mask(unsigned int counter)
+{
+	return counter < PMU_MAX_GP ? gp_mask : fixed_mask;
+}
+
+/* The hardware counter of a set event this slice: GP 0-7, fixed 8-11; or PMU_NO_COUNTER. */
+static unsigned int event_counter(const struct pmu_set_event *event)
+{
+	return event->fixed ? PMU_MAX_GP + event->fixed_counter : event->counter;
+}
+
+/* End a slice: add each running counter's delta to its event, and the time to every event. */
+static void pmu_account(unsigned int task)
+{
+	struct pmu_cpu *cpu = this_pmu_cpu();
+	struct pmu_task *state = &tasks[task];
+	uint64_t now = rdtsc_ordered();
+
+	for (unsigned int i = 0; i < state->set.nr_events; i++) {
+		struct pmu_set_event *event = &state->set.events[i];
+		unsigned int counter = event_counter(event);
+		uint64_t value;
+
+		if (counter == PMU_NO_COUNTER || state->period[i])
+			continue;
+		value = rdmsr(counter_msr(counter));
+		event->count += (value - cpu->baseline[counter]) & counter_mask(counter);
+		cpu->baseline[counter] = value;
+		pmu_shadow_update(&cpu->held, &caps, counter_msr(counter), value);
+	}
+	pmu_set_account(&state->set, now - cpu->slice_start);
+	cpu->slice_start = now;
+}
+
+/* Program what task needs, with the planner's fewest writes; counts stay (delta accounting). */
+static void pmu_apply(unsigned int task)
+{
+	struct pmu_cpu *cpu = this_pmu_cpu();
+	struct pmu_task *state = &tasks[task];
+	struct pmu_msr_state wanted = cpu->held;
+	struct pmu_write_plan plan;
+
+	memset(wanted.evtsel, 0, sizeof(wanted.evtsel));
+	wanted.fixed_ctrl = 0;
+	wanted.global_ctrl = 0;
+	if (state->used)
+		pmu_set_config(&state->set, wanted.evtsel, &wanted.fixed_ctrl, &wanted.global_ctrl);
+	for (unsigned int i = 0; state->used && i < state->set.nr_events; i++) {
+		unsigned int counter = event_counter(&state->set.events[i]);
+
+		if (counter == PMU_NO_COUNTER || !state->period[i])
+			continue;
+		/* Sampling: interrupt on overflow, start period events below it. */
+		wanted.evtsel[counter] |= EVTSEL_INT;
+		wanted.gp_count[counter] = (0 - state->period[i]) & gp_mask;
+		wanted.count_known &= ~pmu_global_gp(counter);
+	}
+	pmu_switch_plan(&cpu->held, &wanted, &caps, &plan);
+	for (unsigned int i = 0; i < plan.writes; i++) {
+		wrmsr(plan.write[i].msr, plan.write[i].value);
+		pmu_shadow_update(&cpu->held, &caps, plan.write[i].msr, plan.write[i].value);
+	}
+	for (unsigned int counter = 0; counter < PMU_MAX_COUNTERS; counter++)
+		cpu->baseline[counter] = counter < PMU_MAX_GP
+						 ? cpu->held.gp_count[counter]
+						 : cpu->held.fixed_count[counter - PMU_MAX_GP];
+	cpu->slice_start = rdtsc_ordered();
+}
+
+static void pmu_switch_out(const struct switch_task *prev, const struct switch_task *next)
+{
+	(void)next;
+	if (tasks[prev->index].used)
+		pmu_account(prev->index);
+}
+
+static void pmu_switch_in(const struct switch_task *prev, const struct switch_task *next)
+{
+	(void)prev;
+	pmu_apply(next->index);
+}
+
+static void pmu_task_exit(const struct switch_task *task)
+{
+	pmu_release(task->index);
+}
+
+static const struct switch_hooks pmu_hooks = {
+	.switch_out = pmu_switch_out,
+	.switch_in = pmu_switch_in,
+	.task_exit = pmu_task_exit,
+};
+
+/* Timer hook: multiplexing. Rotate the running task's events when they do not all fit. */
+static void pmu_tick(struct cpu_regs *regs)
+{
+	unsigned int task = switch_task_current()->index;
+
+	(void)regs;
+	if (!tasks[task].used)
+		return;
+	pmu_account(task);
+	if (pmu_set_rotate(&tasks[task].set))
+		pmu_apply(task);
+}
+
+/* PMI hook: count and reload every sampling counter that overflowed (SDM Vol. 3 §20.2). */
+static void pmu_pmi(struct cpu_regs *regs)
+{
+	struct pmu_task *state = &tasks[switch_task_current()->index];
+	uint64_t status = rdmsr(MSR_IA32_PERF_GLOBAL_STATUS), handled = 0;
+
+	(void)regs;
+	for (unsigned int i = 0; state->used && i < state->set.nr_events; i++) {
+		unsigned int counter = event_counter(&state->set.events[i]);
+
+		if (counter == PMU_NO_COUNTER || !state->period[i] ||
+		    !(status & pmu_global_gp(counter)))
+			continue;
+		state->overflows[i]++;
+		/* Legacy IA32_PMCx writes sign-extend bit 31: fine for a period below 2^31. */
+		wrmsr(caps.full_width ? MSR_IA32_A_PMC0 + counter : counter_msr(counter),
+		      (0 - state->period[i]) & gp_mask);
+		handled |= pmu_global_gp(counter);
+	}
+	if (handled)
+		wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, handled);
+}
+
+static int pmu_add(unsigned int task, int index, uint64_t period)
+{
+	struct pmu_task *state = &tasks[task];
+
+	if (index < 0)
+		return -1;
+	state->used = true;
+	state->period[index] = period;
+	pmu_set_schedule(&state->set, caps.gp);
+	if (switch_task_current()->index == task)
+		pmu_apply(task);
+	return index;
+}
+
+static bool pmu_prepare(unsigned int task)
+{
+	if (!pmu_usable())
+		return false;
+	if (!tasks[task].used) {
+		memset(&tasks[task], 0, sizeof(tasks[task]));
+		pmu_set_init(&tasks[task].set);
+	}
+	if (switch_task_current()->index == task)
+		pmu_account(task);
+	return true;
+}
+
+int pmu_add_event(unsigned int task, const struct pmu_event *event)
+{
+	unsigned long flags = local_irq_save();
+	int index = pmu_prepare(task) ? pmu_add(task, pmu_set_add(&tasks[task].set, event), 0) : -1;
+
+	local_irq_restore(flags);
+	return index;
+}
+
+int pmu_add_fixed_event(unsigned int task, unsigned int fixed_counter,
+			const struct pmu_event *event)
+{
+	unsigned long flags = local_irq_save();
+	int index = pmu_prepare(task) && fixed_counter < caps.fixed
+			    ? pmu_add(task,
+				      pmu_set_add_fixed(&tasks[task].set, fixed_counter, event), 0)
+			    : -1;
+
+	local_irq_restore(flags);
+	return index;
+}
+
+int pmu_add_sampling_event(unsigned int task, const struct pmu_event *event, uint64_t period)
+{
+	unsigned long flags = local_irq_save();
+	int index = -1;
+
+	/* First in the set and no more events than counters, so it never rotates off. */
+	if (period && pmu_prepare(task) && tasks[task].set.nr_events == 0)
+		index = pmu_add(task, pmu_set_add(&tasks[task].set, event), period);
+	local_irq_restore(flags);
+	return index;
+}
+
+struct pmu_reading pmu_read(unsigned int task, unsigned int index)
+{
+	unsigned long flags = local_irq_save();
+	struct pmu_task *state = &tasks[task];
+	struct pmu_reading reading = { 0 };
+
+	if (state->used && index < state->set.nr_events) {
+		if (switch_task_current()->index == task)
+			pmu_account(task);
+		reading.count = state->set.events[index].count;
+		reading.time_enabled = state->set.events[index].time_enabled;
+		reading.time_running = state->set.events[index].time_running;
+		reading.scaled = pmu_set_scaled(&state->set, index);
+		reading.overflows = state->overflows[index];
+	}
+	local_irq_restore(flags);
+	return reading;
+}
+
+void pmu_release(unsigned int task)
+{
+	unsigned long flags = local_irq_save();
+
+	tasks[task].used = false;
+	if (pmu_usable() && switch_task_current()->index == task)
+		pmu_apply(task);
+	local_irq_restore(flags);
+}
+
+void pmu_init(void)
+{
+	const struct pmu_info *info;
+	uint64_t capabilities = 0;
+
+	pmu_detect();
+	info = pmu_info();
+	ktap_diag(0, "pmu: %s", pmu_usable() ? "architectural perfmon" : info->reason);
+	if (!pmu_usable())
+		return;
+	caps.gp = info->gp_counters < PMU_MAX_GP ? info->gp_counters : PMU_MAX_GP;
+	caps.fixed = info->fixed_counters < PMU_MAX_FIXED ? info->fixed_counters : PMU_MAX_FIXED;
+	caps.full_width = rdmsr_safe(MSR_IA32_PERF_CAPABILITIES, &capabilities) == 0 &&
+			  (capabilities & PERF_CAP_FULL_WIDTH_WRITE);
+	gp_mask = info->gp_width >= 64 ? UINT64_MAX : (1ull << info->gp_width) - 1;
+	fixed_mask = info->fixed_width >= 64 ? UINT64_MAX : (1ull << info->fixed_width) - 1;
+	switch_hooks_register(&pmu_hooks);
+	timer_register_hook(pmu_tick);
+	pmi_register_hook(pmu_pmi);
+}

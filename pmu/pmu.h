@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/* Per-task performance counters: lazy switching, multiplexing by rotation, overflow sampling. */
+#ifndef PMU_PMU_H
+#define PMU_PMU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pmu/detect.h"
+#include "pmu/event.h"
+
+/* Detect; where counters are usable, register the switch, tick and PMI hooks. */
+void pmu_init(void);
+
+/* True when this CPU's counters can be used; else pmu_info()->reason says why. */
+bool pmu_usable(void);
+
+/*
+ * Add an event to a task's set (by task index, any state). GP events beyond the GP counters
+ * are multiplexed: they rotate on the timer tick. Returns the event's index, or -1 when the set
+ * is full or counters are not usable. A sampling event (period != 0) raises a PMI every period
+ * events and is reloaded each time; it never rotates off (it is added first).
+ */
+int pmu_add_event(unsigned int task, const struct pmu_event *event);
+int pmu_add_fixed_event(unsigned int task, unsigned int fixed_counter,
+			const struct pmu_event *event);
+int pmu_add_sampling_event(unsigned int task, const struct pmu_event *event, uint64_t period);
+
+struct pmu_reading {
+	uint64_t count; /* events counted while the event was on a counter */
+	uint64_t time_enabled; /* TSC cycles the task ran with the event in its set */
+	uint64_t time_running; /* the part of it on a counter */
+	uint64_t scaled; /* count * enabled / running: the multiplexed estimate */
+	uint64_t overflows; /* sampling events: PMIs taken */
+};
+
+/* Read an event; for the calling task, its running counters are read first. */
+struct pmu_reading pmu_read(unsigned int task, unsigned int index);
+
+/* Drop every event of a task (also done when it exits). */
+void pmu_release(unsigned int task);
+
+#endif
