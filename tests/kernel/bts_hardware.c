@@ -2,6 +2,7 @@
 /* bts suite: real Branch Trace Store records; runs on Intel hardware, skips elsewhere. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/probe.h"
+#include "arch/x86/user.h"
 #include "ds/ds.h"
 #include "runner/test.h"
 #include "sched/sched.h"
@@ -87,4 +88,37 @@ TEST(bts, bts_off_os_keeps_kernel_branches_out)
 	area = ds_area_get(&target);
 	check_eq(area->bts_base, area->bts_index);
 	ds_detach(&target, DS_USER_BTS);
+}
+
+TEST(bts, user_task_polling_its_index_sees_its_records)
+{
+	struct ds_bts_config config = { .records = RECORDS, .circular = true, .off_os = true };
+	struct task *task;
+	struct ds_target target;
+	const uint64_t *seen;
+	uint64_t count, from, to;
+
+	require_bts();
+	if (!ds_support()->ds_cpl)
+		test_skip("CPUID.1:ECX.DS-CPL=0");
+	task = task_create_user("poller", user_ds_poll, USER_DATA_BASE, TASK_START_STOPPED);
+	if (!task)
+		test_abort("task_create_user failed");
+	target = (struct ds_target){ false, task->index, task->address_space };
+	if (ds_attach_bts(&target, &config) != DS_OK)
+		test_abort("attach failed");
+	task_continue(task);
+	while (task->state != TASK_DEAD)
+		sched_sleep_ms(1);
+	seen = task_user_data(task);
+	count = seen[0];
+	from = seen[1];
+	to = seen[2];
+	task_join(task, NULL);
+	/* Only ring-3 branches are stored (BTS_OFF_OS): the poller's own, in .user_text. */
+	check(count > 0, "the poller saw no record");
+	check(from >= USER_TEXT_BASE && from < USER_DATA_BASE && to >= USER_TEXT_BASE &&
+		      to < USER_DATA_BASE,
+	      "last record 0x%llx -> 0x%llx is not in user code", (unsigned long long)from,
+	      (unsigned long long)to);
 }
