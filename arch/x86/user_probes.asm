@@ -317,7 +317,8 @@ user_dr_target:
 	ret
 
 ; rdi = where to store three qwords: the records in the task's BTS buffer, and the from and to
-; of the last one, read through its read-only view of the Debug Store (USER_DS_BASE); exit(0).
+; of the last one, read through its read-only view of the Debug Store (USER_DS_BASE), after 16
+; taken branches of its own; exit(0).
 USER_DS_BASE		equ 0x30000000
 USER_DS_BTS_OFFSET	equ 0x100000
 DS_BTS_BASE		equ 0x00
@@ -327,6 +328,10 @@ BTS_RECORD_SIZE		equ 24
 global user_ds_poll
 user_ds_poll:
 	mov rsi, rdi
+	mov ecx, 16			; some ring-3 branches first, for a real BTS to record
+.branch:
+	dec ecx
+	jnz .branch
 	mov rax, [USER_DS_BASE + DS_BTS_INDEX]
 	sub rax, [USER_DS_BASE + DS_BTS_BASE]	; bytes used: the index is a kernel address
 	mov r8, rax
