@@ -6,7 +6,7 @@
 #include "tests/kernel/ds_synth_util.h"
 
 #define CYCLES 10000
-#define CYCLE_BUDGET_MS 8000
+#define CYCLE_BUDGET_MS 5000
 
 static const struct ds_bts_config bts = { .records = 16, .threshold_records = 8 };
 static const struct ds_pebs_config pebs = {
