@@ -1,7 +1,7 @@
 """scripts/bench: results.json and the switch-cost chart from benchmark logs; a broken log is
 an error and writes no numbers.
 
-Logs are built here and sealed with an independent CRC (zlib directly). The command line is
+Logs are built here and sealed with an independent CRC (tests/sealed_logs.py). The command line is
 exercised through a fake QEMU (--qemu) and, in the test marked "boot", the real kernel under TCG.
 """
 
@@ -11,10 +11,11 @@ import json
 import os
 import subprocess
 import sys
-import zlib
 from pathlib import Path
 
 import pytest
+
+from sealed_logs import flip_byte, seal
 
 import switchyard_log as ktap
 
@@ -73,15 +74,6 @@ Bail out! bad kernel command line
 """
 
 
-def seal(body):
-    """body plus the final line the kernel would print, computed independently of ktap."""
-    crc = zlib.crc32(body.encode())
-    return body + f"# switchyard-end crc32=0x{crc:08x} lines={body.count(chr(10))}\n"
-
-
-def flip_byte(log, text):
-    at = log.index(text)
-    return log[:at] + chr(ord(log[at]) ^ 1) + log[at + 1:]
 
 
 def record(body, status=33, accel="tcg"):

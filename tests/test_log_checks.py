@@ -1,6 +1,6 @@
 """Negative checks: every broken, truncated or contradictory log is a clear failure, never a pass.
 
-Logs are built here with an independent CRC (zlib directly), then mutated. scripts/run is
+Logs are built here with an independent CRC (tests/sealed_logs.py), then mutated. scripts/run is
 exercised through a fake QEMU (--qemu) and, for the tests marked "boot", the real kernel.
 """
 
@@ -8,10 +8,11 @@ import os
 import subprocess
 import sys
 import time
-import zlib
 from pathlib import Path
 
 import pytest
+
+from sealed_logs import flip_byte, seal
 
 import switchyard_log as ktap
 
@@ -52,16 +53,6 @@ Bail out! bad kernel command line
 """
 
 
-def seal(body):
-    """body plus the final line the kernel would print, computed independently of ktap."""
-    crc = zlib.crc32(body.encode())
-    return body + f"# switchyard-end crc32=0x{crc:08x} lines={body.count(chr(10))}\n"
-
-
-def flip_byte(log, text):
-    """log with the lowest bit of the first byte of `text` flipped."""
-    at = log.index(text)
-    return log[:at] + chr(ord(log[at]) ^ 1) + log[at + 1:]
 
 
 def assert_crash(result, *fragments):
