@@ -24,11 +24,20 @@ void sched_wake(struct task *task)
 	local_irq_restore(flags);
 }
 
+/*
+ * The earliest wake time of any sleeper (UINT64_MAX when none): the tick scans the task pool
+ * only once it has passed, since that scan is the tick's most expensive work under KVM-PVM.
+ * May be early (a sleeper woken by sched_wake()), never late. Interrupts off.
+ */
+static uint64_t next_wake = UINT64_MAX;
+
 void sched_sleep_until(uint64_t wake_tsc)
 {
 	struct task *task = sched_current();
 
 	task->wake_tsc = wake_tsc;
+	if (wake_tsc < next_wake)
+		next_wake = wake_tsc;
 	while (task->wake_tsc && task->wake_tsc > rdtsc_ordered())
 		sched_block();
 	task->wake_tsc = 0;
@@ -46,7 +55,15 @@ void sched_wake_sleepers(void)
 {
 	uint64_t now = rdtsc_ordered();
 
-	for (struct task *task = task_pool_next(NULL); task; task = task_pool_next(task))
-		if (task->state == TASK_BLOCKED && task->wake_tsc && task->wake_tsc <= now)
+	if (now < next_wake)
+		return;
+	next_wake = UINT64_MAX;
+	for (struct task *task = task_pool_next(NULL); task; task = task_pool_next(task)) {
+		if (task->state != TASK_BLOCKED || !task->wake_tsc)
+			continue;
+		if (task->wake_tsc <= now)
 			sched_wake(task);
+		else if (task->wake_tsc < next_wake)
+			next_wake = task->wake_tsc;
+	}
 }

@@ -6,6 +6,7 @@
 
 #include "lib/console.h"
 #include "tests/host/console_capture.h"
+#include "tests/host/host_test.h"
 
 static char buffer[CONSOLE_CAPTURE_MAX];
 static size_t length;
@@ -45,4 +46,14 @@ size_t console_capture_length(void)
 bool console_capture_overflowed(void)
 {
 	return overflowed;
+}
+
+void console_capture_check(const char *expected)
+{
+	unsigned long lines = 0;
+
+	for (const char *c = expected; *c; c++)
+		lines += *c == '\n';
+	host_check_str(expected, console_capture_text());
+	host_check_eq_u64(lines, console_lines());
 }

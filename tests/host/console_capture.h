@@ -18,6 +18,9 @@ void console_capture_start(void);
 const char *console_capture_text(void);
 size_t console_capture_length(void);
 
+/* Check that the capture holds exactly expected and that the console counted its lines. */
+void console_capture_check(const char *expected);
+
 /* True when more than CONSOLE_CAPTURE_MAX - 1 bytes were written; the text is then cut. */
 bool console_capture_overflowed(void);
 

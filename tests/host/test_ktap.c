@@ -11,17 +11,6 @@
 
 #define LONG_TEXT 1000
 
-/* The capture must hold exactly expected, and the console must count its lines. */
-static void check_output(const char *expected)
-{
-	unsigned long lines = 0;
-
-	for (const char *c = expected; *c; c++)
-		lines += *c == '\n';
-	host_check_str(expected, console_capture_text());
-	host_check_eq_u64(lines, console_lines());
-}
-
 HOST_TEST(ktap_version_and_plan_indent_four_spaces_per_depth)
 {
 	console_capture_start();
@@ -31,12 +20,12 @@ HOST_TEST(ktap_version_and_plan_indent_four_spaces_per_depth)
 	ktap_plan(1, 0);
 	ktap_version(2);
 	ktap_plan(2, 4294967295u);
-	check_output("KTAP version 1\n"
-		     "1..2\n"
-		     "    KTAP version 1\n"
-		     "    1..0\n"
-		     "        KTAP version 1\n"
-		     "        1..4294967295\n");
+	console_capture_check("KTAP version 1\n"
+			      "1..2\n"
+			      "    KTAP version 1\n"
+			      "    1..0\n"
+			      "        KTAP version 1\n"
+			      "        1..4294967295\n");
 }
 
 HOST_TEST(ktap_subtest_names_the_suite)
@@ -44,8 +33,8 @@ HOST_TEST(ktap_subtest_names_the_suite)
 	console_capture_start();
 	ktap_subtest(1, "arch");
 	ktap_subtest(0, "boot");
-	check_output("    # Subtest: arch\n"
-		     "# Subtest: boot\n");
+	console_capture_check("    # Subtest: arch\n"
+			      "# Subtest: boot\n");
 }
 
 HOST_TEST(ktap_result_writes_ok_and_not_ok)
@@ -55,10 +44,10 @@ HOST_TEST(ktap_result_writes_ok_and_not_ok)
 	ktap_result(1, 2, KTAP_FAIL, "fault_is_not_a_hang", NULL);
 	ktap_result(0, 1, KTAP_FAIL, "arch", "ignored when not a skip");
 	ktap_result(0, 12, KTAP_PASS, "boot", "ignored when not a skip");
-	check_output("    ok 1 rdmsr_safe_reports_gp\n"
-		     "    not ok 2 fault_is_not_a_hang\n"
-		     "not ok 1 arch\n"
-		     "ok 12 boot\n");
+	console_capture_check("    ok 1 rdmsr_safe_reports_gp\n"
+			      "    not ok 2 fault_is_not_a_hang\n"
+			      "not ok 1 arch\n"
+			      "ok 12 boot\n");
 }
 
 HOST_TEST(ktap_skip_carries_its_reason_or_says_none_was_given)
@@ -67,9 +56,9 @@ HOST_TEST(ktap_skip_carries_its_reason_or_says_none_was_given)
 	ktap_result(1, 3, KTAP_SKIP, "io_breakpoint_needs_de", "CR4.DE cannot be set");
 	ktap_result(1, 4, KTAP_SKIP, "no_reason", NULL);
 	ktap_result(0, 5, KTAP_SKIP, "empty_reason", "");
-	check_output("    ok 3 io_breakpoint_needs_de # SKIP CR4.DE cannot be set\n"
-		     "    ok 4 no_reason # SKIP no reason given\n"
-		     "ok 5 empty_reason # SKIP no reason given\n");
+	console_capture_check("    ok 3 io_breakpoint_needs_de # SKIP CR4.DE cannot be set\n"
+			      "    ok 4 no_reason # SKIP no reason given\n"
+			      "ok 5 empty_reason # SKIP no reason given\n");
 }
 
 HOST_TEST(ktap_diag_prefixes_hash_space_and_formats)
@@ -78,9 +67,9 @@ HOST_TEST(ktap_diag_prefixes_hash_space_and_formats)
 	ktap_diag(0, "seed=%u", 7u);
 	ktap_diag(1, "metric %s median=%llu", "sched.switch_cycles", 1234ull);
 	ktap_diag(2, "%s", "");
-	check_output("# seed=7\n"
-		     "    # metric sched.switch_cycles median=1234\n"
-		     "        # \n");
+	console_capture_check("# seed=7\n"
+			      "    # metric sched.switch_cycles median=1234\n"
+			      "        # \n");
 }
 
 HOST_TEST(ktap_flattens_newlines_so_one_call_is_one_line)
@@ -92,19 +81,19 @@ HOST_TEST(ktap_flattens_newlines_so_one_call_is_one_line)
 	ktap_result(0, 2, KTAP_FAIL, "bad\nname", NULL);
 	ktap_subtest(0, "suite\r");
 	ktap_bail_out("boom\nagain");
-	check_output("    # first second  third in argument \n"
-		     "#  \n"
-		     "ok 1 name # SKIP reason on two lines\n"
-		     "not ok 2 bad name\n"
-		     "# Subtest: suite \n"
-		     "Bail out! boom again\n");
+	console_capture_check("    # first second  third in argument \n"
+			      "#  \n"
+			      "ok 1 name # SKIP reason on two lines\n"
+			      "not ok 2 bad name\n"
+			      "# Subtest: suite \n"
+			      "Bail out! boom again\n");
 }
 
 HOST_TEST(ktap_bail_out_is_at_the_top_level)
 {
 	console_capture_start();
 	ktap_bail_out("kernel command line did not parse");
-	check_output("Bail out! kernel command line did not parse\n");
+	console_capture_check("Bail out! kernel command line did not parse\n");
 }
 
 /* The capture must be one line of exactly 511 characters plus '\n', starting with prefix. */

@@ -10,17 +10,6 @@
 #include "tests/host/console_capture.h"
 #include "tests/host/host_test.h"
 
-/* The capture must hold exactly expected, and the console must count its lines. */
-static void check_output(const char *expected)
-{
-	unsigned long lines = 0;
-
-	for (const char *c = expected; *c; c++)
-		lines += *c == '\n';
-	host_check_str(expected, console_capture_text());
-	host_check_eq_u64(lines, console_lines());
-}
-
 HOST_TEST(ktap_end_of_a_known_log_has_a_known_crc)
 {
 	console_capture_start();
@@ -28,9 +17,9 @@ HOST_TEST(ktap_end_of_a_known_log_has_a_known_crc)
 	ktap_plan(0, 0);
 	ktap_end();
 	/* zlib.crc32(b"KTAP version 1\n1..0\n") is 0x0aeff11b: the zero must be printed. */
-	check_output("KTAP version 1\n"
-		     "1..0\n"
-		     "# switchyard-end crc32=0x0aeff11b lines=2\n");
+	console_capture_check("KTAP version 1\n"
+			      "1..0\n"
+			      "# switchyard-end crc32=0x0aeff11b lines=2\n");
 
 	console_capture_start();
 	ktap_version(0);
@@ -44,31 +33,31 @@ HOST_TEST(ktap_end_of_a_known_log_has_a_known_crc)
 	ktap_result(1, 2, KTAP_FAIL, "second_test", NULL);
 	ktap_result(0, 1, KTAP_FAIL, "arch", NULL);
 	ktap_end();
-	check_output("KTAP version 1\n"
-		     "# switchyard 0.1 (x86-64)\n"
-		     "1..1\n"
-		     "    KTAP version 1\n"
-		     "    # Subtest: arch\n"
-		     "    1..2\n"
-		     "    ok 1 first_test\n"
-		     "    # reason\n"
-		     "    not ok 2 second_test\n"
-		     "not ok 1 arch\n"
-		     "# switchyard-end crc32=0x1d1f4125 lines=10\n");
+	console_capture_check("KTAP version 1\n"
+			      "# switchyard 0.1 (x86-64)\n"
+			      "1..1\n"
+			      "    KTAP version 1\n"
+			      "    # Subtest: arch\n"
+			      "    1..2\n"
+			      "    ok 1 first_test\n"
+			      "    # reason\n"
+			      "    not ok 2 second_test\n"
+			      "not ok 1 arch\n"
+			      "# switchyard-end crc32=0x1d1f4125 lines=10\n");
 }
 
 HOST_TEST(ktap_end_pads_the_crc_to_eight_digits)
 {
 	console_capture_start();
 	ktap_end();
-	check_output("# switchyard-end crc32=0x00000000 lines=0\n");
+	console_capture_check("# switchyard-end crc32=0x00000000 lines=0\n");
 
 	console_capture_start();
 	ktap_diag(0, "pad 216");
 	ktap_end();
 	/* zlib.crc32(b"# pad 216\n") */
-	check_output("# pad 216\n"
-		     "# switchyard-end crc32=0x00662169 lines=1\n");
+	console_capture_check("# pad 216\n"
+			      "# switchyard-end crc32=0x00662169 lines=1\n");
 }
 
 HOST_TEST(ktap_end_covers_every_byte_before_it)

@@ -61,15 +61,21 @@ TEST(dr, breakpoint_attached_to_a_stopped_user_task_fires_in_ring_3)
 	}
 }
 
+/* Install an execute breakpoint on user_dr_target by system call, then call it REPEAT times. */
+static struct user_dr_script own_execute_breakpoint_script(void)
+{
+	return (struct user_dr_script){ .install = 1,
+					.address = user_text_address(user_dr_target),
+					.type = DR_TYPE_EXECUTE,
+					.length = 1,
+					.action = USER_DR_CALL,
+					.target = user_text_address(user_dr_target),
+					.repeat = REPEAT };
+}
+
 TEST(dr, user_task_installs_its_own_breakpoint_by_system_call)
 {
-	struct user_dr_script script = { .install = 1,
-					 .address = user_text_address(user_dr_target),
-					 .type = DR_TYPE_EXECUTE,
-					 .length = 1,
-					 .action = USER_DR_CALL,
-					 .target = user_text_address(user_dr_target),
-					 .repeat = REPEAT };
+	struct user_dr_script script = own_execute_breakpoint_script();
 
 	script_run(script_task(&script), &script);
 	check_eq(0, script.install_result);
@@ -105,13 +111,7 @@ TEST(dr, user_request_to_watch_kernel_memory_is_refused)
 
 TEST(dr, user_breakpoint_does_not_fire_in_another_user_task)
 {
-	struct user_dr_script owner = { .install = 1,
-					.address = user_text_address(user_dr_target),
-					.type = DR_TYPE_EXECUTE,
-					.length = 1,
-					.action = USER_DR_CALL,
-					.target = user_text_address(user_dr_target),
-					.repeat = REPEAT };
+	struct user_dr_script owner = own_execute_breakpoint_script();
 	struct user_dr_script other = owner;
 	struct task *owner_task, *other_task;
 
