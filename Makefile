@@ -39,11 +39,14 @@ OBJS := \
 	arch/x86/probe.o \
 	arch/x86/serial.o \
 	arch/x86/setjmp.o \
+	arch/x86/smp.o \
+	arch/x86/spinlock.o \
 	arch/x86/switch.o \
 	arch/x86/switch_hooks.o \
 	arch/x86/syscall.o \
 	arch/x86/syscall_entry.o \
 	arch/x86/traps.o \
+	arch/x86/trampoline.o \
 	arch/x86/tsc.o \
 	arch/x86/user.o \
 	arch/x86/user_entry.o \
@@ -62,6 +65,7 @@ OBJS := \
 	ds/records.o \
 	ds/switch.o \
 	ds/synth.o \
+	lib/acpi.o \
 	lib/cmdline.o \
 	lib/console.o \
 	lib/crc32.o \
@@ -176,6 +180,7 @@ HOST_LIB_SRCS := \
 	dr/reserve.c \
 	ds/area.c \
 	ds/records.c \
+	lib/acpi.c \
 	lib/cmdline.c \
 	lib/console.c \
 	lib/crc32.c \

@@ -12,6 +12,7 @@
 #include "arch/x86/platform.h"
 #include "arch/x86/platform_report.h"
 #include "arch/x86/serial.h"
+#include "arch/x86/smp.h"
 #include "arch/x86/traps.h"
 #include "arch/x86/tsc.h"
 #include "boot/boot_info.h"
@@ -72,6 +73,29 @@ static void seed_init(void)
 	ktap_diag(0, "seed=%llu", (unsigned long long)run_options.seed);
 }
 
+/* Each application processor, once arch/x86 set it up: its scheduler, its registers, its tick. */
+static void __attribute__((noreturn)) ap_main(void)
+{
+	sched_start_cpu();
+	dr_init_cpu();
+	timer_start_cpu();
+	smp_cpu_ready();
+	sched_idle();
+}
+
+static void smp_init(void)
+{
+	struct smp_start_info info = {
+		.rsdp = boot_info.rsdp_length ? boot_info.rsdp : NULL,
+		.rsdp_length = boot_info.rsdp_length,
+		.regions = boot_info.regions,
+		.region_count = boot_info.region_count,
+		.ap_main = ap_main,
+	};
+
+	ktap_diag(0, "smp: %u CPUs online", smp_start(&info));
+}
+
 void start_kernel(uint32_t magic, uint32_t info_phys)
 {
 	char error[CMDLINE_STRING_MAX + 64];
@@ -103,6 +127,7 @@ void start_kernel(uint32_t magic, uint32_t info_phys)
 	dr_init();		/* breakpoints: switch hooks, #DB, CR4.DE */
 	ds_init();		/* Debug Store: detection, backend, switch hooks, PMI */
 	pmu_init();		/* counters: detection, and hooks where they are usable */
+	smp_init();		/* the other CPUs, each with its own run queue, idle until given work */
 	platform_report();
 	seed_init();
 	platform_exit(runner_run(&run_options));

@@ -28,6 +28,8 @@ typedef void (*dr_handler)(const struct dr_hit *hit, struct cpu_regs *regs, void
 
 /* Set CR4.DE, reset DR7 and DR6, register the switch hooks, the #DB handler and the syscalls. */
 void dr_init(void);
+/* On each other CPU as it comes up: CR4.DE, reset registers, its shadow. */
+void dr_init_cpu(void);
 
 /*
  * Task breakpoints, by task index (struct switch_task.index; sched's task->index). The target

@@ -177,7 +177,7 @@ static bool dr_probe_btf(void)
 	return value & DEBUGCTL_BTF;
 }
 
-void dr_init(void)
+void dr_init_cpu(void)
 {
 	struct dr_cpu *cpu = this_dr_cpu();
 
@@ -189,6 +189,13 @@ void dr_init(void)
 	memset(cpu, 0, sizeof(*cpu));
 	cpu->held.dr7 = DR7_RESET;
 	memset(cpu->logical_of, DR_NO_SLOT, sizeof(cpu->logical_of));
+	/* System-wide breakpoints installed before this CPU came up. */
+	dr_sync_current();
+}
+
+void dr_init(void)
+{
+	dr_init_cpu();
 	btf_supported = dr_probe_btf();
 	switch_hooks_register(&dr_hooks);
 	dr_exception_init();

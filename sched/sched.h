@@ -15,7 +15,21 @@
  */
 void sched_init(void);
 
+/* On an application processor, from its ap_main(): adopt the calling context as this CPU's
+ * idle task. Then sched_idle() runs it: it never returns. */
+void sched_start_cpu(void);
+void __attribute__((noreturn)) sched_idle(void);
+
 struct task *sched_current(void);
+
+/*
+ * Move task to CPU cpu: its state (breakpoints, single-step, Debug Store) goes with it, through
+ * the switch hooks, when it next switches in there. The caller itself moves at once (it returns
+ * on cpu); a task running on another CPU is switched out there first (this waits, bounded). A
+ * stopped, blocked or new task runs on cpu when it next runs. Returns 0, or -1 when cpu is not
+ * online, the task is dead, or its CPU did not let it go in time.
+ */
+int sched_migrate(struct task *task, unsigned int cpu);
 
 /*
  * Choose how user tasks enter the kernel (SYSCALL, or the UD2 trap where SYSCALL from ring 3
@@ -58,6 +72,7 @@ struct sched_stats {
 	uint64_t preemptions; /* switches forced by the timer */
 };
 struct sched_stats sched_stats(void);
+struct sched_stats sched_stats_cpu(unsigned int cpu);
 
 /*
  * Benchmark probe: called, in interrupt context, when a task that the timer preempted is

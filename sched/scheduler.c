@@ -10,9 +10,15 @@
 #include "arch/x86/fpu.h"
 #include "arch/x86/gdt.h"
 #include "arch/x86/paging.h"
+#include "arch/x86/exceptions.h"
 #include "arch/x86/percpu.h"
+#include "arch/x86/platform.h"
+#include "arch/x86/smp.h"
+#include "arch/x86/spinlock.h"
+#include "arch/x86/traps.h"
 #include "arch/x86/tsc.h"
 #include "lib/cmdline.h"
+#include "lib/format.h"
 #include "sched/internal.h"
 #include "sched/sched.h"
 
@@ -22,6 +28,7 @@ struct run_queue {
 	struct task *head, *tail;
 	struct task *current;
 	struct task *idle;
+	struct task *leaving; /* switched out to move to another CPU: queued there after the switch */
 	unsigned int ticks_left;
 	bool need_resched;
 	uint64_t cr3; /* what CR3 holds: reading it back costs an exit under KVM */
@@ -29,8 +36,9 @@ struct run_queue {
 	struct sched_stats stats;
 };
 
+struct spinlock sched_lock = SPINLOCK_INIT("sched");
 static struct run_queue run_queues[MAX_CPUS];
-static void (*interrupt_handler)(void);
+static void (*task_interrupt_handler)(void);
 static void (*preemption_probe)(uint64_t cycles);
 static uint64_t slice_ms = SLICE_DEFAULT_MS;
 static unsigned int slice_ticks = 1;
@@ -44,14 +52,36 @@ static struct run_queue *this_run_queue(void)
 	return &run_queues[this_cpu()->index];
 }
 
+unsigned long sched_lock_irqsave(void)
+{
+	return spin_lock_irqsave(&sched_lock);
+}
+
+void sched_unlock_irqrestore(unsigned long flags)
+{
+	spin_unlock_irqrestore(&sched_lock, flags);
+}
+
 struct task *sched_current(void)
 {
 	return this_run_queue()->current;
 }
 
+/* Ask CPU cpu to run schedule() at its next interrupt, and interrupt it now if it is another. */
+static void sched_kick(unsigned int cpu)
+{
+	run_queues[cpu].need_resched = true;
+	smp_reschedule(cpu);
+}
+
+void sched_request_switch(struct task *task)
+{
+	sched_kick(task->cpu);
+}
+
 void run_queue_add(struct task *task, bool at_head)
 {
-	struct run_queue *queue = this_run_queue();
+	struct run_queue *queue = &run_queues[task->cpu];
 
 	task->state = TASK_RUNNABLE;
 	if (task == queue->idle)
@@ -61,19 +91,21 @@ void run_queue_add(struct task *task, bool at_head)
 		queue->head = task;
 		if (!queue->tail)
 			queue->tail = task;
-		return;
+	} else {
+		task->next = NULL;
+		if (queue->tail)
+			queue->tail->next = task;
+		else
+			queue->head = task;
+		queue->tail = task;
 	}
-	task->next = NULL;
-	if (queue->tail)
-		queue->tail->next = task;
-	else
-		queue->head = task;
-	queue->tail = task;
+	if (task->cpu != this_cpu()->index && queue->current == queue->idle)
+		sched_kick(task->cpu);
 }
 
 void run_queue_remove(struct task *task)
 {
-	struct run_queue *queue = this_run_queue();
+	struct run_queue *queue = &run_queues[task->cpu];
 	struct task **link = &queue->head, *previous = NULL;
 
 	for (; *link; previous = *link, link = &(*link)->next) {
@@ -127,31 +159,71 @@ static void switch_to(struct run_queue *queue, struct task *prev, struct task *n
 	switch_context(&prev->context, next->context);
 }
 
-/* Back on the CPU: honour a sched_interrupt() that came while this task was away. */
+/*
+ * The end of a switch, on the incoming task's stack: the outgoing task's stack is free now, so a
+ * task that is moving to another CPU may be queued there (whose CPU cannot take it before this
+ * CPU lets go of sched_lock).
+ */
+static void schedule_tail(void)
+{
+	struct run_queue *queue = this_run_queue();
+	struct task *task = queue->leaving;
+
+	if (!task)
+		return;
+	queue->leaving = NULL;
+	task->cpu = task->migrate_to;
+	task->migrate_pending = false;
+	task->migrations++;
+	run_queue_add(task, false);
+	if (task->cpu != this_cpu()->index)
+		sched_kick(task->cpu);
+}
+
+/*
+ * Back on the CPU: honour a sched_interrupt() that came while this task was away. The handler
+ * may unwind this stack (it does not return then), so sched_lock is let go around it.
+ */
 static void sched_check_interrupted(struct task *task)
 {
-	if (task->interrupted && interrupt_handler) {
+	if (task->interrupted && task_interrupt_handler) {
 		task->interrupted = false;
-		interrupt_handler();
+		spin_unlock(&sched_lock);
+		task_interrupt_handler();
+		spin_lock(&sched_lock);
 	}
 }
 
-static void schedule_from(struct run_queue *queue);
-
-void schedule(void)
+/* The outgoing task was asked to leave this CPU: ended, stopped, or moved. */
+static void schedule_requests(struct run_queue *queue, struct task *prev)
 {
-	struct run_queue *queue = this_run_queue();
-
-	queue->preempt_start = 0;
-	schedule_from(queue);
+	if (prev->kill_pending) {
+		prev->kill_pending = false;
+		sched_run_exit_hooks(prev);
+		prev->exit_code = TASK_EXIT_KILLED;
+		prev->state = TASK_DEAD;
+		if (prev->joiner)
+			sched_wake_locked(prev->joiner);
+	} else if (prev->stop_requested) {
+		prev->state = TASK_STOPPED;
+	} else if (prev->migrate_pending && prev->migrate_to != prev->cpu) {
+		prev->state = TASK_RUNNABLE;
+		queue->leaving = prev;
+	} else {
+		prev->migrate_pending = false;
+		run_queue_add(prev, false);
+	}
+	prev->stop_requested = false;
 }
 
-static void schedule_from(struct run_queue *queue)
+/* schedule(), for the tick and the reschedule IPI: preempt_start stays as the caller set it. */
+static void schedule_core(void)
 {
+	struct run_queue *queue = this_run_queue();
 	struct task *prev = queue->current, *next;
 
 	if (prev->state == TASK_RUNNING)
-		run_queue_add(prev, false);
+		schedule_requests(queue, prev);
 	next = run_queue_pop(queue);
 	if (!next)
 		next = queue->idle;
@@ -162,13 +234,23 @@ static void schedule_from(struct run_queue *queue)
 		return;
 	}
 	switch_to(queue, prev, next);
-	/* prev is this stack's task again, back after any number of other tasks ran. */
+	/* prev is this stack's task again, back after any number of other tasks ran, perhaps on
+	 * another CPU: queue is stale. */
+	schedule_tail();
 	sched_check_interrupted(prev);
+}
+
+void schedule(void)
+{
+	this_run_queue()->preempt_start = 0;
+	schedule_core();
 }
 
 void sched_task_started(struct task *task)
 {
+	schedule_tail();
 	sched_check_interrupted(task);
+	spin_unlock(&sched_lock);
 	local_irq_enable();
 }
 
@@ -180,19 +262,24 @@ void sched_block(void)
 
 void sched_yield(void)
 {
-	unsigned long flags = local_irq_save();
+	unsigned long flags = sched_lock_irqsave();
 
 	schedule();
-	local_irq_restore(flags);
+	sched_unlock_irqrestore(flags);
 }
 
 void sched_interrupt(struct task *task)
 {
-	struct run_queue *queue = this_run_queue();
+	unsigned long flags = sched_lock_irqsave();
 
 	task->interrupted = true;
-	if (task == queue->current)
+	if (task->state == TASK_RUNNING) {
+		/* Running elsewhere: its CPU runs the handler from the reschedule IPI. */
+		if (task->cpu != this_cpu()->index)
+			sched_kick(task->cpu);
+		sched_unlock_irqrestore(flags);
 		return;
+	}
 	if (task->state == TASK_RUNNABLE)
 		run_queue_remove(task);
 	if (task->state != TASK_DEAD) {
@@ -200,32 +287,59 @@ void sched_interrupt(struct task *task)
 		task->stop_pending = false;
 		run_queue_add(task, true);
 	}
-	queue->need_resched = true;
+	sched_kick(task->cpu);
+	sched_unlock_irqrestore(flags);
 }
 
 void sched_set_interrupt_handler(void (*handler)(void))
 {
-	interrupt_handler = handler;
+	task_interrupt_handler = handler;
+}
+
+/*
+ * In interrupt context, sched_lock held: switch if this CPU was asked to or its slice is up.
+ * Returns the preemption's cost for the probe, when this task was preempted by the timer too.
+ */
+static uint64_t sched_preempt(struct run_queue *queue, bool tick)
+{
+	uint64_t cycles = 0;
+
+	if (tick && queue->ticks_left)
+		queue->ticks_left--;
+	if (queue->need_resched || (tick && queue->ticks_left == 0) ||
+	    (queue->current == queue->idle && queue->head)) {
+		queue->stats.preemptions++;
+		queue->preempt_start = rdtsc_ordered();
+		schedule_core();
+		/* Back in a task; it was preempted too if preempt_start survived. */
+		queue = this_run_queue();
+		if (queue->preempt_start)
+			cycles = rdtsc_ordered() - queue->preempt_start;
+		queue->preempt_start = 0;
+	}
+	sched_check_interrupted(queue->current);
+	return cycles;
 }
 
 static void sched_tick(struct cpu_regs *regs)
 {
-	struct run_queue *queue = this_run_queue();
+	uint64_t cycles;
 
 	(void)regs;
+	spin_lock(&sched_lock);
 	sched_wake_sleepers();
-	if (queue->ticks_left)
-		queue->ticks_left--;
-	if (queue->need_resched || queue->ticks_left == 0 ||
-	    (queue->current == queue->idle && queue->head)) {
-		queue->stats.preemptions++;
-		queue->preempt_start = rdtsc_ordered();
-		schedule_from(queue);
-		/* Back in a task; it was preempted too if preempt_start survived. */
-		if (queue->preempt_start && preemption_probe)
-			preemption_probe(rdtsc_ordered() - queue->preempt_start);
-		queue->preempt_start = 0;
-	}
+	cycles = sched_preempt(this_run_queue(), true);
+	spin_unlock(&sched_lock);
+	if (cycles && preemption_probe)
+		preemption_probe(cycles);
+}
+
+static void sched_reschedule_interrupt(struct cpu_regs *regs)
+{
+	(void)regs;
+	spin_lock(&sched_lock);
+	sched_preempt(this_run_queue(), false);
+	spin_unlock(&sched_lock);
 }
 
 void sched_set_preemption_probe(void (*probe)(uint64_t cycles))
@@ -233,46 +347,71 @@ void sched_set_preemption_probe(void (*probe)(uint64_t cycles))
 	preemption_probe = probe;
 }
 
-static void idle_loop(void *arg)
+static void __attribute__((noreturn)) idle_loop(void)
 {
-	struct run_queue *queue = this_run_queue();
-
-	(void)arg;
 	for (;;) {
-		local_irq_disable();
-		if (queue->head)
+		sched_lock_irqsave();
+		if (this_run_queue()->head)
 			schedule();
-		safe_halt();
+		spin_unlock(&sched_lock);
+		safe_halt(); /* STI; HLT: an interrupt that came since is taken after the HLT */
 	}
 }
 
 static void idle_start(void *arg)
 {
 	sched_task_started(arg);
-	idle_loop(arg);
+	idle_loop();
+}
+
+static void run_queue_init(struct run_queue *queue, struct task *current)
+{
+	struct switch_task view;
+
+	current->state = TASK_RUNNING;
+	current->cpu = this_cpu()->index;
+	current->switched_in_tsc = rdtsc_ordered();
+	queue->current = current;
+	view = task_switch_view(current);
+	switch_hooks_set_current(&view);
+	queue->cr3 = paging_kernel_root();
+	queue->ticks_left = slice_ticks;
 }
 
 void sched_init(void)
 {
 	struct run_queue *queue = this_run_queue();
-	struct switch_task boot_view;
 
 	slice_ticks = (unsigned int)(slice_ms * timer_hz() / 1000);
 	if (slice_ticks == 0)
 		slice_ticks = 1;
 	boot_task = task_alloc("runner", NULL, false);
-	boot_task->state = TASK_RUNNING;
-	boot_task->switched_in_tsc = rdtsc_ordered();
-	queue->current = boot_task;
-	boot_view = task_switch_view(boot_task);
-	switch_hooks_set_current(&boot_view);
-	queue->cr3 = paging_kernel_root();
-	queue->ticks_left = slice_ticks;
+	run_queue_init(queue, boot_task);
 	queue->idle = task_alloc("idle", idle_start, false);
 	queue->idle->state = TASK_RUNNABLE;
 	syscall_init();
 	user_faults_init();
 	timer_register_hook(sched_tick);
+	interrupt_register(VECTOR_RESCHEDULE, sched_reschedule_interrupt);
+}
+
+void sched_start_cpu(void)
+{
+	struct run_queue *queue = this_run_queue();
+	char name[TASK_NAME_MAX];
+	struct task *idle;
+
+	format(name, sizeof(name), "idle/%u", this_cpu()->index);
+	idle = task_alloc(name, NULL, false);
+	if (!idle)
+		platform_bail_out("CPU %u: no task slot for its idle task", this_cpu()->index);
+	queue->idle = idle;
+	run_queue_init(queue, idle);
+}
+
+void __attribute__((noreturn)) sched_idle(void)
+{
+	idle_loop();
 }
 
 unsigned int sched_slice_ticks(void)
@@ -285,30 +424,25 @@ void sched_set_slice_ticks(unsigned int ticks)
 	slice_ticks = ticks ? ticks : 1;
 }
 
-unsigned int sched_kill_others(void)
+static bool sched_is_idle_task(const struct task *task)
 {
-	unsigned long flags = local_irq_save();
-	struct run_queue *queue = this_run_queue();
-	unsigned int ended = 0;
+	for (unsigned int cpu = 0; cpu < MAX_CPUS; cpu++)
+		if (run_queues[cpu].idle == task)
+			return true;
+	return false;
+}
 
-	for (struct task *task = task_pool_next(NULL); task; task = task_pool_next(task)) {
-		if (task == queue->current || task == queue->idle || task == boot_task)
-			continue;
-		if (task->state == TASK_RUNNABLE)
-			run_queue_remove(task);
-		if (task->state != TASK_DEAD) {
-			sched_run_exit_hooks(task);
-			task->state = TASK_DEAD;
-			task->exit_code = TASK_EXIT_KILLED;
-		}
-		task_free(task);
-		ended++;
-	}
-	local_irq_restore(flags);
-	return ended;
+bool sched_is_system_task(const struct task *task)
+{
+	return task == boot_task || sched_is_idle_task(task);
 }
 
 struct sched_stats sched_stats(void)
 {
 	return this_run_queue()->stats;
+}
+
+struct sched_stats sched_stats_cpu(unsigned int cpu)
+{
+	return run_queues[cpu].stats;
 }

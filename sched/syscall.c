@@ -23,7 +23,9 @@
 static long syscall_yield(struct cpu_regs *regs)
 {
 	(void)regs;
+	spin_lock(&sched_lock);
 	schedule();
+	spin_unlock(&sched_lock);
 	return 0;
 }
 
@@ -56,7 +58,9 @@ static long syscall_write(struct cpu_regs *regs)
 
 static long syscall_sleep(struct cpu_regs *regs)
 {
+	spin_lock(&sched_lock);
 	sched_sleep_until(rdtsc_ordered() + tsc_cycles_from_ms(regs->rdi));
+	spin_unlock(&sched_lock);
 	return 0;
 }
 

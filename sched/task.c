@@ -7,10 +7,16 @@
 #include "arch/x86/context.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/paging.h"
+#include "arch/x86/percpu.h"
 #include "arch/x86/pfa.h"
+#include "arch/x86/platform.h"
+#include "arch/x86/smp.h"
+#include "arch/x86/tsc.h"
 #include "lib/string.h"
 #include "sched/internal.h"
 #include "sched/sched.h"
+
+#define TASK_REQUEST_TIMEOUT_MS 2000
 
 /* A slot is free when in_use is false; tasks are never moved, so pointers stay valid. */
 static struct task pool[TASKS_MAX];
@@ -37,7 +43,7 @@ struct cpu_regs *task_user_frame(const struct task *task)
 
 struct task *task_alloc(const char *name, void (*start)(void *), bool user)
 {
-	unsigned long flags = local_irq_save();
+	unsigned long flags = sched_lock_irqsave();
 	struct task *task = NULL;
 
 	for (size_t i = 0; i < TASKS_MAX; i++) {
@@ -47,10 +53,11 @@ struct task *task_alloc(const char *name, void (*start)(void *), bool user)
 			memset(task, 0, sizeof(*task));
 			task->id = next_id++;
 			task->index = (unsigned int)i;
+			task->cpu = this_cpu()->index; /* the creator's CPU, until sched_migrate() */
 			break;
 		}
 	}
-	local_irq_restore(flags);
+	sched_unlock_irqrestore(flags);
 	if (!task)
 		return NULL;
 	strlcpy(task->name, name, sizeof(task->name));
@@ -75,7 +82,7 @@ void task_free(struct task *task)
 		address_space_destroy(task->address_space);
 	task->stack = 0;
 	task->address_space = 0;
-	in_use[task - pool] = false;
+	__atomic_store_n(&in_use[task - pool], false, __ATOMIC_RELEASE);
 }
 
 static void kernel_task_start(void *arg)
@@ -97,9 +104,9 @@ struct task *task_create(const char *name, void (*fn)(void *), void *arg, enum t
 	task->entry = fn;
 	task->arg = arg;
 	if (start == TASK_START_RUNNABLE) {
-		flags = local_irq_save();
+		flags = sched_lock_irqsave();
 		run_queue_add(task, false);
-		local_irq_restore(flags);
+		sched_unlock_irqrestore(flags);
 	}
 	return task;
 }
@@ -108,20 +115,20 @@ void task_exit(long code)
 {
 	struct task *task;
 
-	local_irq_disable();
+	sched_lock_irqsave();
 	task = sched_current();
 	sched_run_exit_hooks(task);
 	task->exit_code = code;
 	task->state = TASK_DEAD;
 	if (task->joiner)
-		sched_wake(task->joiner);
+		sched_wake_locked(task->joiner);
 	schedule();
 	__builtin_unreachable(); /* a DEAD task is never picked again */
 }
 
 long task_join(struct task *task, struct user_fault *fault)
 {
-	unsigned long flags = local_irq_save();
+	unsigned long flags = sched_lock_irqsave();
 	long code;
 
 	while (task->state != TASK_DEAD) {
@@ -132,22 +139,48 @@ long task_join(struct task *task, struct user_fault *fault)
 	if (fault)
 		*fault = task->fault;
 	task_free(task);
-	local_irq_restore(flags);
+	sched_unlock_irqrestore(flags);
 	return code;
+}
+
+/*
+ * Wait, with sched_lock let go, until the task that another CPU runs has been switched out (its
+ * CPU acts on the request at its reschedule IPI). False after TASK_REQUEST_TIMEOUT_MS: that CPU
+ * keeps interrupts off; the request stays and is carried out at its next switch.
+ */
+static bool task_wait_switched_out(struct task *task, unsigned long *flags)
+{
+	uint64_t start = rdtsc_ordered(), limit = tsc_cycles_from_ms(TASK_REQUEST_TIMEOUT_MS);
+
+	while (task->state == TASK_RUNNING && task != sched_current()) {
+		sched_unlock_irqrestore(*flags);
+		cpu_relax();
+		if (rdtsc_ordered() - start > limit) {
+			*flags = sched_lock_irqsave();
+			return false;
+		}
+		*flags = sched_lock_irqsave();
+	}
+	return true;
 }
 
 void task_stop(struct task *task)
 {
-	unsigned long flags = local_irq_save();
+	unsigned long flags = sched_lock_irqsave();
 
 	switch (task->state) {
 	case TASK_RUNNABLE: /* RUNNABLE -> STOPPED */
 		run_queue_remove(task);
 		task->state = TASK_STOPPED;
 		break;
-	case TASK_RUNNING: /* the caller stops itself: RUNNING -> STOPPED */
-		task->state = TASK_STOPPED;
-		schedule();
+	case TASK_RUNNING:
+		task->stop_requested = true;
+		if (task == sched_current()) { /* the caller stops itself */
+			schedule();
+			break;
+		}
+		sched_request_switch(task); /* RUNNING on another CPU: it stops there */
+		task_wait_switched_out(task, &flags);
 		break;
 	case TASK_BLOCKED: /* BLOCKED -> STOPPED when the block ends */
 		task->stop_pending = true;
@@ -155,17 +188,89 @@ void task_stop(struct task *task)
 	default:
 		break;
 	}
-	local_irq_restore(flags);
+	sched_unlock_irqrestore(flags);
 }
 
 void task_continue(struct task *task)
 {
-	unsigned long flags = local_irq_save();
+	unsigned long flags = sched_lock_irqsave();
 
 	if (task->state == TASK_STOPPED) /* STOPPED -> RUNNABLE */
 		run_queue_add(task, false);
 	task->stop_pending = false;
-	local_irq_restore(flags);
+	task->stop_requested = false;
+	sched_unlock_irqrestore(flags);
+}
+
+int sched_migrate(struct task *task, unsigned int cpu)
+{
+	unsigned long flags;
+	int result = 0;
+
+	if (cpu >= smp_cpus())
+		return -1;
+	flags = sched_lock_irqsave();
+	switch (task->state) {
+	case TASK_RUNNABLE:
+		run_queue_remove(task);
+		task->cpu = cpu;
+		task->migrations++;
+		run_queue_add(task, false);
+		break;
+	case TASK_RUNNING:
+		if (task->cpu == cpu)
+			break;
+		task->migrate_pending = true;
+		task->migrate_to = cpu;
+		if (task == sched_current()) {
+			schedule(); /* back here on CPU cpu */
+			break;
+		}
+		sched_request_switch(task);
+		if (!task_wait_switched_out(task, &flags))
+			result = -1;
+		break;
+	case TASK_DEAD:
+		result = -1;
+		break;
+	default: /* BLOCKED, STOPPED: it runs on cpu once it runs again */
+		if (task->cpu != cpu)
+			task->migrations++;
+		task->cpu = cpu;
+		break;
+	}
+	sched_unlock_irqrestore(flags);
+	return result;
+}
+
+unsigned int sched_kill_others(void)
+{
+	unsigned long flags = sched_lock_irqsave();
+	unsigned int ended = 0;
+
+	for (struct task *task = task_pool_next(NULL); task; task = task_pool_next(task)) {
+		if (task == sched_current() || sched_is_system_task(task))
+			continue;
+		if (task->state == TASK_RUNNING) { /* on another CPU: it ends there */
+			task->kill_pending = true;
+			sched_request_switch(task);
+			if (!task_wait_switched_out(task, &flags))
+				platform_bail_out("task %u (%s) on CPU %u cannot be ended: its CPU "
+						  "does not take interrupts",
+						  task->id, task->name, task->cpu);
+		}
+		if (task->state == TASK_RUNNABLE)
+			run_queue_remove(task);
+		if (task->state != TASK_DEAD) {
+			sched_run_exit_hooks(task);
+			task->state = TASK_DEAD;
+			task->exit_code = TASK_EXIT_KILLED;
+		}
+		task_free(task);
+		ended++;
+	}
+	sched_unlock_irqrestore(flags);
+	return ended;
 }
 void sched_run_exit_hooks(struct task *task)
 {

@@ -42,6 +42,14 @@ struct task {
 	enum task_state state;
 	bool stop_pending; /* BLOCKED: become STOPPED, not RUNNABLE, when woken */
 	bool interrupted; /* sched_interrupt(): run the interrupt handler when next on CPU */
+	/* Requests to a task that is RUNNING on another CPU, carried out by that CPU when it
+	 * switches the task out (after a reschedule IPI). */
+	bool kill_pending; /* end it with TASK_EXIT_KILLED */
+	bool stop_requested; /* RUNNING -> STOPPED */
+	bool migrate_pending; /* move it to migrate_to */
+	unsigned int migrate_to;
+	unsigned int cpu; /* whose run queue it belongs to, and where it runs when RUNNING */
+	uint64_t migrations; /* times it moved to another CPU */
 	struct task *next; /* run-queue link */
 	uint64_t stack; /* physical base of the kernel stack, 0 for the boot task */
 	uint64_t wake_tsc; /* BLOCKED in sched_sleep_ms(): wake at this TSC; 0 if not */

@@ -72,9 +72,9 @@ struct task *task_create_user(const char *name, const void *program, uint64_t ar
 	fpu_state_init(&task->fpu);
 	user_frame_init(task_user_frame(task), user_text_address(program), USER_STACK_TOP, arg);
 	if (start == TASK_START_RUNNABLE) {
-		flags = local_irq_save();
+		flags = sched_lock_irqsave();
 		run_queue_add(task, false);
-		local_irq_restore(flags);
+		sched_unlock_irqrestore(flags);
 	}
 	return task;
 }

@@ -8,10 +8,8 @@
 #include "sched/internal.h"
 #include "sched/sched.h"
 
-void sched_wake(struct task *task)
+void sched_wake_locked(struct task *task)
 {
-	unsigned long flags = local_irq_save();
-
 	if (task->state == TASK_BLOCKED) {
 		task->wake_tsc = 0;
 		if (task->stop_pending) {
@@ -21,13 +19,20 @@ void sched_wake(struct task *task)
 			run_queue_add(task, false);
 		}
 	}
-	local_irq_restore(flags);
+}
+
+void sched_wake(struct task *task)
+{
+	unsigned long flags = sched_lock_irqsave();
+
+	sched_wake_locked(task);
+	sched_unlock_irqrestore(flags);
 }
 
 /*
  * The earliest wake time of any sleeper (UINT64_MAX when none): the tick scans the task pool
  * only once it has passed, since that scan is the tick's most expensive work under KVM-PVM.
- * May be early (a sleeper woken by sched_wake()), never late. Interrupts off.
+ * May be early (a sleeper woken by sched_wake()), never late. Under sched_lock.
  */
 static uint64_t next_wake = UINT64_MAX;
 
@@ -45,10 +50,10 @@ void sched_sleep_until(uint64_t wake_tsc)
 
 void sched_sleep_ms(uint64_t ms)
 {
-	unsigned long flags = local_irq_save();
+	unsigned long flags = sched_lock_irqsave();
 
 	sched_sleep_until(rdtsc_ordered() + tsc_cycles_from_ms(ms));
-	local_irq_restore(flags);
+	sched_unlock_irqrestore(flags);
 }
 
 void sched_wake_sleepers(void)
@@ -62,7 +67,7 @@ void sched_wake_sleepers(void)
 		if (task->state != TASK_BLOCKED || !task->wake_tsc)
 			continue;
 		if (task->wake_tsc <= now)
-			sched_wake(task);
+			sched_wake_locked(task);
 		else if (task->wake_tsc < next_wake)
 			next_wake = task->wake_tsc;
 	}

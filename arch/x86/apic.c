@@ -16,8 +16,17 @@
 
 #define APIC_ID 0x020
 #define APIC_INTERRUPT_COMMAND_LOW 0x300
+#define APIC_INTERRUPT_COMMAND_HIGH 0x310
+/* ICR fields (SDM Vol. 3 §11.6.1). */
 #define APIC_ICR_SHORTHAND_SELF (1u << 18) /* destination shorthand 01: self */
 #define APIC_ICR_DELIVERY_PENDING (1u << 12)
+#define APIC_ICR_LEVEL_ASSERT (1u << 14)
+#define APIC_ICR_MODE_FIXED (0u << 8)
+#define APIC_ICR_MODE_NMI (4u << 8)
+#define APIC_ICR_MODE_INIT (5u << 8)
+#define APIC_ICR_MODE_STARTUP (6u << 8)
+#define APIC_ICR_DESTINATION_SHIFT 24 /* in the high half */
+#define APIC_ERROR_STATUS 0x280
 #define APIC_EOI 0x0b0
 #define APIC_SPURIOUS 0x0f0
 #define APIC_LVT_TIMER 0x320
@@ -43,6 +52,7 @@
 #define PIC_MASK_ALL 0xff
 
 static volatile uint32_t *apic_registers;
+static pmi_hook pmi_hooks[PMI_HOOKS];
 static timer_hook hooks[TIMER_HOOKS];
 static unsigned int tick_hz;
 static uint32_t counts_per_second;
@@ -69,13 +79,21 @@ bool apic_init(void)
 	if (base & APIC_BASE_X2APIC_ENABLE)
 		return false;
 	apic_registers = phys_to_virt(base & APIC_BASE_ADDRESS_MASK);
+	apic_init_cpu();
+	return true;
+}
+
+/* Every CPU's APIC sits at the same address (the BSP's IA32_APIC_BASE, left as reset set it). */
+void apic_init_cpu(void)
+{
 	apic_write(APIC_LVT_LINT0, APIC_LVT_MASKED);
 	apic_write(APIC_LVT_LINT1, APIC_LVT_MASKED);
 	apic_write(APIC_LVT_ERROR, APIC_LVT_MASKED);
 	apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED);
 	apic_write(APIC_SPURIOUS, APIC_SPURIOUS_ENABLE | VECTOR_SPURIOUS);
+	if (pmi_hooks[0])
+		apic_write(APIC_LVT_PERFORMANCE, VECTOR_PMI);
 	this_cpu()->apic_id = apic_id();
-	return true;
 }
 
 uint32_t apic_id(void)
@@ -131,6 +149,13 @@ void timer_start(unsigned int hz)
 	timer_set_hz(hz);
 }
 
+void timer_start_cpu(void)
+{
+	apic_write(APIC_TIMER_DIVIDE, APIC_TIMER_DIVIDE_BY_16);
+	apic_write(APIC_LVT_TIMER, APIC_LVT_TIMER_PERIODIC | VECTOR_TIMER);
+	apic_write(APIC_TIMER_INITIAL, counts_per_second / tick_hz ? counts_per_second / tick_hz : 1);
+}
+
 void timer_set_hz(unsigned int hz)
 {
 	tick_hz = hz;
@@ -142,14 +167,53 @@ unsigned int timer_hz(void)
 	return tick_hz;
 }
 
-void apic_send_self_ipi(unsigned int vector)
+static void apic_wait_idle(void)
 {
-	apic_write(APIC_INTERRUPT_COMMAND_LOW, APIC_ICR_SHORTHAND_SELF | vector);
 	while (apic_read(APIC_INTERRUPT_COMMAND_LOW) & APIC_ICR_DELIVERY_PENDING)
 		cpu_relax();
 }
 
-static pmi_hook pmi_hooks[PMI_HOOKS];
+void apic_send_self_ipi(unsigned int vector)
+{
+	unsigned long flags = local_irq_save();
+
+	apic_write(APIC_INTERRUPT_COMMAND_LOW, APIC_ICR_SHORTHAND_SELF | vector);
+	apic_wait_idle();
+	local_irq_restore(flags);
+}
+
+/* The high half names the destination; writing the low half sends (SDM Vol. 3 §11.6.1). */
+static void apic_send(uint32_t destination, uint32_t command)
+{
+	unsigned long flags = local_irq_save();
+
+	apic_wait_idle();
+	apic_write(APIC_INTERRUPT_COMMAND_HIGH, destination << APIC_ICR_DESTINATION_SHIFT);
+	apic_write(APIC_INTERRUPT_COMMAND_LOW, command);
+	apic_wait_idle();
+	local_irq_restore(flags);
+}
+
+void apic_send_ipi(uint32_t destination, unsigned int vector)
+{
+	apic_send(destination, APIC_ICR_MODE_FIXED | APIC_ICR_LEVEL_ASSERT | vector);
+}
+
+void apic_send_nmi(uint32_t destination)
+{
+	apic_send(destination, APIC_ICR_MODE_NMI | APIC_ICR_LEVEL_ASSERT);
+}
+
+void apic_send_init(uint32_t destination)
+{
+	apic_write(APIC_ERROR_STATUS, 0);
+	apic_send(destination, APIC_ICR_MODE_INIT | APIC_ICR_LEVEL_ASSERT);
+}
+
+void apic_send_startup(uint32_t destination, uint64_t start_phys)
+{
+	apic_send(destination, APIC_ICR_MODE_STARTUP | (uint32_t)(start_phys >> 12));
+}
 
 /* Every subsystem that enables PMIs (ds/, pmu/) looks at its own status; then LVTPC is unmasked. */
 static void pmi_interrupt(struct cpu_regs *regs)

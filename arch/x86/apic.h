@@ -8,13 +8,22 @@
 
 #include "arch/x86/regs.h"
 
-/* Enable the local APIC of the calling CPU. False (nothing changed) when it has none. */
+/* Enable the local APIC of the boot CPU. False (nothing changed) when it has none. */
 bool apic_init(void);
+/* Enable the calling CPU's local APIC as apic_init() did the boot CPU's (application CPUs). */
+void apic_init_cpu(void);
 uint32_t apic_id(void);
 void apic_end_of_interrupt(void);
 
 /* A fixed interrupt at vector to this CPU itself (ICR shorthand "self"). */
 void apic_send_self_ipi(unsigned int vector);
+/* Inter-processor interrupts to the CPU with APIC id destination (physical destination mode):
+ * a fixed interrupt, an NMI, and the INIT and STARTUP of the MP start-up protocol (SDM Vol. 3
+ * §9.4.4.1); start_phys is page-aligned and below 1 MiB. Each returns once the ICR is idle. */
+void apic_send_ipi(uint32_t destination, unsigned int vector);
+void apic_send_nmi(uint32_t destination);
+void apic_send_init(uint32_t destination);
+void apic_send_startup(uint32_t destination, uint64_t start_phys);
 
 /*
  * The PMI: the LVT performance-counter entry, fixed delivery at VECTOR_PMI. Each hook runs on
@@ -30,6 +39,8 @@ bool apic_pmi_masked(void);
 /* Calibrate the APIC timer against the TSC, then tick periodically at hz. Needs tsc_hz(). */
 void timer_start(unsigned int hz);
 unsigned int timer_hz(void);
+/* Start the calling application CPU's tick at the boot CPU's calibration and rate. */
+void timer_start_cpu(void);
 /* Change the tick rate (benchmarks of preemption); the next period starts now. */
 void timer_set_hz(unsigned int hz);
 

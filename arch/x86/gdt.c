@@ -41,11 +41,21 @@ struct descriptor_pointer {
 	uint64_t base;
 } __attribute__((packed));
 
-static uint64_t gdt[8] __attribute__((aligned(16)));
-static struct tss tss __attribute__((aligned(16)));
-static uint8_t ist_stacks[IST_STACKS][IST_STACK_SIZE] __attribute__((aligned(16)));
+/* Each CPU has its own GDT (its TSS descriptor is marked busy by LTR), TSS and IST stacks. */
+struct cpu_tables {
+	uint64_t gdt[8] __attribute__((aligned(16)));
+	struct tss tss __attribute__((aligned(16)));
+	uint8_t ist_stacks[IST_STACKS][IST_STACK_SIZE] __attribute__((aligned(16)));
+};
 
-static void gdt_set_tss(unsigned int index, const struct tss *t)
+static struct cpu_tables tables[MAX_CPUS];
+
+static struct cpu_tables *this_tables(void)
+{
+	return &tables[this_cpu()->index];
+}
+
+static void gdt_set_tss(uint64_t *gdt, unsigned int index, const struct tss *t)
 {
 	uint64_t base = (uint64_t)t;
 	uint64_t limit = sizeof(*t) - 1;
@@ -57,7 +67,10 @@ static void gdt_set_tss(unsigned int index, const struct tss *t)
 
 void gdt_init(void)
 {
-	struct descriptor_pointer pointer = { sizeof(gdt) - 1, (uint64_t)gdt };
+	struct cpu_tables *cpu = this_tables();
+	uint64_t *gdt = cpu->gdt;
+	struct tss *tss = &cpu->tss;
+	struct descriptor_pointer pointer = { sizeof(cpu->gdt) - 1, (uint64_t)gdt };
 
 	gdt[GDT_KERNEL_CODE / 8] = KERNEL_CODE;
 	gdt[GDT_KERNEL_DATA / 8] = KERNEL_DATA;
@@ -65,9 +78,9 @@ void gdt_init(void)
 	gdt[GDT_USER_DATA / 8] = KERNEL_DATA | SEG_DPL_USER;
 	gdt[GDT_USER_CODE / 8] = KERNEL_CODE | SEG_DPL_USER;
 	for (unsigned int slot = 1; slot <= IST_STACKS; slot++)
-		tss.ist[slot - 1] = tss_ist_stack_top(slot);
-	tss.iomap_base = sizeof(tss); /* no I/O bitmap: every port #GPs at CPL 3 */
-	gdt_set_tss(GDT_TSS / 8, &tss);
+		tss->ist[slot - 1] = tss_ist_stack_top(slot);
+	tss->iomap_base = sizeof(*tss); /* no I/O bitmap: every port #GPs at CPL 3 */
+	gdt_set_tss(gdt, GDT_TSS / 8, tss);
 
 	asm volatile("lgdt %0" : : "m"(pointer));
 	gdt_reload_segments();
@@ -91,11 +104,11 @@ void gdt_reload_segments(void)
 
 void tss_set_kernel_stack(uint64_t stack_top)
 {
-	tss.rsp[0] = stack_top;
+	this_tables()->tss.rsp[0] = stack_top;
 	this_cpu()->kernel_stack_top = stack_top;
 }
 
 uint64_t tss_ist_stack_top(unsigned int slot)
 {
-	return (uint64_t)&ist_stacks[slot - 1][IST_STACK_SIZE];
+	return (uint64_t)&this_tables()->ist_stacks[slot - 1][IST_STACK_SIZE];
 }

@@ -22,7 +22,8 @@
 #define IST_STACKS 4
 #define IST_STACK_SIZE 8192
 
-/* Load the GDT and the task register on the calling (boot) CPU and reload every segment. */
+/* Load the calling CPU's own GDT and task register and reload every segment. After
+ * percpu_init(), once on each CPU. */
 void gdt_init(void);
 
 /*
@@ -34,7 +35,7 @@ void gdt_reload_segments(void);
 /* The stack the CPU switches to on an interrupt or a SYSCALL from ring 3 (TSS.RSP0). */
 void tss_set_kernel_stack(uint64_t stack_top);
 
-/* The top of IST stack slot (1-3), to tell whether a handler runs on it. */
+/* The top of the calling CPU's IST stack slot (1-4), to tell whether a handler runs on it. */
 uint64_t tss_ist_stack_top(unsigned int slot);
 
 #endif

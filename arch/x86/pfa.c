@@ -7,6 +7,7 @@
 #include "arch/x86/paging.h"
 #include "arch/x86/pfa.h"
 #include "arch/x86/platform.h"
+#include "arch/x86/spinlock.h"
 #include "lib/bitops.h"
 
 #define LOW_MEMORY_END 0x100000ul
@@ -18,6 +19,7 @@ extern const char __kernel_physical_start[], __kernel_physical_end[];
 static uint64_t free_bitmap[FRAMES / BITS_PER_WORD];
 static size_t free_count;
 static size_t search_hint; /* no free frame below this word */
+static struct spinlock pfa_lock = SPINLOCK_INIT("pfa");
 
 static bool frame_is_free(uint64_t frame)
 {
@@ -91,26 +93,30 @@ size_t pfa_init(const struct memory_region *regions, size_t count)
 
 uint64_t pfa_alloc(void)
 {
-	for (size_t word = search_hint; word < FRAMES / BITS_PER_WORD; word++) {
-		uint64_t frame;
+	unsigned long flags = spin_lock_irqsave(&pfa_lock);
+	uint64_t frame = 0;
 
+	for (size_t word = search_hint; word < FRAMES / BITS_PER_WORD; word++) {
 		if (!free_bitmap[word])
 			continue;
 		frame = word * BITS_PER_WORD + (uint64_t)__builtin_ctzll(free_bitmap[word]);
 		frame_set_free(frame, false);
 		free_count--;
 		search_hint = word;
-		clear_pages(phys_to_virt(frame * PAGE_SIZE), 1);
-		return frame * PAGE_SIZE;
+		break;
 	}
-	return 0;
+	spin_unlock_irqrestore(&pfa_lock, flags);
+	if (frame)
+		clear_pages(phys_to_virt(frame * PAGE_SIZE), 1);
+	return frame * PAGE_SIZE;
 }
 
 uint64_t pfa_alloc_pages(unsigned int count)
 {
-	uint64_t run = count >= BITS_PER_WORD ? ~0ull : (1ull << count) - 1;
+	uint64_t run = count >= BITS_PER_WORD ? ~0ull : (1ull << count) - 1, found = 0;
+	unsigned long flags = spin_lock_irqsave(&pfa_lock);
 
-	for (size_t word = search_hint; word < FRAMES / BITS_PER_WORD; word++) {
+	for (size_t word = search_hint; word < FRAMES / BITS_PER_WORD && !found; word++) {
 		for (unsigned int shift = 0; shift + count <= BITS_PER_WORD && free_bitmap[word];
 		     shift++) {
 			uint64_t frame = word * BITS_PER_WORD + shift;
@@ -119,11 +125,14 @@ uint64_t pfa_alloc_pages(unsigned int count)
 				continue;
 			free_bitmap[word] &= ~(run << shift);
 			free_count -= count;
-			clear_pages(phys_to_virt(frame * PAGE_SIZE), count);
-			return frame * PAGE_SIZE;
+			found = frame;
+			break;
 		}
 	}
-	return 0;
+	spin_unlock_irqrestore(&pfa_lock, flags);
+	if (found)
+		clear_pages(phys_to_virt(found * PAGE_SIZE), count);
+	return found * PAGE_SIZE;
 }
 
 void pfa_free_pages(uint64_t phys, unsigned int count)
@@ -135,6 +144,7 @@ void pfa_free_pages(uint64_t phys, unsigned int count)
 void pfa_free(uint64_t phys)
 {
 	uint64_t frame = phys / PAGE_SIZE;
+	unsigned long flags = spin_lock_irqsave(&pfa_lock);
 
 	if ((phys & (PAGE_SIZE - 1)) || frame >= FRAMES || frame_is_reserved(phys) ||
 	    frame_is_free(frame))
@@ -143,6 +153,7 @@ void pfa_free(uint64_t phys)
 	free_count++;
 	if (frame / BITS_PER_WORD < search_hint)
 		search_hint = frame / BITS_PER_WORD;
+	spin_unlock_irqrestore(&pfa_lock, flags);
 }
 
 size_t pfa_free_count(void)

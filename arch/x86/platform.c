@@ -5,12 +5,14 @@
 
 #include "arch/x86/cpu.h"
 #include "arch/x86/io.h"
+#include "arch/x86/percpu.h"
 #include "arch/x86/platform.h"
+#include "arch/x86/smp.h"
 #include "lib/format.h"
 #include "lib/ktap.h"
 
 static bool isa_debug_exit;
-static bool exiting;
+static unsigned int exiting_cpu; /* 1 + the index of the CPU that ends the run; 0 until then */
 
 void platform_set_isa_debug_exit(bool enable)
 {
@@ -20,10 +22,17 @@ void platform_set_isa_debug_exit(bool enable)
 void platform_exit(enum platform_exit_code code)
 {
 	local_irq_disable();
-	/* A fault while printing the final line must not print a second one. */
-	if (!exiting) {
-		exiting = true;
+	/* One CPU prints the final line, once: a fault while printing it, or a second CPU that
+	 * ends the run too, halts here. The others are stopped first, so nothing follows it. */
+	unsigned int self = this_cpu()->index + 1, first = 0;
+
+	if (__atomic_compare_exchange_n(&exiting_cpu, &first, self, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE)) {
+		smp_stop_others();
 		ktap_end();
+	} else if (first != self) {
+		for (;;)
+			halt();
 	}
 	if (isa_debug_exit)
 		outl(ISA_DEBUG_EXIT_PORT, code);
@@ -39,7 +48,7 @@ void platform_bail_out(const char *fmt, ...)
 	va_start(args, fmt);
 	vformat(reason, sizeof(reason), fmt, args);
 	va_end(args);
-	if (!exiting)
+	if (!__atomic_load_n(&exiting_cpu, __ATOMIC_ACQUIRE))
 		ktap_bail_out(reason);
 	platform_exit(EXIT_BAIL_OUT);
 }

@@ -67,17 +67,22 @@ static void idt_set_gate(unsigned int vector, unsigned int flags)
 	};
 }
 
-void idt_init(void)
+void idt_load(void)
 {
 	struct descriptor_pointer pointer = { sizeof(idt) - 1, (uint64_t)idt };
 
+	asm volatile("lidt %0" : : "m"(pointer));
+}
+
+void idt_init(void)
+{
 	for (unsigned int vector = 0; vector < VECTOR_COUNT; vector++)
 		idt_set_gate(vector, 0);
 	idt_set_gate(X86_EXC_DF, IST_DOUBLE_FAULT);
 	idt_set_gate(X86_EXC_NMI, IST_NMI);
 	idt_set_gate(X86_EXC_MC, IST_MACHINE_CHECK);
 	idt_set_gate(X86_EXC_DB, IST_DEBUG);
-	asm volatile("lidt %0" : : "m"(pointer));
+	idt_load();
 }
 
 void exception_register(unsigned int vector, exception_handler handler)

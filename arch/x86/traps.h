@@ -22,7 +22,9 @@ typedef bool (*exception_handler)(struct cpu_regs *regs);
  */
 typedef void (*interrupt_handler)(struct cpu_regs *regs);
 
+/* Build the IDT (one for all CPUs) and load it; idt_load() loads it on another CPU. */
 void idt_init(void);
+void idt_load(void);
 void exception_register(unsigned int vector, exception_handler handler);
 void exception_unregister(unsigned int vector);
 void interrupt_register(unsigned int vector, interrupt_handler handler);

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/* Application processors: found through the ACPI MADT, started by INIT-SIPI-SIPI; IPIs. */
+#ifndef ARCH_X86_SMP_H
+#define ARCH_X86_SMP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/x86/pfa.h"
+
+/* The real-mode start-up page (arch/x86/trampoline.asm assembles for it). */
+#define TRAMPOLINE_BASE 0x8000ul
+
+struct smp_start_info {
+	const void *rsdp; /* from multiboot2, or NULL: then the BIOS areas are scanned */
+	size_t rsdp_length;
+	const struct memory_region *regions; /* the boot memory map */
+	size_t region_count;
+	/*
+	 * Runs on each application processor once arch/x86 set it up (GDT, IDT, CR0/CR4 as the boot
+	 * CPU has them, CR3, APIC, SYSCALL MSRs, per-CPU data), interrupts off. It must call
+	 * smp_cpu_ready() once the CPU can take work, then never return.
+	 */
+	void (*ap_main)(void);
+};
+
+/*
+ * Start every enabled CPU the MADT lists (up to smp.cpus=N on the command line, MAX_CPUS in
+ * all, the boot CPU included), one at a time, and return how many CPUs are online
+ * (1 when there are no others, or no MADT: the reason is printed as a KTAP diagnostic, as is
+ * each CPU's APIC id and start-up time). CPU indices are 0 (the boot CPU) to smp_cpus() - 1.
+ */
+unsigned int smp_start(const struct smp_start_info *info);
+unsigned int smp_cpus(void);
+/* Why no other CPU is online ("" when some are): for the reason of a skipped test. */
+const char *smp_single_reason(void);
+
+/* Called by ap_main() on its CPU: the CPU is ready, smp_start() goes on to the next. */
+void smp_cpu_ready(void);
+
+/*
+ * Run fn(arg) on CPU cpu, in interrupt context with interrupts off, and wait for it to return:
+ * on the caller's CPU it runs at once. fn must not call smp_call() itself. While it waits, the
+ * caller runs calls that other CPUs make to it, so two CPUs calling each other do not deadlock.
+ * False when the CPU did not take the call within SMP_CALL_TIMEOUT_MS (fn then never runs).
+ */
+#define SMP_CALL_TIMEOUT_MS 2000
+bool smp_call(unsigned int cpu, void (*fn)(void *), void *arg);
+/* smp_call() on every online CPU, the caller's included; returns how many ran fn. */
+unsigned int smp_call_all(void (*fn)(void *), void *arg);
+
+/* A reschedule IPI (VECTOR_RESCHEDULE) to CPU cpu; nothing when cpu is the caller. */
+void smp_reschedule(unsigned int cpu);
+
+/* Stop every other CPU with an NMI, for the end of the run: they halt for good. */
+void smp_stop_others(void);
+
+#endif
