@@ -130,16 +130,13 @@ static void madt_add_override(struct madt_builder *b, uint64_t address)
 	put_u64(madt_add_raw(b, 5, 12) + 4, address);
 }
 
-/*
- * Parse the MADT built from b from a heap buffer of exactly its length. The buffer is filled at
- * an odd offset first so that misaligned loads would show up under UBSan.
- */
+/* Parse the MADT built from b, from a heap buffer of exactly its length. */
 static enum acpi_error madt_parse_built(const struct madt_builder *b, uint8_t revision,
 					struct acpi_madt *madt)
 {
-	static uint8_t staging[1 + ACPI_HEADER_SIZE + sizeof(b->body)];
-	size_t length = build_table(staging + 1, "APIC", revision, b->body, b->length);
-	uint8_t *table = exact_copy(staging + 1, length);
+	static uint8_t staging[ACPI_HEADER_SIZE + sizeof(b->body)];
+	size_t length = build_table(staging, "APIC", revision, b->body, b->length);
+	uint8_t *table = exact_copy(staging, length);
 	enum acpi_error error = acpi_madt_parse(table, length, madt);
 
 	free(table);
