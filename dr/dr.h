@@ -21,6 +21,7 @@ struct dr_hit {
 	uint8_t type; /* enum dr_type */
 	uint8_t from_user; /* the #DB came from ring 3 */
 	uint32_t task_id; /* the task that was running */
+	uint32_t cpu; /* the CPU it ran on */
 };
 
 /* Called in #DB context, interrupts off, after the hit is recorded; may edit regs. */
@@ -76,6 +77,10 @@ void dr_set_user_handler(unsigned int task, uint64_t handler);
 /* Lazy (default) or eager switching: dr.lazy=0 on the command line, or for benchmarks. */
 void dr_set_lazy(bool lazy);
 bool dr_is_lazy(void);
+
+/* Changes that some CPU did not apply within SMP_CALL_TIMEOUT_MS (it caught up at its next
+ * switch): a test checks that none happened. */
+uint64_t dr_sync_failures(void);
 
 /* What this CPU's debug registers hold according to dr/ (its shadow), for tests. */
 struct dr_hardware dr_shadow(void);

@@ -7,25 +7,36 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/debug-registers.h"
 #include "arch/x86/exceptions.h"
+#include "arch/x86/percpu.h"
 #include "arch/x86/processor-flags.h"
+#include "arch/x86/spinlock.h"
 #include "arch/x86/switch_hooks.h"
 #include "arch/x86/traps.h"
 #include "dr/internal.h"
 
+/* Every task's hit ring: written in #DB on the task's CPU, read by dr_read_hits() anywhere. */
+static struct spinlock hits_lock = SPINLOCK_INIT("dr hits");
+
 static void dr_record(struct dr_task *state, const struct dr_hit *hit)
 {
-	if (state->hit_count == DR_HITS_MAX) {
+	/* A #DB inside dr_read_hits() on this CPU cannot wait for itself: the hit is lost. */
+	if (spin_is_held(&hits_lock)) {
 		state->hits_lost++;
 		return;
 	}
-	state->hits[(state->hit_first + state->hit_count++) % DR_HITS_MAX] = *hit;
+	spin_lock(&hits_lock);
+	if (state->hit_count == DR_HITS_MAX)
+		state->hits_lost++;
+	else
+		state->hits[(state->hit_first + state->hit_count++) % DR_HITS_MAX] = *hit;
+	spin_unlock(&hits_lock);
 }
 
 unsigned int dr_read_hits(unsigned int task, struct dr_hit *hits, unsigned int capacity,
 			  unsigned int *lost)
 {
 	struct dr_task *state = dr_task_get(task);
-	unsigned long flags = local_irq_save();
+	unsigned long flags = spin_lock_irqsave(&hits_lock);
 	unsigned int taken = 0;
 
 	for (; taken < capacity && state->hit_count; taken++, state->hit_count--) {
@@ -34,7 +45,7 @@ unsigned int dr_read_hits(unsigned int task, struct dr_hit *hits, unsigned int c
 	}
 	if (lost)
 		*lost = state->hits_lost;
-	local_irq_restore(flags);
+	spin_unlock_irqrestore(&hits_lock, flags);
 	return taken;
 }
 
@@ -61,6 +72,7 @@ static void dr_dispatch_slot(unsigned int slot, unsigned long dr6, struct cpu_re
 		.hardware_slot = (uint8_t)slot,
 		.from_user = regs_from_user(regs),
 		.task_id = current->id,
+		.cpu = this_cpu()->index,
 	};
 	const struct dr_breakpoint *breakpoint;
 
@@ -111,6 +123,7 @@ static bool dr_debug_exception(struct cpu_regs *regs)
 			.hardware_slot = DR_NO_SLOT,
 			.from_user = regs_from_user(regs),
 			.task_id = current->id,
+			.cpu = this_cpu()->index,
 		};
 
 		if (state->single_step) {
@@ -124,7 +137,8 @@ static bool dr_debug_exception(struct cpu_regs *regs)
 				      .dr6 = dr6,
 				      .slot = DR_NO_SLOT,
 				      .hardware_slot = DR_NO_SLOT,
-				      .task_id = current->id };
+				      .task_id = current->id,
+				      .cpu = this_cpu()->index };
 
 		dr_record(dr_task_get(current->index), &hit);
 		handled = true;

@@ -6,6 +6,7 @@
 
 #include "arch/x86/cpu.h"
 #include "arch/x86/processor-flags.h"
+#include "arch/x86/spinlock.h"
 #include "arch/x86/switch_hooks.h"
 #include "dr/dr.h"
 #include "dr/internal.h"
@@ -16,7 +17,12 @@
 static struct dr_task tasks[SWITCH_TASKS_MAX];
 static struct dr_set system_set;
 static struct dr_handler_entry system_handlers[DR_SLOTS];
+/*
+ * One reservation for all CPUs: every breakpoint, a task's or a system-wide one, may be live on
+ * every CPU (tasks migrate), so each CPU's count would be the same (Linux's rule, per CPU).
+ */
 static struct dr_reservation reservation;
+struct spinlock dr_lock = SPINLOCK_INIT("dr");
 /* Bumped by every change of any breakpoint set: a task's cached layout is stale when its
  * generation differs. Starts at 1 so that a zeroed dr_task is stale. */
 static uint64_t generation = 1;
@@ -29,9 +35,11 @@ uint64_t dr_generation(void)
 void dr_task_release(unsigned int task)
 {
 	struct dr_task *state = &tasks[task];
+	unsigned long flags = spin_lock_irqsave(&dr_lock);
 
 	dr_reserve_task(&reservation, bits_set(state->set.used), 0);
 	memset(state, 0, sizeof(*state));
+	spin_unlock_irqrestore(&dr_lock, flags);
 }
 
 struct dr_task *dr_task_get(unsigned int task)
@@ -73,12 +81,12 @@ static int dr_install_locked(unsigned int task, const struct dr_breakpoint *brea
 int dr_install_as(unsigned int task, const struct dr_breakpoint *breakpoint, dr_handler handler,
 		  void *context, enum dr_requester requester)
 {
-	unsigned long flags = local_irq_save();
+	unsigned long flags = spin_lock_irqsave(&dr_lock);
 	int slot = dr_install_locked(task, breakpoint, handler, context, requester);
 
+	spin_unlock_irqrestore(&dr_lock, flags);
 	if (slot >= 0)
 		dr_sync(task);
-	local_irq_restore(flags);
 	return slot;
 }
 
@@ -102,7 +110,7 @@ static void dr_uninstall_locked(unsigned int task, int slot)
 int dr_install_many(unsigned int task, const struct dr_breakpoint *breakpoints, unsigned int count,
 		    int *slots)
 {
-	unsigned long flags = local_irq_save();
+	unsigned long flags = spin_lock_irqsave(&dr_lock);
 	int error = 0;
 	unsigned int done;
 
@@ -115,9 +123,9 @@ int dr_install_many(unsigned int task, const struct dr_breakpoint *breakpoints, 
 	if (error) /* undo the ones that went in: all or nothing */
 		for (unsigned int i = 0; i + 1 < done; i++)
 			dr_uninstall_locked(task, slots[i]);
-	else
+	spin_unlock_irqrestore(&dr_lock, flags);
+	if (!error)
 		dr_sync(task);
-	local_irq_restore(flags);
 	return error;
 }
 
@@ -125,12 +133,14 @@ int dr_uninstall(unsigned int task, int slot)
 {
 	unsigned long flags;
 
-	if (slot < 0 || slot >= DR_SLOTS || !(tasks[task].set.used & (1u << slot)))
+	flags = spin_lock_irqsave(&dr_lock);
+	if (slot < 0 || slot >= DR_SLOTS || !(tasks[task].set.used & (1u << slot))) {
+		spin_unlock_irqrestore(&dr_lock, flags);
 		return -DR_ERROR_NOT_INSTALLED;
-	flags = local_irq_save();
+	}
 	dr_uninstall_locked(task, slot);
+	spin_unlock_irqrestore(&dr_lock, flags);
 	dr_sync(task);
-	local_irq_restore(flags);
 	return 0;
 }
 
@@ -170,9 +180,9 @@ int dr_install_system(const struct dr_breakpoint *breakpoint, dr_handler handler
 
 	if (error)
 		return -(int)error;
-	flags = local_irq_save();
+	flags = spin_lock_irqsave(&dr_lock);
 	if (!dr_reserve_system(&reservation, 1)) {
-		local_irq_restore(flags);
+		spin_unlock_irqrestore(&dr_lock, flags);
 		return -DR_ERROR_NO_SLOT;
 	}
 	/* From the top down, so that tasks (filled from the bottom) move as little as possible. */
@@ -182,24 +192,25 @@ int dr_install_system(const struct dr_breakpoint *breakpoint, dr_handler handler
 	system_set.used |= (uint8_t)(1u << slot);
 	system_handlers[slot] = (struct dr_handler_entry){ handler, context };
 	generation++;
-	dr_sync_current();
-	local_irq_restore(flags);
+	spin_unlock_irqrestore(&dr_lock, flags);
+	dr_sync_all();
 	return slot;
 }
 
 int dr_uninstall_system(int slot)
 {
-	unsigned long flags;
+	unsigned long flags = spin_lock_irqsave(&dr_lock);
 
-	if (slot < 0 || slot >= DR_SLOTS || !(system_set.used & (1u << slot)))
+	if (slot < 0 || slot >= DR_SLOTS || !(system_set.used & (1u << slot))) {
+		spin_unlock_irqrestore(&dr_lock, flags);
 		return -DR_ERROR_NOT_INSTALLED;
-	flags = local_irq_save();
+	}
 	system_set.used &= (uint8_t) ~(1u << slot);
 	system_handlers[slot] = (struct dr_handler_entry){ NULL, NULL };
 	dr_release_system(&reservation, 1);
 	generation++;
-	dr_sync_current();
-	local_irq_restore(flags);
+	spin_unlock_irqrestore(&dr_lock, flags);
+	dr_sync_all();
 	return 0;
 }
 
@@ -215,10 +226,10 @@ int dr_set_branch_step(unsigned int task, bool on)
 
 	if (on && !dr_branch_step_supported())
 		return -DR_ERROR_UNSUPPORTED;
-	flags = local_irq_save();
+	flags = spin_lock_irqsave(&dr_lock);
 	tasks[task].branch_step = on;
+	spin_unlock_irqrestore(&dr_lock, flags);
 	dr_sync(task);
-	local_irq_restore(flags);
 	return 0;
 }
 

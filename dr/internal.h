@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arch/x86/spinlock.h"
 #include "dr/dr.h"
 
 #define DR_HITS_MAX 16
@@ -40,9 +41,22 @@ unsigned long dr_held_dr7(void);
 uint64_t dr_generation(void);
 /* A task exited: give its slots back and forget its state. */
 void dr_task_release(unsigned int task);
-/* Re-apply the registers after a change: for task if it runs here, or for whatever runs here. */
+/*
+ * Guards every task's set, the system-wide set, the reservation and each CPU's shadow. Taken
+ * under sched_lock by the switch hook; dr/ never takes sched_lock, and never waits for another
+ * CPU while it holds dr_lock.
+ */
+extern struct spinlock dr_lock;
+
+/*
+ * Re-apply the registers after a change, without dr_lock held: for task on the CPU that runs it
+ * (by a call IPI when that is another CPU), for whatever runs here, or on every CPU (after a
+ * system-wide change). A CPU that does not take the call in time is counted, not waited for:
+ * its registers catch up at its next switch.
+ */
 void dr_sync(unsigned int task);
 void dr_sync_current(void);
+void dr_sync_all(void);
 
 void dr_exception_init(void);
 void dr_syscalls_init(void);

@@ -11,6 +11,8 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/processor-flags.h"
+#include "arch/x86/smp.h"
+#include "arch/x86/spinlock.h"
 #include "arch/x86/switch_hooks.h"
 #include "dr/dr.h"
 #include "dr/internal.h"
@@ -24,6 +26,7 @@ struct dr_cpu {
 };
 
 static struct dr_cpu cpus[MAX_CPUS];
+static uint64_t dr_lost_syncs; /* changes another CPU did not take within SMP_CALL_TIMEOUT_MS */
 static bool lazy = true;
 static bool btf_supported;
 
@@ -54,7 +57,7 @@ static bool dr_hardware_equal(const struct dr_hardware *a, const struct dr_hardw
 }
 
 /*
- * Make the registers what task (the one now running here) needs, with the fewest writes, in
+ * With dr_lock held: make the registers what task (the one now running here) needs, with the fewest writes, in
  * the order dr_plan() gives. The switch path: when the cached layout equals what the registers
  * hold, nothing else runs, so a switch between identical configurations costs a compare.
  */
@@ -92,17 +95,50 @@ static void dr_apply(unsigned int task)
 		debugctl_update(DEBUGCTL_BTF, debugctl);
 }
 
-/* After a change to task's breakpoints: apply it now if task is the one running here. */
-void dr_sync(unsigned int task)
+/* Apply task's set here if it is still the one running here (an IPI may come late). */
+static void dr_sync_here(void *task)
 {
-	if (switch_task_current()->index == task)
-		dr_apply(task);
+	unsigned int index = (unsigned int)(uintptr_t)task;
+	unsigned long flags = spin_lock_irqsave(&dr_lock);
+
+	if (switch_task_current()->index == index)
+		dr_apply(index);
+	spin_unlock_irqrestore(&dr_lock, flags);
 }
 
-/* Re-apply for whatever runs here: after a system-wide change. */
+void dr_sync(unsigned int task)
+{
+	int cpu = switch_task_running_cpu(task);
+
+	if (cpu >= 0 && !smp_call((unsigned int)cpu, dr_sync_here, (void *)(uintptr_t)task))
+		dr_lost_syncs++;
+}
+
+static void dr_sync_current_here(void *unused)
+{
+	(void)unused;
+	dr_sync_current();
+}
+
 void dr_sync_current(void)
 {
+	unsigned long flags = spin_lock_irqsave(&dr_lock);
+
 	dr_apply(switch_task_current()->index);
+	spin_unlock_irqrestore(&dr_lock, flags);
+}
+
+void dr_sync_all(void)
+{
+	unsigned int cpus = smp_cpus();
+
+	if (smp_call_all(dr_sync_current_here, NULL) != cpus)
+		dr_lost_syncs++;
+}
+
+uint64_t dr_sync_failures(void)
+{
+	return dr_lost_syncs;
 }
 
 /* Single-step lives in the user frame's TF; set or clear it once, as the flag says. */
@@ -120,8 +156,10 @@ static void dr_apply_single_step(struct dr_task *state, struct cpu_regs *user_re
 static void dr_switch_in(const struct switch_task *prev, const struct switch_task *next)
 {
 	(void)prev;
+	spin_lock(&dr_lock);
 	dr_apply_single_step(dr_task_get(next->index), next->user_regs);
 	dr_apply(next->index);
+	spin_unlock(&dr_lock);
 }
 
 static void dr_task_exit(const struct switch_task *task)
@@ -156,14 +194,14 @@ struct dr_hardware dr_shadow(void)
 
 void dr_restore_hardware(void)
 {
+	unsigned long flags = spin_lock_irqsave(&dr_lock);
 	struct dr_cpu *cpu = this_dr_cpu();
-	unsigned long flags = local_irq_save();
 
 	write_dr7(DR7_RESET);
 	for (unsigned int slot = 0; slot < DR_SLOTS; slot++)
 		write_dr_address(slot, cpu->held.address[slot]);
 	write_dr7(cpu->held.dr7);
-	local_irq_restore(flags);
+	spin_unlock_irqrestore(&dr_lock, flags);
 }
 
 /* Whether DEBUGCTL keeps BTF: TCG and KVM here drop it (platforms.md), real CPUs keep it. */

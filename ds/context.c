@@ -171,18 +171,18 @@ enum ds_error ds_attach_bts(const struct ds_target *target, const struct ds_bts_
 	if (!ds_bts_fields(0, config->records * BTS_RECORD_SIZE, config->circular,
 			   config->threshold_records, &fields))
 		return DS_ERROR_CONFIG;
-	flags = local_irq_save();
+	flags = spin_lock_irqsave(&ds_lock);
 	if (context->area && context->buffers[DS_USER_BTS].phys) {
-		local_irq_restore(flags);
+		spin_unlock_irqrestore(&ds_lock, flags);
 		return DS_ERROR_BUSY;
 	}
 	if (!context_acquire(context, target)) {
-		local_irq_restore(flags);
+		spin_unlock_irqrestore(&ds_lock, flags);
 		return DS_ERROR_NO_MEMORY;
 	}
 	if (!buffer_alloc(context, DS_USER_BTS, config->records, BTS_RECORD_SIZE)) {
 		context_release_if_unused(context);
-		local_irq_restore(flags);
+		spin_unlock_irqrestore(&ds_lock, flags);
 		return DS_ERROR_NO_MEMORY;
 	}
 	context->bts = *config;
@@ -193,8 +193,8 @@ enum ds_error ds_attach_bts(const struct ds_target *target, const struct ds_bts_
 	context->area->bts_index = fields.index;
 	context->area->bts_max = fields.max;
 	context->area->bts_threshold = fields.threshold;
-	ds_sync();
-	local_irq_restore(flags);
+	spin_unlock_irqrestore(&ds_lock, flags);
+	ds_sync_target(target, false);
 	return DS_OK;
 }
 
@@ -207,18 +207,18 @@ enum ds_error ds_attach_pebs(const struct ds_target *target, const struct ds_peb
 	if (!ds_pebs_fields(0, config->records * config->record_size, config->record_size,
 			    config->threshold_records, &fields))
 		return DS_ERROR_CONFIG;
-	flags = local_irq_save();
+	flags = spin_lock_irqsave(&ds_lock);
 	if (context->area && context->buffers[DS_USER_PEBS].phys) {
-		local_irq_restore(flags);
+		spin_unlock_irqrestore(&ds_lock, flags);
 		return DS_ERROR_BUSY;
 	}
 	if (!context_acquire(context, target)) {
-		local_irq_restore(flags);
+		spin_unlock_irqrestore(&ds_lock, flags);
 		return DS_ERROR_NO_MEMORY;
 	}
 	if (!buffer_alloc(context, DS_USER_PEBS, config->records, config->record_size)) {
 		context_release_if_unused(context);
-		local_irq_restore(flags);
+		spin_unlock_irqrestore(&ds_lock, flags);
 		return DS_ERROR_NO_MEMORY;
 	}
 	context->pebs = *config;
@@ -233,19 +233,19 @@ enum ds_error ds_attach_pebs(const struct ds_target *target, const struct ds_peb
 		if (config->enable & (1ull << bit))
 			context->area->pebs_reset[ds_reset_slot(config->format, bit)] =
 				config->reset_value;
-	ds_sync();
-	local_irq_restore(flags);
+	spin_unlock_irqrestore(&ds_lock, flags);
+	ds_sync_target(target, false);
 	return DS_OK;
 }
 
 enum ds_error ds_detach(const struct ds_target *target, enum ds_user user)
 {
 	struct ds_context *context = ds_context_of(target);
-	unsigned long flags = local_irq_save();
+	unsigned long flags = spin_lock_irqsave(&ds_lock);
 	struct ds_buffer buffer = context->buffers[user];
 
 	if (!context->area || !buffer.phys) {
-		local_irq_restore(flags);
+		spin_unlock_irqrestore(&ds_lock, flags);
 		return DS_ERROR_NOT_ATTACHED;
 	}
 	ds_drain_context(context, target->cpu ? switch_task_current()->index : target->index);
@@ -260,10 +260,13 @@ enum ds_error ds_detach(const struct ds_target *target, enum ds_user user)
 		context->area->pebs_base = context->area->pebs_index = 0;
 		context->area->pebs_max = context->area->pebs_threshold = 0;
 	}
-	ds_sync();
+	spin_unlock_irqrestore(&ds_lock, flags);
+	/* The CPU that has the area active stops using the buffer before its memory goes back. */
+	ds_sync_target(target, true);
+	flags = spin_lock_irqsave(&ds_lock);
 	buffer_free(context, user, &buffer);
 	context_release_if_unused(context);
-	local_irq_restore(flags);
+	spin_unlock_irqrestore(&ds_lock, flags);
 	return DS_OK;
 }
 

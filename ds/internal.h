@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "arch/x86/percpu.h"
+#include "arch/x86/spinlock.h"
 #include "arch/x86/switch_hooks.h"
 #include "ds/ds.h"
 
@@ -37,8 +38,18 @@ const struct ds_registers *ds_registers_held(void);
 /* The context active on this CPU now (the running task's, else the CPU's), or NULL. */
 struct ds_context *ds_context_active(void);
 
-/* Make the registers what the running task needs (after an attach or a detach). */
-void ds_sync(void);
+/*
+ * Guards every context and each CPU's register shadow; taken under sched_lock by the switch
+ * hooks. Never held while waiting for another CPU.
+ */
+extern struct spinlock ds_lock;
+
+/*
+ * After an attach or a detach, without ds_lock: make the registers of the CPU where target's
+ * area is active what it needs now (a call IPI when that is another CPU). Attaching another
+ * CPU's area leaves it for ds_activate_cpu() there; detaching always waits for that CPU.
+ */
+void ds_sync_target(const struct ds_target *target, bool detaching);
 
 void ds_drain_context(struct ds_context *context, unsigned int credit_task);
 void ds_switch_init(void);

@@ -83,10 +83,10 @@ void ds_drain_context(struct ds_context *context, unsigned int credit_task)
 
 void ds_drain(const struct ds_target *target)
 {
-	unsigned long flags = local_irq_save();
+	unsigned long flags = spin_lock_irqsave(&ds_lock);
 
 	ds_drain_context(ds_context_of(target), switch_task_current()->index);
-	local_irq_restore(flags);
+	spin_unlock_irqrestore(&ds_lock, flags);
 }
 
 /*
@@ -95,13 +95,16 @@ void ds_drain(const struct ds_target *target)
  */
 static void ds_pmi(struct cpu_regs *regs)
 {
-	struct ds_context *context = ds_context_active();
+	struct ds_context *context;
 	uint64_t status = 0;
 
 	(void)regs;
-	pmis++;
+	__atomic_add_fetch(&pmis, 1, __ATOMIC_RELAXED);
+	spin_lock(&ds_lock);
+	context = ds_context_active();
 	if (context)
 		ds_drain_context(context, switch_task_current()->index);
+	spin_unlock(&ds_lock);
 	/* Hardware: acknowledge the DS buffer overflow, or no further PEBS PMI comes (§19.6). */
 	if (ds_get_backend() == DS_BACKEND_HARDWARE && ds_support()->pdcm &&
 	    rdmsr_safe(MSR_IA32_PERF_GLOBAL_STATUS, &status) == 0 &&

@@ -10,6 +10,8 @@
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
+#include "arch/x86/platform.h"
+#include "arch/x86/smp.h"
 #include "arch/x86/switch_hooks.h"
 #include "ds/internal.h"
 
@@ -17,6 +19,7 @@
 	(DEBUGCTL_TR | DEBUGCTL_BTS | DEBUGCTL_BTINT | DEBUGCTL_BTS_OFF_OS | DEBUGCTL_BTS_OFF_USR)
 
 static enum ds_backend backend = DS_BACKEND_SYNTHETIC;
+struct spinlock ds_lock = SPINLOCK_INIT("ds");
 static struct ds_registers held[MAX_CPUS]; /* what the CPU (or synthetic file) holds */
 static struct ds_msr_writes writes[MAX_CPUS];
 
@@ -129,17 +132,32 @@ static void ds_apply(struct ds_context *context)
 		write_pebs_enable(pebs_enable);
 }
 
-void ds_sync(void)
-{
-	ds_apply(ds_context_active());
-}
-
 void ds_activate_cpu(void)
 {
-	unsigned long flags = local_irq_save();
+	unsigned long flags = spin_lock_irqsave(&ds_lock);
 
-	ds_sync();
-	local_irq_restore(flags);
+	ds_apply(ds_context_active());
+	spin_unlock_irqrestore(&ds_lock, flags);
+}
+
+static void ds_activate_here(void *unused)
+{
+	(void)unused;
+	ds_activate_cpu();
+}
+
+void ds_sync_target(const struct ds_target *target, bool detaching)
+{
+	int cpu = target->cpu ? (int)target->index : switch_task_running_cpu(target->index);
+
+	if (cpu < 0 || (unsigned int)cpu >= smp_cpus())
+		return;
+	/* Another CPU's area: allocated here, activated there by ds_activate_cpu(). */
+	if (target->cpu && !detaching && (unsigned int)cpu != this_cpu()->index)
+		return;
+	if (!smp_call((unsigned int)cpu, ds_activate_here, NULL))
+		platform_bail_out("ds: CPU %d did not apply a DS change within %u ms", cpu,
+				  SMP_CALL_TIMEOUT_MS);
 }
 
 /* A CPU-mode area is shared by every task: credit what it holds to the task leaving. */
@@ -148,14 +166,18 @@ static void ds_switch_out(const struct switch_task *prev, const struct switch_ta
 	struct ds_context *context = context_for(prev->index);
 
 	(void)next;
+	spin_lock(&ds_lock);
 	if (context && context == ds_context_cpu(this_cpu()->index))
 		ds_drain_context(context, prev->index);
+	spin_unlock(&ds_lock);
 }
 
 static void ds_switch_in(const struct switch_task *prev, const struct switch_task *next)
 {
 	(void)prev;
+	spin_lock(&ds_lock);
 	ds_apply(context_for(next->index));
+	spin_unlock(&ds_lock);
 }
 
 /* A task's area dies with it: its owner is gone. */

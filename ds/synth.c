@@ -14,18 +14,28 @@
 #include "ds/synth.h"
 #include "lib/string.h"
 
-static struct ds_synth_stats stats;
+static struct ds_synth_stats cpu_stats[MAX_CPUS]; /* each CPU is its own producer */
+
+static struct ds_synth_stats *this_stats(void)
+{
+	return &cpu_stats[this_cpu()->index];
+}
 
 struct ds_synth_stats ds_synth_stats(void)
 {
-	return stats;
+	return *this_stats();
+}
+
+struct ds_synth_stats ds_synth_stats_cpu(unsigned int cpu)
+{
+	return cpu_stats[cpu];
 }
 
 #define PMI_DELIVERY_WAIT_MS 10
 
 static void raise_pmi(void)
 {
-	stats.pmis_raised++;
+	this_stats()->pmis_raised++;
 	apic_send_self_ipi(VECTOR_PMI);
 }
 
@@ -56,14 +66,14 @@ bool ds_synth_branch(uint64_t from, uint64_t to)
 	if (ds_get_backend() != DS_BACKEND_SYNTHETIC || !area ||
 	    (registers->debugctl & (DEBUGCTL_TR | DEBUGCTL_BTS)) != (DEBUGCTL_TR | DEBUGCTL_BTS) ||
 	    area->bts_index + BTS_RECORD_SIZE > area->bts_max) {
-		stats.dropped++;
+		this_stats()->dropped++;
 		local_irq_restore(flags);
 		return false;
 	}
 	before = area->bts_index;
 	memcpy((void *)area->bts_index, &record, sizeof(record));
 	area->bts_index += BTS_RECORD_SIZE;
-	stats.written++;
+	this_stats()->written++;
 	/* Without BTINT the buffer is circular: at the absolute maximum the index wraps. */
 	if (!interrupt && area->bts_index >= area->bts_max)
 		area->bts_index = area->bts_base;
@@ -88,14 +98,14 @@ bool ds_synth_pebs(const void *bytes, size_t size)
 
 	if (ds_get_backend() != DS_BACKEND_SYNTHETIC || !area || !registers->pebs_enable ||
 	    area->pebs_index + size > area->pebs_max) {
-		stats.dropped++;
+		this_stats()->dropped++;
 		local_irq_restore(flags);
 		return false;
 	}
 	before = area->pebs_index;
 	memcpy((void *)area->pebs_index, bytes, size);
 	area->pebs_index += size;
-	stats.written++;
+	this_stats()->written++;
 	if (before < area->pebs_threshold && area->pebs_index >= area->pebs_threshold) {
 		uint64_t pmis = ds_pmi_count();
 

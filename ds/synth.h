@@ -23,6 +23,8 @@ struct ds_synth_stats {
 bool ds_synth_branch(uint64_t from, uint64_t to);
 /* Store one PEBS record of size bytes, built by the caller in the configured format. */
 bool ds_synth_pebs(const void *record, size_t size);
+/* The calling CPU's producer's counts, or CPU cpu's. */
 struct ds_synth_stats ds_synth_stats(void);
+struct ds_synth_stats ds_synth_stats_cpu(unsigned int cpu);
 
 #endif

@@ -9,6 +9,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/debug-registers.h"
 #include "arch/x86/gdt.h"
+#include "arch/x86/percpu.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/setjmp.h"
 #include "arch/x86/traps.h"
@@ -75,12 +76,15 @@ static bool isolation_unexpected_exception(struct cpu_regs *regs)
 	task_exit(TASK_EXIT_FAULTED);
 }
 
-/* Timer hook: end the outermost frame whose deadline passed. */
+/* Timer hook, CPU 0 only (one watcher is enough; the owner may run anywhere): end the
+ * outermost frame whose deadline passed. */
 static void isolation_tick(struct cpu_regs *regs)
 {
 	uint64_t now = rdtsc_ordered();
 
 	(void)regs;
+	if (this_cpu()->index != 0)
+		return;
 	for (unsigned int i = 0; i < depth; i++) {
 		if (now > frames[i].deadline) {
 			isolation_end(i, ISOLATION_TIMEOUT);

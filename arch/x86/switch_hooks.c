@@ -3,6 +3,7 @@
 #include <stddef.h>
 
 #include "arch/x86/percpu.h"
+#include "arch/x86/smp.h"
 #include "arch/x86/switch_hooks.h"
 
 static const struct switch_hooks *registered[SWITCH_HOOKS_MAX];
@@ -45,6 +46,14 @@ void switch_hooks_run_exit(const struct switch_task *task)
 void switch_hooks_set_current(const struct switch_task *task)
 {
 	current[this_cpu()->index] = *task;
+}
+
+int switch_task_running_cpu(unsigned int index)
+{
+	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++)
+		if (current[cpu].index == index)
+			return (int)cpu;
+	return -1;
 }
 
 const struct switch_task *switch_task_current(void)

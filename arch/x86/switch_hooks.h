@@ -47,5 +47,7 @@ void switch_hooks_set_current(const struct switch_task *task);
 
 /* The task running on this CPU, as the scheduler last described it. */
 const struct switch_task *switch_task_current(void);
+/* The CPU whose current task has this index, or -1. A hint: the task may be switching. */
+int switch_task_running_cpu(unsigned int index);
 
 #endif

@@ -83,7 +83,7 @@ enum user_dr_action {
 };
 
 #define USER_DR_HITS_MAX 16
-#define USER_DR_HIT_SIZE 32
+#define USER_DR_HIT_SIZE 40
 
 struct user_dr_script {
 	uint64_t install; /* 1: SYSCALL_DR_INSTALL(address, type, length) first */
