@@ -47,6 +47,8 @@ CMDLINE_OPTION(option_console, .name = "console", .syntax = "ttyS0|ttyS1|0xPORT[
 	       .parse = cmdline_parse_console, .dest = &run_options.console);
 CMDLINE_OPTION(option_kernel_fault, .name = "selftest.kernel_fault", .parse = cmdline_parse_flag,
 	       .dest = &run_options.kernel_fault);
+CMDLINE_OPTION(option_expect_cpus, .name = "smp.expect", .syntax = "N", .parse = cmdline_parse_u64,
+	       .dest = &run_options.expect_cpus, .min = 1, .max = 255);
 CMDLINE_OPTION(option_exit, .name = "exit", .syntax = "isa-debug", .parse = parse_exit);
 
 bool options_parse(const char *line, char *err, size_t err_size)

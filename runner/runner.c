@@ -6,6 +6,7 @@
 
 #include "arch/x86/cpu.h"
 #include "arch/x86/exceptions.h"
+#include "arch/x86/percpu.h"
 #include "arch/x86/traps.h"
 #include "dr/dr.h"
 #include "lib/format.h"
@@ -121,6 +122,12 @@ static enum ktap_result run_test(const struct test_case *test)
 	debug_state_check("before");
 	runner_isolate(run_test_body, (void *)test, options->timeout_ms, &outcome);
 	report_isolation_end(&outcome);
+	if (this_cpu()->index != 0) {
+		if (outcome.end == ISOLATION_RETURNED)
+			report_fail("the test left the runner on CPU %u; it was moved back",
+				    this_cpu()->index);
+		sched_migrate(sched_current(), 0);
+	}
 	left = sched_kill_others();
 	if (left && outcome.end == ISOLATION_RETURNED)
 		report_fail("the test left %u tasks running or unjoined; they were ended", left);

@@ -112,3 +112,24 @@ uint64_t tss_ist_stack_top(unsigned int slot)
 {
 	return (uint64_t)&this_tables()->ist_stacks[slot - 1][IST_STACK_SIZE];
 }
+
+uint64_t gdt_loaded_base(void)
+{
+	struct descriptor_pointer pointer;
+
+	asm volatile("sgdt %0" : "=m"(pointer));
+	return pointer.base;
+}
+
+uint16_t task_register_loaded(void)
+{
+	uint16_t selector;
+
+	asm volatile("str %0" : "=r"(selector));
+	return selector;
+}
+
+uint64_t tss_loaded_kernel_stack(void)
+{
+	return this_tables()->tss.rsp[0];
+}

@@ -38,4 +38,9 @@ void tss_set_kernel_stack(uint64_t stack_top);
 /* The top of the calling CPU's IST stack slot (1-4), to tell whether a handler runs on it. */
 uint64_t tss_ist_stack_top(unsigned int slot);
 
+/* What the calling CPU has loaded (SGDT, STR), and its TSS.RSP0: for tests. */
+uint64_t gdt_loaded_base(void);
+uint16_t task_register_loaded(void);
+uint64_t tss_loaded_kernel_stack(void);
+
 #endif

@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: MIT */
+/* smp suite: every CPU comes up with its own tables, stacks and tick; calls and IPIs reach it. */
+#include "arch/x86/apic.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/gdt.h"
+#include "arch/x86/percpu.h"
+#include "arch/x86/smp.h"
+#include "arch/x86/tsc.h"
+#include "lib/sort.h"
+#include "runner/options.h"
+#include "tests/kernel/smp_util.h"
+
+#define CALL_SAMPLES 64
+#define PLACED_ROUNDS 50
+#define TICK_WAIT_MS 100
+
+/* What a CPU says about itself, from inside a call. */
+struct identity {
+	unsigned int index, apic_id;
+	uint64_t gs_self, gdt, ist_top;
+	uint16_t task_register;
+	uint64_t ticks;
+};
+
+static void identify(void *arg)
+{
+	struct identity *identity = arg;
+
+	identity->index = this_cpu()->index;
+	identity->apic_id = apic_id();
+	identity->gs_self = (uint64_t)this_cpu();
+	identity->gdt = gdt_loaded_base();
+	identity->task_register = task_register_loaded();
+	identity->ist_top = tss_ist_stack_top(IST_DOUBLE_FAULT);
+	identity->ticks = this_cpu()->ticks;
+}
+
+static struct identity identify_cpu(unsigned int cpu)
+{
+	struct identity identity = { .index = UINT32_MAX };
+
+	if (!smp_call(cpu, identify, &identity))
+		test_abort("CPU %u did not take a call within %u ms", cpu, SMP_CALL_TIMEOUT_MS);
+	return identity;
+}
+
+TEST(smp, every_cpu_comes_up_and_reports_its_apic_id)
+{
+	struct identity identities[MAX_CPUS];
+
+	if (run_options.expect_cpus)
+		check_eq(run_options.expect_cpus, smp_cpus());
+	smp_require_cpus(2);
+	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++) {
+		identities[cpu] = identify_cpu(cpu);
+		test_diag("CPU %u: APIC id %u", cpu, identities[cpu].apic_id);
+		check_eq(cpu, identities[cpu].index);
+		check_eq(percpu_get(cpu)->apic_id, identities[cpu].apic_id);
+		for (unsigned int other = 0; other < cpu; other++)
+			check(identities[other].apic_id != identities[cpu].apic_id,
+			      "CPUs %u and %u both report APIC id %u", other, cpu,
+			      identities[cpu].apic_id);
+	}
+}
+
+TEST(smp, each_cpu_has_its_own_per_cpu_data_tables_and_stacks)
+{
+	struct identity identities[MAX_CPUS];
+
+	smp_require_cpus(2);
+	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++) {
+		identities[cpu] = identify_cpu(cpu);
+		check_eq((uint64_t)percpu_get(cpu), identities[cpu].gs_self);
+		check_eq(GDT_TSS, identities[cpu].task_register);
+		for (unsigned int other = 0; other < cpu; other++) {
+			check(identities[other].gdt != identities[cpu].gdt,
+			      "CPUs %u and %u share a GDT at 0x%llx", other, cpu,
+			      (unsigned long long)identities[cpu].gdt);
+			check(identities[other].ist_top != identities[cpu].ist_top,
+			      "CPUs %u and %u share a #DF stack", other, cpu);
+		}
+	}
+}
+
+TEST(smp, each_cpu_takes_its_own_timer_ticks)
+{
+	uint64_t before[MAX_CPUS];
+
+	smp_require_cpus(2);
+	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++)
+		before[cpu] = percpu_get(cpu)->ticks;
+	sched_sleep_ms(TICK_WAIT_MS);
+	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++)
+		check(percpu_get(cpu)->ticks > before[cpu], "CPU %u: no tick in %u ms", cpu,
+		      TICK_WAIT_MS);
+}
+
+static void record_call(void *arg)
+{
+	uint64_t *cpu = arg;
+
+	*cpu = this_cpu()->index;
+}
+
+TEST(smp, a_call_runs_on_its_target_cpu_and_the_caller_waits_for_it)
+{
+	uint64_t samples[CALL_SAMPLES];
+
+	smp_require_cpus(2);
+	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++) {
+		uint64_t ran_on = UINT64_MAX;
+
+		check(smp_call(cpu, record_call, &ran_on), "CPU %u took no call", cpu);
+		check_eq(cpu, ran_on);
+	}
+	for (unsigned int i = 0; i < CALL_SAMPLES; i++) {
+		uint64_t ran_on = UINT64_MAX, start = rdtsc_ordered();
+
+		smp_call(1, record_call, &ran_on);
+		samples[i] = rdtsc_ordered() - start;
+		check_eq(1, ran_on);
+	}
+	sort_u64(samples, CALL_SAMPLES);
+	test_diag("smp_call round trip to CPU 1: median %llu cycles, p90 %llu (%u calls)",
+		  (unsigned long long)samples[CALL_SAMPLES / 2],
+		  (unsigned long long)samples[CALL_SAMPLES * 9 / 10], CALL_SAMPLES);
+	check(smp_call_all(record_call, &samples[0]) == smp_cpus(), "not every CPU took the call");
+}
+
+struct placed {
+	unsigned int seen[MAX_CPUS];
+	unsigned int rounds;
+};
+
+static void note_cpu(void *arg)
+{
+	struct placed *placed = arg;
+
+	for (placed->rounds = 0; placed->rounds < PLACED_ROUNDS; placed->rounds++) {
+		placed->seen[this_cpu()->index]++;
+		sched_yield();
+	}
+}
+
+TEST(smp, a_task_runs_only_on_the_cpu_it_is_placed_on)
+{
+	smp_require_cpus(2);
+	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++) {
+		struct placed placed = { { 0 }, 0 };
+		struct task *task = smp_task_on(cpu, "placed", note_cpu, &placed);
+
+		check_eq(0, task_join(task, NULL));
+		check_eq(PLACED_ROUNDS, placed.seen[cpu]);
+	}
+}
+
+struct mover {
+	unsigned int path[MAX_CPUS];
+	unsigned int steps;
+};
+
+static void move_through_every_cpu(void *arg)
+{
+	struct mover *mover = arg;
+
+	for (unsigned int cpu = smp_cpus(); cpu-- > 0;) {
+		smp_move_self(cpu);
+		mover->path[mover->steps++] = this_cpu()->index;
+	}
+}
+
+TEST(smp, a_task_moves_itself_and_goes_on_running_on_the_new_cpu)
+{
+	struct mover mover = { { 0 }, 0 };
+	struct task *task;
+
+	smp_require_cpus(2);
+	task = smp_task_on(0, "mover", move_through_every_cpu, &mover);
+	check_eq(0, task_join(task, NULL));
+	check_eq(smp_cpus(), mover.steps);
+	for (unsigned int step = 0; step < mover.steps; step++)
+		check_eq(smp_cpus() - 1 - step, mover.path[step]);
+}
+
+struct sleeper {
+	volatile uint64_t woken_tsc;
+	volatile bool asleep;
+	unsigned int cpu;
+};
+
+static void sleep_until_woken(void *arg)
+{
+	struct sleeper *sleeper = arg;
+
+	sleeper->asleep = true;
+	sched_sleep_ms(60000);
+	sleeper->woken_tsc = rdtsc_ordered();
+	sleeper->cpu = this_cpu()->index;
+}
+
+TEST(smp, a_wake_up_from_another_cpu_runs_the_task_on_its_own_idle_cpu)
+{
+	struct sleeper sleeper = { 0, false, UINT32_MAX };
+	struct task *task;
+	uint64_t start;
+
+	smp_require_cpus(2);
+	task = smp_task_on(1, "sleeper", sleep_until_woken, &sleeper);
+	while (!sleeper.asleep || task->state != TASK_BLOCKED)
+		sched_yield();
+	start = rdtsc_ordered();
+	sched_wake(task);
+	check_eq(0, task_join(task, NULL));
+	check_eq(1, sleeper.cpu);
+	test_diag("wake-up on CPU 0 to running on CPU 1: %llu cycles",
+		  (unsigned long long)(sleeper.woken_tsc - start));
+}
+
+struct spinner {
+	volatile uint64_t count;
+	volatile bool stop;
+};
+
+static void spin_counting(void *arg)
+{
+	struct spinner *spinner = arg;
+
+	while (!spinner->stop)
+		spinner->count++;
+}
+
+TEST(smp, stopping_a_task_running_on_another_cpu_takes_it_off_that_cpu)
+{
+	struct spinner spinner = { 0, false };
+	struct task *task;
+	uint64_t stopped_at;
+
+	smp_require_cpus(2);
+	task = smp_task_on(1, "spinner", spin_counting, &spinner);
+	while (spinner.count == 0)
+		cpu_relax();
+	task_stop(task);
+	check_eq(TASK_STOPPED, task->state);
+	stopped_at = spinner.count;
+	sched_sleep_ms(20);
+	check_eq(stopped_at, spinner.count);
+	task_continue(task);
+	while (spinner.count == stopped_at)
+		cpu_relax();
+	spinner.stop = true;
+	check_eq(0, task_join(task, NULL));
+}
+
+static void spin_forever(void *arg)
+{
+	struct spinner *spinner = arg;
+
+	for (;;)
+		spinner->count++;
+}
+
+static void wait_forever(void *arg)
+{
+	(void)arg;
+	for (;;)
+		sched_sleep_ms(1000);
+}
+
+TEST(smp, a_timed_out_test_ends_the_tasks_it_left_on_other_cpus)
+{
+	struct spinner spinner = { 0, false };
+	struct isolation_outcome outcome;
+	struct task *task;
+
+	smp_require_cpus(2);
+	task = smp_task_on(1, "spinner", spin_forever, &spinner);
+	runner_isolate(wait_forever, NULL, 50, &outcome);
+	check_eq(ISOLATION_TIMEOUT, outcome.end);
+	check_eq(TASK_RUNNING, task->state);
+	check_eq(1, sched_kill_others()); /* what the runner does after every test */
+	check(smp_read_registers(1).cpu == 1, "CPU 1 does not take calls after the kill");
+}
