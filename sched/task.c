@@ -218,8 +218,10 @@ int sched_migrate(struct task *task, unsigned int cpu)
 		run_queue_add(task, false);
 		break;
 	case TASK_RUNNING:
-		if (task->cpu == cpu)
+		if (task->cpu == cpu) { /* the latest request wins: stay */
+			task->migrate_pending = false;
 			break;
+		}
 		task->migrate_pending = true;
 		task->migrate_to = cpu;
 		if (task == sched_current()) {

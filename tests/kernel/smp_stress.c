@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/* smp suite: a seeded stress test. Workers each trap on their own breakpoint and never on the
+ * others', while the runner and the workers themselves move them between CPUs at random. */
+#include "arch/x86/cpu.h"
+#include "arch/x86/debug-registers.h"
+#include "arch/x86/percpu.h"
+#include "arch/x86/smp.h"
+#include "arch/x86/tsc.h"
+#include "dr/dr.h"
+#include "lib/bitops.h"
+#include "tests/kernel/dr_targets.h"
+#include "tests/kernel/smp_util.h"
+
+#define WORKERS 6
+#define BUDGET_MS 2000 /* well under the 10 s test limit under KVM-PVM */
+
+struct worker {
+	struct task *task;
+	unsigned int number;
+	uint64_t random;
+	volatile bool stop, ready;
+	uint64_t calls, hits, foreign_calls, stray_hits, wrong_cpu_hits, lost;
+	uint64_t register_mismatches, self_moves;
+	unsigned int cpus_seen; /* bit per CPU */
+};
+
+static uint64_t target_of(unsigned int number)
+{
+	return (uint64_t)dr_stress_targets[number];
+}
+
+/* With interrupts off (no move in between): the registers hold this worker's breakpoint and
+ * no other worker's. */
+static bool registers_are_mine(unsigned int number)
+{
+	struct smp_registers registers = { .dr7 = read_dr7() };
+
+	for (unsigned int slot = 0; slot < DR_SLOTS; slot++)
+		registers.dr_address[slot] = read_dr_address(slot);
+	if (!smp_breakpoint_live(&registers, target_of(number)))
+		return false;
+	for (unsigned int other = 0; other < WORKERS; other++)
+		if (other != number && smp_breakpoint_live(&registers, target_of(other)))
+			return false;
+	return true;
+}
+
+static void collect_hits(struct worker *worker, unsigned int cpu)
+{
+	struct dr_hit hits[16];
+	unsigned int lost = 0, count = dr_read_hits(worker->task->index, hits, 16, &lost);
+
+	worker->lost = lost;
+	for (unsigned int i = 0; i < count; i++) {
+		if (hits[i].address != target_of(worker->number))
+			worker->stray_hits++;
+		else
+			worker->hits++;
+		worker->wrong_cpu_hits += hits[i].cpu != cpu;
+	}
+}
+
+static void work(void *arg)
+{
+	struct worker *worker = arg;
+	unsigned int foreign = (worker->number + 1) % WORKERS;
+
+	dr_target_install(target_of(worker->number), DR_TYPE_EXECUTE, 1);
+	worker->ready = true;
+	while (!worker->stop) {
+		unsigned long flags = local_irq_save();
+		unsigned int cpu = this_cpu()->index;
+
+		worker->register_mismatches += !registers_are_mine(worker->number);
+		dr_stress_targets[worker->number]();
+		worker->calls++;
+		dr_stress_targets[foreign]();
+		worker->foreign_calls++;
+		worker->cpus_seen |= 1u << cpu;
+		local_irq_restore(flags);
+		collect_hits(worker, cpu);
+		switch (smp_random(&worker->random) % 8) {
+		case 0: /* the runner may move it too: where it lands is the later request's */
+			worker->self_moves += sched_migrate(sched_current(),
+							    (unsigned int)(smp_random(&worker->random) %
+									   smp_cpus())) == 0;
+			break;
+		case 1:
+			sched_yield();
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+TEST(smp, seeded_stress_moves_tasks_between_cpus_and_no_breakpoint_is_lost_or_stray)
+{
+	static struct worker workers[WORKERS];
+	uint64_t random = test_seed() ^ 0x5eed5eedull, moves = 0, refused = 0, rounds = 0;
+	uint64_t start, budget = tsc_cycles_from_ms(BUDGET_MS), failures = dr_sync_failures();
+
+	smp_require_cpus(2);
+	test_diag("seed=%llu: %u workers on %u CPUs for %u ms", (unsigned long long)test_seed(),
+		  WORKERS, smp_cpus(), BUDGET_MS);
+	for (unsigned int i = 0; i < WORKERS; i++) {
+		workers[i] = (struct worker){ .number = i, .random = smp_random(&random) | 1 };
+		workers[i].task = smp_task_on(i % smp_cpus(), "worker", work, &workers[i]);
+	}
+	for (unsigned int i = 0; i < WORKERS; i++)
+		while (!workers[i].ready)
+			sched_yield();
+	start = rdtsc_ordered();
+	while (rdtsc_ordered() - start < budget) {
+		struct worker *worker = &workers[smp_random(&random) % WORKERS];
+		unsigned int cpu = (unsigned int)(smp_random(&random) % smp_cpus());
+
+		if (sched_migrate(worker->task, cpu) == 0)
+			moves++;
+		else
+			refused++;
+		if (smp_random(&random) % 4 == 0)
+			sched_sleep_ms(1);
+		rounds++;
+	}
+	for (unsigned int i = 0; i < WORKERS; i++)
+		workers[i].stop = true;
+	for (unsigned int i = 0; i < WORKERS; i++) {
+		struct worker *worker = &workers[i];
+		uint64_t migrations = worker->task->migrations;
+
+		check_eq(0, task_join(worker->task, NULL));
+		test_diag("worker %u: %llu calls, %llu migrations (%llu by itself), CPUs seen 0x%x", i,
+			  (unsigned long long)worker->calls, (unsigned long long)migrations,
+			  (unsigned long long)worker->self_moves, worker->cpus_seen);
+		check(worker->calls > 0, "worker %u never ran", i);
+		check_eq(worker->calls, worker->hits);
+		check_eq(0, worker->stray_hits);
+		check_eq(0, worker->wrong_cpu_hits);
+		check_eq(0, worker->lost);
+		check_eq(0, worker->register_mismatches);
+		check(bits_set(worker->cpus_seen) >= 2, "worker %u ran on CPUs 0x%x only",
+		      i, worker->cpus_seen);
+	}
+	test_diag("runner: %llu moves asked in %llu rounds, %llu refused", (unsigned long long)moves,
+		  (unsigned long long)rounds, (unsigned long long)refused);
+	check(moves > 0, "no migration happened");
+	check_eq(0, refused);
+	check_eq(failures, dr_sync_failures());
+}
