@@ -103,13 +103,14 @@ DEPS := gcc make binutils nasm qemu-system-x86 python3 python3-pytest python3-py
 
 # The two commands of the README: each installs what it needs first.
 ACCEL ?= auto
+SMP ?= 2
 CMDLINE ?=
 LOG ?=
 
 all: $(BUILD)/switchyard.elf $(BUILD)/switchyard32.elf
 
 run: deps all
-	$(PYTHON) scripts/run --accel $(ACCEL) --cmdline "$(CMDLINE)"
+	$(PYTHON) scripts/run --accel $(ACCEL) --smp $(SMP) --cmdline "$(CMDLINE)"
 
 # Benchmarks (tests=*.benchmark_*) under TCG, and KVM when usable: $(BENCH_OUT)/results.json
 # and switch-cost.png/.svg.

@@ -112,13 +112,13 @@ static void report_isolation_end(const struct isolation_outcome *outcome)
 	}
 }
 
-static enum ktap_result run_test(const struct test_case *test)
+/* The report lives in the caller's frame: its reason is printed after this returns. */
+static enum ktap_result run_test(const struct test_case *test, struct test_report *report)
 {
-	struct test_report report;
 	struct isolation_outcome outcome;
 	unsigned int left;
 
-	report_begin(&report, 1);
+	report_begin(report, 1);
 	debug_state_check("before");
 	runner_isolate(run_test_body, (void *)test, options->timeout_ms, &outcome);
 	report_isolation_end(&outcome);
@@ -135,7 +135,7 @@ static enum ktap_result run_test(const struct test_case *test)
 	if (left && outcome.end == ISOLATION_RETURNED)
 		report_fail("the test left %u breakpoints installed; they were removed", left);
 	debug_state_check("after");
-	return report_end(&report);
+	return report_end(report);
 }
 
 static enum ktap_result run_suite(const struct test_case *first, const struct test_case *end,
@@ -148,12 +148,13 @@ static enum ktap_result run_suite(const struct test_case *first, const struct te
 	ktap_subtest(1, first->suite);
 	ktap_plan(1, count_selected(first, end));
 	for (const struct test_case *test = first; test < end; test++) {
+		struct test_report report;
 		enum ktap_result result;
 
 		if (!test_is_selected(test))
 			continue;
-		result = run_test(test);
-		ktap_result(1, ++number, result, test->name, report_current()->reason);
+		result = run_test(test, &report);
+		ktap_result(1, ++number, result, test->name, report.reason);
 		if (result == KTAP_FAIL) {
 			totals->failed++;
 			suite_result = KTAP_FAIL;

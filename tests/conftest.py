@@ -2,8 +2,10 @@
 
 At collection, the kernel is booted once per platform and every KTAP test becomes a pytest
 case with id "PLATFORM-suite.test". Platforms are "tcg" (always) and "kvm" (skipped, with the
-reason, when /dev/kvm cannot be opened or QEMU cannot start a KVM guest). A missing kernel
-image is a failure, never a skip. Known platform defects in tests/known-defects.toml become
+reason, when /dev/kvm cannot be opened or QEMU cannot start a KVM guest), each with one CPU and
+every test; and "tcg-smp2", "tcg-smp4", "kvm-smp2", "kvm-smp4": the smp suite with 2 and 4
+CPUs. A missing kernel image is a failure, never a skip. Known platform defects in
+tests/known-defects.toml ([tcg] and [kvm] tables, which also cover the -smpN boots) become
 strict xfails.
 
 Environment:
@@ -33,7 +35,16 @@ import switchyard_qemu as qemu  # noqa: E402
 KERNEL = ROOT / "build" / "switchyard32.elf"
 LOG_DIR = ROOT / "build" / "logs"
 KNOWN_DEFECTS = Path(os.environ.get("SWITCHYARD_KNOWN_DEFECTS", defects.PATH))
-PLATFORMS = defects.PLATFORMS
+# name: (accelerator, CPUs, kernel options)
+BOOTS = {
+    "tcg": ("tcg", 1, ""),
+    "kvm": ("kvm", 1, ""),
+    "tcg-smp2": ("tcg", 2, "tests=smp.*"),
+    "tcg-smp4": ("tcg", 4, "tests=smp.*"),
+    "kvm-smp2": ("kvm", 2, "tests=smp.*"),
+    "kvm-smp4": ("kvm", 4, "tests=smp.*"),
+}
+PLATFORMS = tuple(BOOTS)
 
 
 @dataclass
@@ -70,20 +81,22 @@ def load_platform(name):
         return Platform(name, raw=path.read_bytes(), log_path=path)
     if not KERNEL.is_file():
         return Platform(name, failure=f"kernel image {KERNEL} not found: run make")
-    if name == "kvm" and qemu.kvm_unusable_reason():
+    if BOOTS[name][0] == "kvm" and qemu.kvm_unusable_reason():
         return Platform(name, skip=f"KVM unusable: {qemu.kvm_unusable_reason()}")
     return boot_platform(name)
 
 
 def boot_platform(name):
     timeout = float(os.environ.get("SWITCHYARD_BOOT_TIMEOUT", "300"))
-    argv = qemu.qemu_command(KERNEL, name, cmdline=os.environ.get("SWITCHYARD_CMDLINE", ""))
+    accel, cpus, options = BOOTS[name]
+    cmdline = " ".join(filter(None, [options, os.environ.get("SWITCHYARD_CMDLINE", "")]))
+    argv = qemu.qemu_command(KERNEL, accel, cmdline=cmdline, smp=cpus)
     boot = qemu.boot(argv, timeout)
     LOG_DIR.mkdir(parents=True, exist_ok=True)
     platform = Platform(name, raw=boot.raw, status=boot.status, log_path=LOG_DIR / f"{name}.log")
     platform.log_path.write_bytes(boot.raw)
     qemu_failed = boot.status is not None and (boot.status == 1 or boot.status < 0)
-    if name == "kvm" and qemu_failed and not boot.raw:
+    if accel == "kvm" and qemu_failed and not boot.raw:
         platform.skip = f"KVM unusable: QEMU exited {boot.status}: {boot.stderr.strip()}"
     elif boot.timed_out:
         platform.failure = f"QEMU killed after {timeout:g} s (time limit)\n{platform.tail()}"
@@ -104,9 +117,12 @@ def ktap_params(platform):
     table = platform.name
     if table == "log":
         table = os.environ.get("SWITCHYARD_LOG_PLATFORM", "")
+    else:
+        table = BOOTS[table][0]
     defects = known_defects().get(table, {})
     ids = {test.id for test in platform.result.tests}
-    for test_id in sorted(set(defects) - ids):
+    every_test = table == platform.name or platform.name == "log"
+    for test_id in sorted(set(defects) - ids) if every_test else ():
         warnings.warn(pytest.PytestWarning(
             f"{KNOWN_DEFECTS.name}: [{table}] entry {test_id!r} names no test in the log"))
     for test in platform.result.tests:
