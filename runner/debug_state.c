@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Checking, between tests, that DR7, DEBUGCTL, DS_AREA and PEBS_ENABLE are at reset values. */
+/* Checking, between tests and on every CPU, that DR7, DEBUGCTL, DS_AREA and PEBS_ENABLE are at
+ * reset values. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -7,6 +8,8 @@
 #include "arch/x86/debug-registers.h"
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
+#include "arch/x86/percpu.h"
+#include "arch/x86/smp.h"
 #include "lib/format.h"
 #include "lib/ktap.h"
 #include "lib/report.h"
@@ -45,29 +48,52 @@ void debug_state_describe(void)
 		if (msrs[i].readable)
 			length += (size_t)format(names + length, sizeof(names) - length, " %s",
 						 msrs[i].name);
-	ktap_diag(0, "debug state checked around each test: %s", names);
+	ktap_diag(0, "debug state checked around each test, on every CPU: %s", names);
 }
 
-bool debug_state_check(const char *when)
-{
-	unsigned long dr7 = read_dr7();
-	bool clean = true;
+struct check_request {
+	const char *when;
+	bool clean;
+};
 
+/* On the CPU being checked (by a call IPI from the runner's, which waits): report, and reset
+ * what is not at its reset value so that the next test starts clean. */
+static void check_here(void *arg)
+{
+	struct check_request *request = arg;
+	unsigned long dr7 = read_dr7();
+	char where[16] = "";
+
+	if (smp_cpus() > 1)
+		format(where, sizeof(where), " (CPU %u)", this_cpu()->index);
 	if (dr7 != DR7_RESET) {
-		report_fail("debug state %s the test: DR7 expected 0x%lx, got 0x%lx", when,
-			    DR7_RESET, dr7);
+		report_fail("debug state %s the test%s: DR7 expected 0x%lx, got 0x%lx", request->when,
+			    where, DR7_RESET, dr7);
 		write_dr7(DR7_RESET);
-		clean = false;
+		request->clean = false;
 	}
 	for (size_t i = 0; i < MSR_COUNT; i++) {
 		uint64_t value;
 
 		if (!msrs[i].readable || rdmsr_safe(msrs[i].index, &value) || value == 0)
 			continue;
-		report_fail("debug state %s the test: %s expected 0x0, got 0x%llx", when,
-			    msrs[i].name, (unsigned long long)value);
+		report_fail("debug state %s the test%s: %s expected 0x0, got 0x%llx", request->when,
+			    where, msrs[i].name, (unsigned long long)value);
 		wrmsr_safe(msrs[i].index, 0);
-		clean = false;
+		request->clean = false;
 	}
-	return clean;
+}
+
+bool debug_state_check(const char *when)
+{
+	struct check_request request = { when, true };
+
+	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++) {
+		if (!smp_call(cpu, check_here, &request)) {
+			report_fail("debug state %s the test: CPU %u took no call in %u ms", when, cpu,
+				    SMP_CALL_TIMEOUT_MS);
+			request.clean = false;
+		}
+	}
+	return request.clean;
 }

@@ -54,9 +54,9 @@ def resolve_accel(accel):
 
 def qemu_command(kernel, accel, *, cpu=None, machine=MACHINE, cmdline="", smp=1, qemu=QEMU):
     """The QEMU argv for one run; accel is "kvm" or "tcg"; cmdline follows exit=isa-debug.
-    The kernel is told how many CPUs QEMU gives it (smp.expect=N), so that a CPU that does
-    not come up fails smp.every_cpu_comes_up_and_reports_its_apic_id."""
-    expect = "" if "smp.expect=" in cmdline else f"smp.expect={smp}"
+    With more than one CPU the kernel is told how many QEMU gives it (smp.expect=N), so that
+    a CPU that does not come up fails smp.every_cpu_comes_up_and_reports_its_apic_id."""
+    expect = "" if smp == 1 or "smp.expect=" in cmdline else f"smp.expect={smp}"
     append = " ".join(part for part in ["exit=isa-debug", cmdline, expect] if part)
     return [qemu, "-M", machine, "-m", "128M", "-display", "none", "-nodefaults",
             "-no-reboot", "-serial", "stdio",

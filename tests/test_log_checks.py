@@ -224,6 +224,17 @@ def test_run_exit_status_follows_the_log(fake_qemu, body, status, code):
     assert argv[argv.index("-cpu") + 1] == "max"
 
 
+def test_run_tells_the_kernel_how_many_cpus_qemu_gives_it(fake_qemu):
+    proc = fake_qemu(seal(PASSING_BODY), 33, 0, "--smp", "4", "--cmdline", "tests=smp.*")
+    assert proc.returncode == 0, proc.stderr
+    argv = fake_qemu.argv()
+    assert argv[argv.index("-smp") + 1] == "4"
+    assert argv[argv.index("-append") + 1] == "exit=isa-debug tests=smp.* smp.expect=4"
+    fake_qemu(seal(PASSING_BODY), 33, 0, "--smp", "2", "--cmdline", "smp.expect=3")
+    argv = fake_qemu.argv()
+    assert argv[argv.index("-append") + 1] == "exit=isa-debug smp.expect=3"
+
+
 def test_run_kills_a_qemu_that_never_exits(fake_qemu):
     start = time.monotonic()
     proc = fake_qemu(PASSING_BODY[:200], 33, 60, "--timeout", "1", "--quiet")
