@@ -129,6 +129,12 @@ static bool dr_debug_exception(struct cpu_regs *regs)
 		if (state->single_step) {
 			dr_record(state, &hit);
 			handled = true;
+		} else if (state->single_step_applied && hit.from_user) {
+			/* Turned off while the task ran with TF set: its frame still had TF. This
+			 * trap ends it, unrecorded, instead of reaching the task as a fault. */
+			regs->rflags &= ~RFLAGS_TF;
+			state->single_step_applied = false;
+			handled = true;
 		}
 	}
 	if (dr6 & DR6_BD) {
