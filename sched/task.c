@@ -144,15 +144,17 @@ long task_join(struct task *task, struct user_fault *fault)
 }
 
 /*
- * Wait, with sched_lock let go, until the task that another CPU runs has been switched out (its
- * CPU acts on the request at its reschedule IPI). False after TASK_REQUEST_TIMEOUT_MS: that CPU
- * keeps interrupts off; the request stays and is carried out at its next switch.
+ * Wait, with sched_lock let go, until the task that another CPU runs has been switched out of
+ * that CPU (which acts on the request at its reschedule IPI); a moved task may already run
+ * again elsewhere. False after TASK_REQUEST_TIMEOUT_MS: that CPU keeps interrupts off; the
+ * request stays and is carried out at its next switch.
  */
 static bool task_wait_switched_out(struct task *task, unsigned long *flags)
 {
 	uint64_t start = rdtsc_ordered(), limit = tsc_cycles_from_ms(TASK_REQUEST_TIMEOUT_MS);
+	unsigned int cpu = task->cpu;
 
-	while (task->state == TASK_RUNNING && task != sched_current()) {
+	while (task->state == TASK_RUNNING && task->cpu == cpu && task != sched_current()) {
 		sched_unlock_irqrestore(*flags);
 		cpu_relax();
 		if (rdtsc_ordered() - start > limit) {
