@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/* smp suite benchmark: what a migration costs, in cycles and in debug-register and MSR writes. */
+#include "arch/x86/cpu.h"
+#include "arch/x86/percpu.h"
+#include "arch/x86/smp.h"
+#include "arch/x86/tsc.h"
+#include "dr/dr.h"
+#include "lib/sort.h"
+#include "tests/kernel/dr_targets.h"
+#include "tests/kernel/smp_util.h"
+
+#define MIGRATIONS 200
+#define BUDGET_MS 3000 /* KVM-PVM takes milliseconds per migration */
+#define WARM_UP 4 /* round trips before counting: each CPU has seen the task's addresses */
+
+struct ping_pong {
+	uint64_t cycles[MIGRATIONS];
+	unsigned int done;
+	struct write_counts before[2], after[2];
+};
+
+static void snapshot(struct write_counts counts[2])
+{
+	counts[0] = percpu_get(0)->writes;
+	counts[1] = percpu_get(1)->writes;
+}
+
+/* Move between CPUs 0 and 1, holding two execute breakpoints that never fire. */
+static void ping_pong(void *arg)
+{
+	struct ping_pong *run = arg;
+	uint64_t start, budget = tsc_cycles_from_ms(BUDGET_MS);
+
+	dr_target_install((uint64_t)dr_stress_targets[0], DR_TYPE_EXECUTE, 1);
+	dr_target_install((uint64_t)dr_stress_targets[1], DR_TYPE_EXECUTE, 1);
+	for (unsigned int i = 0; i < 2 * WARM_UP; i++)
+		smp_move_self(i % 2 ? 0 : 1);
+	snapshot(run->before);
+	start = rdtsc_ordered();
+	for (run->done = 0; run->done < MIGRATIONS && rdtsc_ordered() - start < budget;
+	     run->done++) {
+		uint64_t t0 = rdtsc_ordered();
+
+		smp_move_self(run->done % 2 ? 0 : 1);
+		run->cycles[run->done] = rdtsc_ordered() - t0;
+	}
+	snapshot(run->after);
+	smp_move_self(0);
+}
+
+static uint64_t measure(bool lazy, struct ping_pong *run, uint64_t *msr_writes)
+{
+	bool was_lazy = dr_is_lazy();
+	struct task *task;
+	uint64_t dr_writes = 0;
+
+	dr_set_lazy(lazy);
+	task = smp_task_on(0, "ping-pong", ping_pong, run);
+	check_eq(0, task_join(task, NULL));
+	dr_set_lazy(was_lazy);
+	*msr_writes = 0;
+	for (unsigned int cpu = 0; cpu < 2; cpu++) {
+		dr_writes += run->after[cpu].dr - run->before[cpu].dr;
+		*msr_writes += run->after[cpu].msr - run->before[cpu].msr;
+	}
+	return dr_writes;
+}
+
+TEST(smp, benchmark_migration_cost_and_register_writes)
+{
+	static struct ping_pong lazy_run, eager_run;
+	uint64_t lazy_writes, eager_writes, lazy_msr, eager_msr;
+
+	smp_require_cpus(2);
+	lazy_run.done = eager_run.done = 0;
+	lazy_writes = measure(true, &lazy_run, &lazy_msr);
+	eager_writes = measure(false, &eager_run, &eager_msr);
+	check(lazy_run.done > 0 && eager_run.done > 0, "no migration measured");
+	if (!lazy_run.done || !eager_run.done)
+		return;
+	sort_u64(lazy_run.cycles, lazy_run.done);
+	test_diag("metric smp.migration_cycles median=%llu p99=%llu samples=%u",
+		  (unsigned long long)lazy_run.cycles[lazy_run.done / 2],
+		  (unsigned long long)lazy_run.cycles[lazy_run.done * 99 / 100], lazy_run.done);
+	test_diag("metric smp.migration_writes lazy_dr=%llu eager_dr=%llu msr=%llu migrations=%u/%u",
+		  (unsigned long long)lazy_writes, (unsigned long long)eager_writes,
+		  (unsigned long long)(lazy_msr + eager_msr), lazy_run.done, eager_run.done);
+	/*
+	 * Lazy: the CPU left behind only clears DR7, and the CPU reached finds the task's
+	 * addresses still in DR0-DR3 from its last visit: one DR7 write each side.
+	 */
+	check_eq(2ull * lazy_run.done, lazy_writes);
+	check(eager_writes > lazy_writes * eager_run.done / lazy_run.done,
+	      "eager %llu writes in %u migrations, lazy %llu in %u", (unsigned long long)eager_writes,
+	      eager_run.done, (unsigned long long)lazy_writes, lazy_run.done);
+	/* No Debug Store or counters configured: a migration writes no MSR. */
+	check_eq(0, lazy_msr + eager_msr);
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/* smp suite: a user task's single-step goes with it from CPU to CPU, and stops when turned off. */
+#include "arch/x86/cpu.h"
+#include "arch/x86/debugreg.h"
+#include "arch/x86/smp.h"
+#include "arch/x86/tsc.h"
+#include "arch/x86/user.h"
+#include "dr/dr.h"
+#include "lib/string.h"
+#include "tests/kernel/smp_util.h"
+
+#define ROUNDS 3
+#define LONG_LOOP 1000000 /* iterations of user_dr_script's empty loop: never ends stepped */
+#define TRAP_WAIT_MS 2000
+#define END_WAIT_MS 2000
+
+/* Drain the task's hits until one comes from cpu; false after TRAP_WAIT_MS. */
+static bool wait_for_step_on(const struct task *task, unsigned int cpu, uint64_t *traps)
+{
+	uint64_t start = rdtsc_ordered(), limit = tsc_cycles_from_ms(TRAP_WAIT_MS);
+	struct dr_hit hits[16];
+
+	while (rdtsc_ordered() - start < limit) {
+		unsigned int count = dr_read_hits(task->index, hits, 16, NULL);
+		bool seen = false;
+
+		for (unsigned int i = 0; i < count; i++) {
+			seen |= hits[i].cpu == cpu && (hits[i].dr6 & DR6_BS) && hits[i].from_user;
+			*traps += 1;
+		}
+		if (seen)
+			return true;
+		sched_yield();
+	}
+	return false;
+}
+
+TEST(smp, a_single_stepped_user_task_keeps_trapping_on_every_cpu_it_is_moved_to)
+{
+	struct user_dr_script script = { .action = USER_DR_NOTHING, .repeat = LONG_LOOP };
+	struct task *task;
+	struct user_fault fault = { 0 };
+	uint64_t traps = 0, off;
+	long code;
+
+	smp_require_cpus(2);
+	task = task_create_user("stepper", user_dr_script, USER_DATA_BASE, TASK_START_STOPPED);
+	if (!task)
+		test_abort("task_create_user failed");
+	memcpy(task_user_data(task), &script, sizeof(script));
+	check_eq(0, dr_set_single_step(task->index, true));
+	task_continue(task);
+	for (unsigned int round = 0; round < ROUNDS; round++) {
+		for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++) {
+			check_eq(0, sched_migrate(task, cpu));
+			check(wait_for_step_on(task, cpu, &traps), "round %u: no step trap on CPU %u",
+			      round, cpu);
+		}
+	}
+	/*
+	 * Off: the next trap clears TF from its frame (or its next switch-in does, here a move if
+	 * it is still running). Stepped, the rest of LONG_LOOP would take minutes; unstepped it
+	 * ends at once, and a trap after the flag went off must not reach it as a fault.
+	 */
+	check_eq(0, dr_set_single_step(task->index, false));
+	sched_migrate(task, 0); /* fails harmlessly if it has already ended */
+	off = rdtsc_ordered();
+	while (task->state != TASK_DEAD && rdtsc_ordered() - off < tsc_cycles_from_ms(END_WAIT_MS))
+		sched_sleep_ms(1);
+	check(task->state == TASK_DEAD, "still running %u ms after single-step was turned off",
+	      END_WAIT_MS);
+	while (task->state != TASK_DEAD)
+		sched_sleep_ms(1);
+	code = task_join(task, &fault);
+	check(code == 0, "exit code %ld; last fault: vector %u error 0x%llx rip 0x%llx", code,
+	      fault.valid ? fault.vector : 0, (unsigned long long)fault.error_code,
+	      (unsigned long long)fault.rip);
+	test_diag("%llu step traps drained over %u moves", (unsigned long long)traps,
+		  ROUNDS * smp_cpus());
+}
