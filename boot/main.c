@@ -18,8 +18,8 @@
 #include "boot/boot_info.h"
 #include "dr/dr.h"
 #include "ds/ds.h"
-#include "pmu/pmu.h"
 #include "lib/ktap.h"
+#include "pmu/pmu.h"
 #include "runner/isolation.h"
 #include "runner/options.h"
 #include "runner/runner.h"
@@ -124,10 +124,10 @@ void start_kernel(uint32_t magic, uint32_t info_phys)
 	sched_init(); /* the boot context becomes the runner task */
 	if (!user_syscall_select())
 		platform_bail_out("user tasks cannot make system calls");
-	dr_init();		/* breakpoints: switch hooks, #DB, CR4.DE */
-	ds_init();		/* Debug Store: detection, backend, switch hooks, PMI */
-	pmu_init();		/* counters: detection, and hooks where they are usable */
-	smp_init();		/* the other CPUs, each with its own run queue, idle until given work */
+	dr_init(); /* breakpoints: switch hooks, #DB, CR4.DE */
+	ds_init(); /* Debug Store: detection, backend, switch hooks, PMI */
+	pmu_init(); /* counters: detection, and hooks where they are usable */
+	smp_init(); /* the other CPUs, each with its own run queue, idle until given work */
 	platform_report();
 	seed_init();
 	platform_exit(runner_run(&run_options));

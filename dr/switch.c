@@ -57,9 +57,9 @@ static bool dr_hardware_equal(const struct dr_hardware *a, const struct dr_hardw
 }
 
 /*
- * With dr_lock held: make the registers what task (the one now running here) needs, with the fewest writes, in
- * the order dr_plan() gives. The switch path: when the cached layout equals what the registers
- * hold, nothing else runs, so a switch between identical configurations costs a compare.
+ * With dr_lock held: make the registers what task (the one now running here) needs, with the fewest
+ * writes, in the order dr_plan() gives. The switch path: when the cached layout equals what the
+ * registers hold, nothing else runs, so a switch between identical configurations costs a compare.
  */
 static void dr_apply(unsigned int task)
 {

@@ -67,8 +67,8 @@ static void check_here(void *arg)
 	if (smp_cpus() > 1)
 		format(where, sizeof(where), " (CPU %u)", this_cpu()->index);
 	if (dr7 != DR7_RESET) {
-		report_fail("debug state %s the test%s: DR7 expected 0x%lx, got 0x%lx", request->when,
-			    where, DR7_RESET, dr7);
+		report_fail("debug state %s the test%s: DR7 expected 0x%lx, got 0x%lx",
+			    request->when, where, DR7_RESET, dr7);
 		write_dr7(DR7_RESET);
 		request->clean = false;
 	}
@@ -90,8 +90,8 @@ bool debug_state_check(const char *when)
 
 	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++) {
 		if (!smp_call(cpu, check_here, &request)) {
-			report_fail("debug state %s the test: CPU %u took no call in %u ms", when, cpu,
-				    SMP_CALL_TIMEOUT_MS);
+			report_fail("debug state %s the test: CPU %u took no call in %u ms", when,
+				    cpu, SMP_CALL_TIMEOUT_MS);
 			request.clean = false;
 		}
 	}

@@ -19,7 +19,7 @@ struct run_options {
 	bool isa_debug_exit;
 	bool kernel_fault; /* selftest.kernel_fault: #UD outside any test, to check the bail out */
 	char boot_file[CMDLINE_STRING_MAX];
-	uint64_t expect_cpus; /* smp.expect: the CPUs the machine has, for the smp suite; 0: unknown */
+	uint64_t expect_cpus; /* smp.expect: the CPUs the machine has; 0: not said */
 };
 
 #define RUN_TIMEOUT_DEFAULT_MS 10000

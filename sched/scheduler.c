@@ -7,10 +7,10 @@
 #include "arch/x86/apic.h"
 #include "arch/x86/context.h"
 #include "arch/x86/cpu.h"
+#include "arch/x86/exceptions.h"
 #include "arch/x86/fpu.h"
 #include "arch/x86/gdt.h"
 #include "arch/x86/paging.h"
-#include "arch/x86/exceptions.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/smp.h"
@@ -28,7 +28,8 @@ struct run_queue {
 	struct task *head, *tail;
 	struct task *current;
 	struct task *idle;
-	struct task *leaving; /* switched out to move to another CPU: queued there after the switch */
+	struct task
+		*leaving; /* switched out to move to another CPU: queued there after the switch */
 	unsigned int ticks_left;
 	bool need_resched;
 	uint64_t cr3; /* what CR3 holds: reading it back costs an exit under KVM */

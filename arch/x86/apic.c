@@ -153,7 +153,8 @@ void timer_start_cpu(void)
 {
 	apic_write(APIC_TIMER_DIVIDE, APIC_TIMER_DIVIDE_BY_16);
 	apic_write(APIC_LVT_TIMER, APIC_LVT_TIMER_PERIODIC | VECTOR_TIMER);
-	apic_write(APIC_TIMER_INITIAL, counts_per_second / tick_hz ? counts_per_second / tick_hz : 1);
+	apic_write(APIC_TIMER_INITIAL,
+		   counts_per_second / tick_hz ? counts_per_second / tick_hz : 1);
 }
 
 void timer_set_hz(unsigned int hz)

@@ -215,8 +215,7 @@ static const void *acpi_map_direct(uint64_t phys, size_t length, void *context)
 }
 
 /* The RSDP: from the loader, else the first KiB of the EBDA, else 0xE0000-0xFFFFF. */
-static const void *find_rsdp(const struct smp_start_info *info, size_t *length,
-			     const char **source)
+static const void *find_rsdp(const struct smp_start_info *info, size_t *length, const char **source)
 {
 	uint16_t ebda_segment;
 	const void *found;
@@ -333,8 +332,8 @@ unsigned int smp_start(const struct smp_start_info *info)
 	ap_main = info->ap_main;
 	memcpy(phys_to_virt(TRAMPOLINE_BASE), trampoline_start,
 	       (size_t)(trampoline_end - trampoline_start));
-	parameters = phys_to_virt(TRAMPOLINE_BASE + (uint64_t)(trampoline_parameters -
-								  trampoline_start));
+	parameters = phys_to_virt(TRAMPOLINE_BASE +
+				  (uint64_t)(trampoline_parameters - trampoline_start));
 	parameters->cr3 = (uint32_t)page_tables;
 	parameters->efer = (uint32_t)(rdmsr(MSR_EFER) & (EFER_LME | EFER_NXE | EFER_SCE));
 	parameters->entry = (uint64_t)ap_entry;
@@ -351,7 +350,8 @@ unsigned int smp_start(const struct smp_start_info *info)
 			continue;
 		}
 		if (cpu->apic_id > 0xfe) {
-			ktap_diag(0, "smp: APIC id %u: beyond xAPIC reach, not started", cpu->apic_id);
+			ktap_diag(0, "smp: APIC id %u: beyond xAPIC reach, not started",
+				  cpu->apic_id);
 			continue;
 		}
 		if (index >= max_cpus) {
@@ -372,8 +372,8 @@ unsigned int smp_start(const struct smp_start_info *info)
 				  alive[index] ? "started but not ready" : "did not start",
 				  READY_TIMEOUT_MS);
 			if (alive[index])
-				platform_bail_out("CPU %u (APIC id %u) is stuck in its set-up", index,
-						  cpu->apic_id);
+				platform_bail_out("CPU %u (APIC id %u) is stuck in its set-up",
+						  index, cpu->apic_id);
 			pfa_free_pages(stack, AP_STACK_PAGES);
 			continue;
 		}

@@ -19,7 +19,10 @@ struct spinlock {
 	const char *name;
 };
 
-#define SPINLOCK_INIT(lock_name) { .holder = SPINLOCK_FREE, .name = lock_name }
+#define SPINLOCK_INIT(lock_name)                           \
+	{                                                  \
+		.holder = SPINLOCK_FREE, .name = lock_name \
+	}
 
 /*
  * Take the lock, spinning. A lock that stays taken for SPINLOCK_TIMEOUT_MS (a deadlock, or a

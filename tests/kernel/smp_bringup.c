@@ -277,8 +277,7 @@ TEST(smp, a_timed_out_test_ends_the_tasks_it_left_on_other_cpus)
 	runner_isolate(wait_forever, NULL, 50, &outcome);
 	check_eq(ISOLATION_TIMEOUT, outcome.end);
 	/* Still alive on CPU 1 (RUNNING, or RUNNABLE for the instant its tick requeues it). */
-	check(task->state == TASK_RUNNING || task->state == TASK_RUNNABLE, "state %u",
-	      task->state);
+	check(task->state == TASK_RUNNING || task->state == TASK_RUNNABLE, "state %u", task->state);
 	check_eq(1, task->cpu);
 	check_eq(1, sched_kill_others()); /* what the runner does after every test */
 	check(smp_read_registers(1).cpu == 1, "CPU 1 does not take calls after the kill");

@@ -17,8 +17,7 @@ static struct ds_target cpu_area(unsigned int cpu)
 
 static bool tracing_into(const struct smp_registers *registers, const struct ds_area *area)
 {
-	return registers->ds_area == (uint64_t)area &&
-	       (registers->debugctl & TRACING) == TRACING;
+	return registers->ds_area == (uint64_t)area && (registers->debugctl & TRACING) == TRACING;
 }
 
 static void activate_here(void *unused)
@@ -38,8 +37,7 @@ static void produce(void *arg)
 	struct producer *producer = arg;
 
 	for (unsigned int i = 0; i < producer->count; i++)
-		producer->written +=
-			ds_synth_branch(SYNTH_FROM + this_cpu()->index, SYNTH_TO + i);
+		producer->written += ds_synth_branch(SYNTH_FROM + this_cpu()->index, SYNTH_TO + i);
 }
 
 TEST(smp, synthetic_ds_area_allocated_on_cpu_0_for_cpu_1_is_activated_and_filled_there)
@@ -61,7 +59,8 @@ TEST(smp, synthetic_ds_area_allocated_on_cpu_0_for_cpu_1_is_activated_and_filled
 	check(!tracing_into(&registers, area), "CPU 1 traces before its activation");
 	check(smp_call(1, activate_here, NULL), "CPU 1 took no call");
 	registers = smp_read_registers(1);
-	check(tracing_into(&registers, area), "CPU 1 after activation: DS_AREA=0x%llx DEBUGCTL=0x%llx",
+	check(tracing_into(&registers, area),
+	      "CPU 1 after activation: DS_AREA=0x%llx DEBUGCTL=0x%llx",
 	      (unsigned long long)registers.ds_area, (unsigned long long)registers.debugctl);
 	registers = smp_read_registers(0);
 	check(!tracing_into(&registers, area), "CPU 0 traces into CPU 1's area");
@@ -78,7 +77,8 @@ TEST(smp, synthetic_ds_area_allocated_on_cpu_0_for_cpu_1_is_activated_and_filled
 	check_eq(SYNTH_FROM + 1, ds_credit(task->index).last_from);
 	check_eq(DS_OK, ds_detach(&target, DS_USER_BTS)); /* from CPU 0: CPU 1 stops first */
 	registers = smp_read_registers(1);
-	check(!(registers.debugctl & TRACING), "CPU 1 still traces after the detach: DEBUGCTL=0x%llx",
+	check(!(registers.debugctl & TRACING),
+	      "CPU 1 still traces after the detach: DEBUGCTL=0x%llx",
 	      (unsigned long long)registers.debugctl);
 }
 
@@ -164,7 +164,8 @@ TEST(smp, synthetic_task_ds_area_follows_the_task_to_another_cpu)
 	check_eq(5, mover.before);
 	check_eq(7, mover.after);
 	check(!tracing_into(&mover.left, mover.area), "CPU 0 still traces into the area it left");
-	check(tracing_into(&mover.arrived, mover.area), "CPU 1 does not trace into the task's area");
+	check(tracing_into(&mover.arrived, mover.area),
+	      "CPU 1 does not trace into the task's area");
 	check_eq(5, ds_synth_stats_cpu(0).written - written_0);
 	check_eq(7, ds_synth_stats_cpu(1).written - written_1);
 	check_eq(12, ds_credit(task->index).bts_records);

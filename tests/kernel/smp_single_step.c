@@ -53,8 +53,8 @@ TEST(smp, a_single_stepped_user_task_keeps_trapping_on_every_cpu_it_is_moved_to)
 	for (unsigned int round = 0; round < ROUNDS; round++) {
 		for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++) {
 			check_eq(0, sched_migrate(task, cpu));
-			check(wait_for_step_on(task, cpu, &traps), "round %u: no step trap on CPU %u",
-			      round, cpu);
+			check(wait_for_step_on(task, cpu, &traps),
+			      "round %u: no step trap on CPU %u", round, cpu);
 		}
 	}
 	/*

@@ -81,9 +81,10 @@ static void work(void *arg)
 		collect_hits(worker, cpu);
 		switch (smp_random(&worker->random) % 8) {
 		case 0: /* the runner may move it too: where it lands is the later request's */
-			worker->self_moves += sched_migrate(sched_current(),
-							    (unsigned int)(smp_random(&worker->random) %
-									   smp_cpus())) == 0;
+			worker->self_moves +=
+				sched_migrate(sched_current(),
+					      (unsigned int)(smp_random(&worker->random) %
+							     smp_cpus())) == 0;
 			break;
 		case 1:
 			sched_yield();
@@ -130,8 +131,8 @@ TEST(smp, seeded_stress_moves_tasks_between_cpus_and_no_breakpoint_is_lost_or_st
 		uint64_t migrations = worker->task->migrations;
 
 		check_eq(0, task_join(worker->task, NULL));
-		test_diag("worker %u: %llu calls, %llu migrations (%llu by itself), CPUs seen 0x%x", i,
-			  (unsigned long long)worker->calls, (unsigned long long)migrations,
+		test_diag("worker %u: %llu calls, %llu migrations (%llu by itself), CPUs seen 0x%x",
+			  i, (unsigned long long)worker->calls, (unsigned long long)migrations,
 			  (unsigned long long)worker->self_moves, worker->cpus_seen);
 		check(worker->calls > 0, "worker %u never ran", i);
 		check_eq(worker->calls, worker->hits);
@@ -139,11 +140,12 @@ TEST(smp, seeded_stress_moves_tasks_between_cpus_and_no_breakpoint_is_lost_or_st
 		check_eq(0, worker->wrong_cpu_hits);
 		check_eq(0, worker->lost);
 		check_eq(0, worker->register_mismatches);
-		check(bits_set(worker->cpus_seen) >= 2, "worker %u ran on CPUs 0x%x only",
-		      i, worker->cpus_seen);
+		check(bits_set(worker->cpus_seen) >= 2, "worker %u ran on CPUs 0x%x only", i,
+		      worker->cpus_seen);
 	}
-	test_diag("runner: %llu moves asked in %llu rounds, %llu refused", (unsigned long long)moves,
-		  (unsigned long long)rounds, (unsigned long long)refused);
+	test_diag("runner: %llu moves asked in %llu rounds, %llu refused",
+		  (unsigned long long)moves, (unsigned long long)rounds,
+		  (unsigned long long)refused);
 	check(moves > 0, "no migration happened");
 	check_eq(0, refused);
 	check_eq(failures, dr_sync_failures());
