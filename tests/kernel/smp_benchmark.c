@@ -82,10 +82,11 @@ TEST(smp, benchmark_migration_cost_and_register_writes)
 	test_diag("metric smp.migration_cycles median=%llu p99=%llu samples=%u",
 		  (unsigned long long)lazy_run.cycles[lazy_run.done / 2],
 		  (unsigned long long)lazy_run.cycles[lazy_run.done * 99 / 100], lazy_run.done);
-	test_diag(
-		"metric smp.migration_writes lazy_dr=%llu eager_dr=%llu msr=%llu migrations=%u/%u",
-		(unsigned long long)lazy_writes, (unsigned long long)eager_writes,
-		(unsigned long long)(lazy_msr + eager_msr), lazy_run.done, eager_run.done);
+	test_diag("metric smp.migration_writes lazy_dr=%llu eager_dr=%llu msr=%llu "
+		  "lazy_migrations=%u "
+		  "eager_migrations=%u",
+		  (unsigned long long)lazy_writes, (unsigned long long)eager_writes,
+		  (unsigned long long)(lazy_msr + eager_msr), lazy_run.done, eager_run.done);
 	/*
 	 * Lazy: the CPU left behind only clears DR7, and the CPU reached finds the task's
 	 * addresses still in DR0-DR3 from its last visit: one DR7 write each side.
