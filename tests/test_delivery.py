@@ -92,6 +92,25 @@ def test_iso_boots_under_seabios(tmp_path, protocol, console, serial_unit):
                    check=True, capture_output=True, timeout=60)
 
 
+@pytest.mark.parametrize("uefi", [False, True], ids=["seabios", "ovmf"])
+@pytest.mark.usefixtures("kernels")
+@pytest.mark.delivery
+@pytest.mark.timeout(240)
+def test_smp_under_grub_finds_the_madt_through_the_multiboot2_rsdp(tmp_path, uefi):
+    """GRUB passes the RSDP in a multiboot2 tag: under OVMF there is no BIOS area to scan."""
+    iso = tmp_path / "switchyard.iso"
+    script("mkiso", "--cmdline", "tests=smp.* smp.expect=2 exit=isa-debug", "--protocol",
+           "multiboot2", "--out", iso)
+    argv = delivery.machine(uefi=uefi, tmp_path=tmp_path) + ["-smp", "2", "-cdrom", str(iso)]
+    name = "ovmf" if uefi else "seabios"
+    run, result = delivery.boot(argv, LOG_DIR / f"delivery-smp-{name}.log")
+    assert_complete(f"SMP ISO {name}", run, result, "multiboot2 loader=\"GRUB")
+    madt = [d for d in result.diagnostics if d.startswith("smp: MADT via")]
+    assert madt and madt[0].startswith("smp: MADT via multiboot2 RSDP"), madt
+    assert "smp: 2 CPUs online" in result.diagnostics
+    assert result.count("skip") == 0 and result.count("pass") >= 15
+
+
 @pytest.mark.usefixtures("kernels")
 @pytest.mark.delivery
 @pytest.mark.timeout(240)
