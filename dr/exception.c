@@ -72,7 +72,7 @@ static void dr_dispatch_slot(unsigned int slot, unsigned long dr6, struct cpu_re
 		.hardware_slot = (uint8_t)slot,
 		.from_user = regs_from_user(regs),
 		.task_id = current->id,
-		.cpu = this_cpu()->index,
+		.cpu = this_cpu_index(),
 	};
 	const struct dr_breakpoint *breakpoint;
 
@@ -123,7 +123,7 @@ static bool dr_debug_exception(struct cpu_regs *regs)
 			.hardware_slot = DR_NO_SLOT,
 			.from_user = regs_from_user(regs),
 			.task_id = current->id,
-			.cpu = this_cpu()->index,
+			.cpu = this_cpu_index(),
 		};
 
 		if (state->single_step) {
@@ -144,7 +144,7 @@ static bool dr_debug_exception(struct cpu_regs *regs)
 				      .slot = DR_NO_SLOT,
 				      .hardware_slot = DR_NO_SLOT,
 				      .task_id = current->id,
-				      .cpu = this_cpu()->index };
+				      .cpu = this_cpu_index() };
 
 		dr_record(dr_task_get(current->index), &hit);
 		handled = true;

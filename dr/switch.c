@@ -35,7 +35,7 @@ CMDLINE_OPTION(option_lazy, .name = "dr.lazy", .syntax = "0|1", .parse = cmdline
 
 static struct dr_cpu *this_dr_cpu(void)
 {
-	return &cpus[this_cpu()->index];
+	return &cpus[this_cpu_index()];
 }
 
 uint8_t dr_logical_of(unsigned int hardware_slot)

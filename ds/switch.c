@@ -35,42 +35,42 @@ enum ds_backend ds_get_backend(void)
 
 const struct ds_registers *ds_registers_held(void)
 {
-	return &held[this_cpu()->index];
+	return &held[this_cpu_index()];
 }
 
 struct ds_registers ds_registers(void)
 {
-	return held[this_cpu()->index];
+	return held[this_cpu_index()];
 }
 
 struct ds_msr_writes ds_msr_writes(void)
 {
-	return writes[this_cpu()->index];
+	return writes[this_cpu_index()];
 }
 
 /* The synthetic backend never touches the MSRs: their writes may #GP (KVM) or vanish (TCG). */
 static void write_ds_area(uint64_t value)
 {
-	writes[this_cpu()->index].ds_area++;
+	writes[this_cpu_index()].ds_area++;
 	if (backend == DS_BACKEND_HARDWARE)
 		wrmsr(MSR_IA32_DS_AREA, value);
-	held[this_cpu()->index].ds_area = value;
+	held[this_cpu_index()].ds_area = value;
 }
 
 static void write_debugctl(uint64_t value)
 {
-	writes[this_cpu()->index].debugctl++;
+	writes[this_cpu_index()].debugctl++;
 	if (backend == DS_BACKEND_HARDWARE)
 		debugctl_update(DS_DEBUGCTL_BITS, value);
-	held[this_cpu()->index].debugctl = value;
+	held[this_cpu_index()].debugctl = value;
 }
 
 static void write_pebs_enable(uint64_t value)
 {
-	writes[this_cpu()->index].pebs_enable++;
+	writes[this_cpu_index()].pebs_enable++;
 	if (backend == DS_BACKEND_HARDWARE)
 		wrmsr(MSR_IA32_PEBS_ENABLE, value);
-	held[this_cpu()->index].pebs_enable = value;
+	held[this_cpu_index()].pebs_enable = value;
 }
 
 /* A task's own area wins over its CPU's. */
@@ -80,7 +80,7 @@ static struct ds_context *context_for(unsigned int task)
 
 	if (context->area)
 		return context;
-	context = ds_context_cpu(this_cpu()->index);
+	context = ds_context_cpu(this_cpu_index());
 	return context->area ? context : NULL;
 }
 
@@ -113,7 +113,7 @@ static uint64_t debugctl_for(const struct ds_context *context)
  */
 static void ds_apply(struct ds_context *context)
 {
-	struct ds_registers *now = &held[this_cpu()->index];
+	struct ds_registers *now = &held[this_cpu_index()];
 	uint64_t area = context ? (uint64_t)context->area : now->ds_area;
 	uint64_t debugctl = debugctl_for(context);
 	uint64_t pebs_enable =
@@ -153,7 +153,7 @@ void ds_sync_target(const struct ds_target *target, bool detaching)
 	if (cpu < 0 || (unsigned int)cpu >= smp_cpus())
 		return;
 	/* Another CPU's area: allocated here, activated there by ds_activate_cpu(). */
-	if (target->cpu && !detaching && (unsigned int)cpu != this_cpu()->index)
+	if (target->cpu && !detaching && (unsigned int)cpu != this_cpu_index())
 		return;
 	if (!smp_call((unsigned int)cpu, ds_activate_here, NULL))
 		platform_bail_out("ds: CPU %d did not apply a DS change within %u ms", cpu,
@@ -167,7 +167,7 @@ static void ds_switch_out(const struct switch_task *prev, const struct switch_ta
 
 	(void)next;
 	spin_lock(&ds_lock);
-	if (context && context == ds_context_cpu(this_cpu()->index))
+	if (context && context == ds_context_cpu(this_cpu_index()))
 		ds_drain_context(context, prev->index);
 	spin_unlock(&ds_lock);
 }

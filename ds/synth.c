@@ -18,7 +18,7 @@ static struct ds_synth_stats cpu_stats[MAX_CPUS]; /* each CPU is its own produce
 
 static struct ds_synth_stats *this_stats(void)
 {
-	return &cpu_stats[this_cpu()->index];
+	return &cpu_stats[this_cpu_index()];
 }
 
 struct ds_synth_stats ds_synth_stats(void)

@@ -42,7 +42,7 @@ bool pmu_usable(void)
 
 static struct pmu_cpu *this_pmu_cpu(void)
 {
-	return &cpus[this_cpu()->index];
+	return &cpus[this_cpu_index()];
 }
 
 /* The MSR to read a counter through (GP 0-7, fixed 8-11). */

@@ -65,7 +65,7 @@ static void check_here(void *arg)
 	char where[16] = "";
 
 	if (smp_cpus() > 1)
-		format(where, sizeof(where), " (CPU %u)", this_cpu()->index);
+		format(where, sizeof(where), " (CPU %u)", this_cpu_index());
 	if (dr7 != DR7_RESET) {
 		report_fail("debug state %s the test%s: DR7 expected 0x%lx, got 0x%lx",
 			    request->when, where, DR7_RESET, dr7);

@@ -83,7 +83,7 @@ static void isolation_tick(struct cpu_regs *regs)
 	uint64_t now = rdtsc_ordered();
 
 	(void)regs;
-	if (this_cpu()->index != 0)
+	if (this_cpu_index() != 0)
 		return;
 	for (unsigned int i = 0; i < depth; i++) {
 		if (now > frames[i].deadline) {

@@ -122,10 +122,10 @@ static enum ktap_result run_test(const struct test_case *test, struct test_repor
 	debug_state_check("before");
 	runner_isolate(run_test_body, (void *)test, options->timeout_ms, &outcome);
 	report_isolation_end(&outcome);
-	if (this_cpu()->index != 0) {
+	if (this_cpu_index() != 0) {
 		if (outcome.end == ISOLATION_RETURNED)
 			report_fail("the test left the runner on CPU %u; it was moved back",
-				    this_cpu()->index);
+				    this_cpu_index());
 		sched_migrate(sched_current(), 0);
 	}
 	left = sched_kill_others();

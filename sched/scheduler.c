@@ -50,7 +50,7 @@ CMDLINE_OPTION(option_slice, .name = "sched.slice", .syntax = "Nms|Ns",
 
 static struct run_queue *this_run_queue(void)
 {
-	return &run_queues[this_cpu()->index];
+	return &run_queues[this_cpu_index()];
 }
 
 unsigned long sched_lock_irqsave(void)
@@ -100,7 +100,7 @@ void run_queue_add(struct task *task, bool at_head)
 			queue->head = task;
 		queue->tail = task;
 	}
-	if (task->cpu != this_cpu()->index && queue->current == queue->idle)
+	if (task->cpu != this_cpu_index() && queue->current == queue->idle)
 		sched_kick(task->cpu);
 }
 
@@ -177,7 +177,7 @@ static void schedule_tail(void)
 	task->migrate_pending = false;
 	task->migrations++;
 	run_queue_add(task, false);
-	if (task->cpu != this_cpu()->index)
+	if (task->cpu != this_cpu_index())
 		sched_kick(task->cpu);
 }
 
@@ -276,7 +276,7 @@ void sched_interrupt(struct task *task)
 	task->interrupted = true;
 	if (task->state == TASK_RUNNING) {
 		/* Running elsewhere: its CPU runs the handler from the reschedule IPI. */
-		if (task->cpu != this_cpu()->index)
+		if (task->cpu != this_cpu_index())
 			sched_kick(task->cpu);
 		sched_unlock_irqrestore(flags);
 		return;
@@ -370,7 +370,7 @@ static void run_queue_init(struct run_queue *queue, struct task *current)
 	struct switch_task view;
 
 	current->state = TASK_RUNNING;
-	current->cpu = this_cpu()->index;
+	current->cpu = this_cpu_index();
 	current->switched_in_tsc = rdtsc_ordered();
 	queue->current = current;
 	view = task_switch_view(current);
@@ -402,10 +402,10 @@ void sched_start_cpu(void)
 	char name[TASK_NAME_MAX];
 	struct task *idle;
 
-	format(name, sizeof(name), "idle/%u", this_cpu()->index);
+	format(name, sizeof(name), "idle/%u", this_cpu_index());
 	idle = task_alloc(name, NULL, false);
 	if (!idle)
-		platform_bail_out("CPU %u: no task slot for its idle task", this_cpu()->index);
+		platform_bail_out("CPU %u: no task slot for its idle task", this_cpu_index());
 	queue->idle = idle;
 	run_queue_init(queue, idle);
 }

@@ -53,8 +53,7 @@ struct task *task_alloc(const char *name, void (*start)(void *), bool user)
 			memset(task, 0, sizeof(*task));
 			task->id = next_id++;
 			task->index = (unsigned int)i;
-			task->cpu =
-				this_cpu()->index; /* the creator's CPU, until sched_migrate() */
+			task->cpu = this_cpu_index(); /* the creator's CPU, until sched_migrate() */
 			break;
 		}
 	}

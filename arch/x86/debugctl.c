@@ -11,7 +11,7 @@ static uint64_t shadow[MAX_CPUS];
 
 void debugctl_update(uint64_t mask, uint64_t value)
 {
-	uint64_t *held = &shadow[this_cpu()->index];
+	uint64_t *held = &shadow[this_cpu_index()];
 	uint64_t wanted = (*held & ~mask) | (value & mask);
 
 	if (wanted != *held) {
@@ -22,5 +22,5 @@ void debugctl_update(uint64_t mask, uint64_t value)
 
 uint64_t debugctl_shadow(void)
 {
-	return shadow[this_cpu()->index];
+	return shadow[this_cpu_index()];
 }

@@ -52,7 +52,7 @@ static struct cpu_tables tables[MAX_CPUS];
 
 static struct cpu_tables *this_tables(void)
 {
-	return &tables[this_cpu()->index];
+	return &tables[this_cpu_index()];
 }
 
 static void gdt_set_tss(uint64_t *gdt, unsigned int index, const struct tss *t)

@@ -7,6 +7,7 @@
 
 _Static_assert(offsetof(struct cpu, kernel_stack_top) == CPU_KERNEL_STACK_TOP, "syscall entry");
 _Static_assert(offsetof(struct cpu, user_rsp) == CPU_USER_RSP, "syscall entry");
+_Static_assert(offsetof(struct cpu, index) == CPU_INDEX, "this_cpu_index()");
 
 static struct cpu cpus[MAX_CPUS];
 

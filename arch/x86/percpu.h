@@ -13,9 +13,11 @@ struct write_counts {
 	uint64_t dr; /* MOV to DR0-DR7 */
 };
 
-/* Offsets that arch/x86/syscall_entry.asm uses; checked by _Static_assert in percpu.c. */
+/* Offsets that arch/x86/syscall_entry.asm and this_cpu_index() use; checked by
+ * _Static_assert in percpu.c. */
 #define CPU_KERNEL_STACK_TOP 8
 #define CPU_USER_RSP 16
+#define CPU_INDEX 24
 
 struct cpu {
 	struct cpu *self; /* must stay first: this_cpu() reads %gs:0 */
@@ -34,6 +36,15 @@ static inline struct cpu *this_cpu(void)
 
 	asm volatile("mov %%gs:0, %0" : "=r"(cpu));
 	return cpu;
+}
+
+/* this_cpu_index() in one load: the lock and switch paths take it often. */
+static inline unsigned int this_cpu_index(void)
+{
+	unsigned int index;
+
+	asm volatile("movl %%gs:%c1, %0" : "=r"(index) : "i"(CPU_INDEX));
+	return index;
 }
 
 /* Point the GS base of the calling CPU at cpus[index]. The GS-base write is not counted. */

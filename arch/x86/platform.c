@@ -24,7 +24,7 @@ void platform_exit(enum platform_exit_code code)
 	local_irq_disable();
 	/* One CPU prints the final line, once: a fault while printing it, or a second CPU that
 	 * ends the run too, halts here. The others are stopped first, so nothing follows it. */
-	unsigned int self = this_cpu()->index + 1, first = 0;
+	unsigned int self = this_cpu_index() + 1, first = 0;
 
 	if (__atomic_compare_exchange_n(&exiting_cpu, &first, self, false, __ATOMIC_ACQ_REL,
 					__ATOMIC_ACQUIRE)) {

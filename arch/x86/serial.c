@@ -89,7 +89,7 @@ static unsigned long serial_guard_enter(void)
 	while (!spin_trylock(&console_lock)) {
 		cpu_relax();
 		if (tsc_hz() && rdtsc_ordered() - start > tsc_cycles_from_ms(CONSOLE_STEAL_MS)) {
-			console_lock.holder = this_cpu()->index;
+			console_lock.holder = this_cpu_index();
 			break;
 		}
 	}

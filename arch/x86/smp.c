@@ -91,7 +91,7 @@ static void delay_us(uint64_t us)
 /* Run the calls queued for the calling CPU. Interrupts off. */
 static void smp_call_poll(void)
 {
-	struct call *mine = calls[this_cpu()->index];
+	struct call *mine = calls[this_cpu_index()];
 
 	for (unsigned int source = 0; source < MAX_CPUS; source++) {
 		uint32_t queued = CALL_QUEUED;
@@ -114,7 +114,7 @@ static void call_interrupt(struct cpu_regs *regs)
 bool smp_call(unsigned int cpu, void (*fn)(void *), void *arg)
 {
 	unsigned long flags = local_irq_save();
-	unsigned int self = this_cpu()->index;
+	unsigned int self = this_cpu_index();
 	struct call *call = &calls[cpu][self];
 	uint64_t start, limit = tsc_cycles_from_ms(SMP_CALL_TIMEOUT_MS);
 	uint32_t queued = CALL_QUEUED;
@@ -164,7 +164,7 @@ unsigned int smp_call_all(void (*fn)(void *), void *arg)
 
 void smp_reschedule(unsigned int cpu)
 {
-	if (cpu != this_cpu()->index && cpu < online_count)
+	if (cpu != this_cpu_index() && cpu < online_count)
 		apic_send_ipi(percpu_get(cpu)->apic_id, VECTOR_RESCHEDULE);
 }
 
@@ -181,13 +181,13 @@ void smp_stop_others(void)
 {
 	stopping = true;
 	for (unsigned int cpu = 0; cpu < online_count; cpu++)
-		if (cpu != this_cpu()->index)
+		if (cpu != this_cpu_index())
 			apic_send_nmi(percpu_get(cpu)->apic_id);
 }
 
 void smp_cpu_ready(void)
 {
-	ready[this_cpu()->index] = true;
+	ready[this_cpu_index()] = true;
 }
 
 /* The first C code of an application processor, on the stack smp_start() gave it. */

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "arch/x86/cpu.h"
+#include "arch/x86/percpu.h"
 
 #define SPINLOCK_FREE UINT32_MAX
 
@@ -30,11 +31,33 @@ struct spinlock {
  * kernel that hangs reports nothing. Interrupts must be off, or the holder may be this CPU.
  */
 #define SPINLOCK_TIMEOUT_MS 10000
-void spin_lock(struct spinlock *lock);
-bool spin_trylock(struct spinlock *lock);
-void spin_unlock(struct spinlock *lock);
+void spin_lock_contended(struct spinlock *lock);
+
+/* Inline: the switch path takes three locks, and ring-0 instructions are dear under KVM-PVM. */
+static inline bool spin_trylock(struct spinlock *lock)
+{
+	uint32_t expected = SPINLOCK_FREE;
+
+	return __atomic_compare_exchange_n(&lock->holder, &expected, this_cpu_index(), false,
+					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+static inline void spin_lock(struct spinlock *lock)
+{
+	if (!spin_trylock(lock))
+		spin_lock_contended(lock);
+}
+
+static inline void spin_unlock(struct spinlock *lock)
+{
+	__atomic_store_n(&lock->holder, SPINLOCK_FREE, __ATOMIC_RELEASE);
+}
+
 /* Whether the calling CPU holds the lock. */
-bool spin_is_held(const struct spinlock *lock);
+static inline bool spin_is_held(const struct spinlock *lock)
+{
+	return lock->holder == this_cpu_index();
+}
 
 static inline unsigned long spin_lock_irqsave(struct spinlock *lock)
 {

@@ -45,7 +45,7 @@ void switch_hooks_run_exit(const struct switch_task *task)
 
 void switch_hooks_set_current(const struct switch_task *task)
 {
-	current[this_cpu()->index] = *task;
+	current[this_cpu_index()] = *task;
 }
 
 int switch_task_running_cpu(unsigned int index)
@@ -58,5 +58,5 @@ int switch_task_running_cpu(unsigned int index)
 
 const struct switch_task *switch_task_current(void)
 {
-	return &current[this_cpu()->index];
+	return &current[this_cpu_index()];
 }

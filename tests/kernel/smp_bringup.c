@@ -26,7 +26,7 @@ static void identify(void *arg)
 {
 	struct identity *identity = arg;
 
-	identity->index = this_cpu()->index;
+	identity->index = this_cpu_index();
 	identity->apic_id = apic_id();
 	identity->gs_self = (uint64_t)this_cpu();
 	identity->gdt = gdt_loaded_base();
@@ -99,7 +99,7 @@ static void record_call(void *arg)
 {
 	uint64_t *cpu = arg;
 
-	*cpu = this_cpu()->index;
+	*cpu = this_cpu_index();
 }
 
 TEST(smp, a_call_runs_on_its_target_cpu_and_the_caller_waits_for_it)
@@ -137,7 +137,7 @@ static void note_cpu(void *arg)
 	struct placed *placed = arg;
 
 	for (placed->rounds = 0; placed->rounds < PLACED_ROUNDS; placed->rounds++) {
-		placed->seen[this_cpu()->index]++;
+		placed->seen[this_cpu_index()]++;
 		sched_yield();
 	}
 }
@@ -165,7 +165,7 @@ static void move_through_every_cpu(void *arg)
 
 	for (unsigned int cpu = smp_cpus(); cpu-- > 0;) {
 		smp_move_self(cpu);
-		mover->path[mover->steps++] = this_cpu()->index;
+		mover->path[mover->steps++] = this_cpu_index();
 	}
 }
 
@@ -195,7 +195,7 @@ static void sleep_until_woken(void *arg)
 	sleeper->asleep = true;
 	sched_sleep_ms(60000);
 	sleeper->woken_tsc = rdtsc_ordered();
-	sleeper->cpu = this_cpu()->index;
+	sleeper->cpu = this_cpu_index();
 }
 
 TEST(smp, a_wake_up_from_another_cpu_runs_the_task_on_its_own_idle_cpu)

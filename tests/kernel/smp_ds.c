@@ -37,7 +37,7 @@ static void produce(void *arg)
 	struct producer *producer = arg;
 
 	for (unsigned int i = 0; i < producer->count; i++)
-		producer->written += ds_synth_branch(SYNTH_FROM + this_cpu()->index, SYNTH_TO + i);
+		producer->written += ds_synth_branch(SYNTH_FROM + this_cpu_index(), SYNTH_TO + i);
 }
 
 TEST(smp, synthetic_ds_area_allocated_on_cpu_0_for_cpu_1_is_activated_and_filled_there)

@@ -69,7 +69,7 @@ static void work(void *arg)
 	worker->ready = true;
 	while (!worker->stop) {
 		unsigned long flags = local_irq_save();
-		unsigned int cpu = this_cpu()->index;
+		unsigned int cpu = this_cpu_index();
 
 		worker->register_mismatches += !registers_are_mine(worker->number);
 		dr_stress_targets[worker->number]();

@@ -20,7 +20,7 @@ static void read_here(void *arg)
 	struct smp_registers *registers = arg;
 	struct ds_registers ds = ds_registers();
 
-	registers->cpu = this_cpu()->index;
+	registers->cpu = this_cpu_index();
 	registers->dr7 = read_dr7();
 	for (unsigned int slot = 0; slot < 4; slot++)
 		registers->dr_address[slot] = read_dr_address(slot);
@@ -65,8 +65,8 @@ struct task *smp_task_on(unsigned int cpu, const char *name, void (*fn)(void *),
 
 void smp_move_self(unsigned int cpu)
 {
-	if (sched_migrate(sched_current(), cpu) != 0 || this_cpu()->index != cpu)
-		test_abort("moving to CPU %u: now on CPU %u", cpu, this_cpu()->index);
+	if (sched_migrate(sched_current(), cpu) != 0 || this_cpu_index() != cpu)
+		test_abort("moving to CPU %u: now on CPU %u", cpu, this_cpu_index());
 }
 
 uint64_t smp_random(uint64_t *state)
