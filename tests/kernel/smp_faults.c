@@ -25,6 +25,7 @@ struct faulting {
 	void (*fn)(void *);
 	void *arg;
 	unsigned int cpu;
+	bool spin; /* wait on the CPU, running, instead of blocked in task_join() */
 };
 
 /* Under runner_isolate(): a task on another CPU faults while this one waits for it. */
@@ -33,13 +34,15 @@ static void fault_elsewhere(void *arg)
 	struct faulting *faulting = arg;
 	struct task *task = smp_task_on(faulting->cpu, "faulter", faulting->fn, faulting->arg);
 
+	while (faulting->spin)
+		cpu_relax(); /* ended from an interrupt: the reschedule IPI, or the tick */
 	task_join(task, NULL);
 	test_abort("the faulting task on CPU %u exited normally", faulting->cpu);
 }
 
 TEST(smp, an_invalid_opcode_on_another_cpu_ends_the_test_that_caused_it)
 {
-	struct faulting faulting = { raise_invalid_opcode, NULL, 1 };
+	struct faulting faulting = { raise_invalid_opcode, NULL, 1, false };
 	struct isolation_outcome outcome;
 
 	smp_require_cpus(2);
@@ -57,7 +60,7 @@ TEST(smp, an_invalid_opcode_on_another_cpu_ends_the_test_that_caused_it)
 
 TEST(smp, a_page_fault_on_another_cpu_reports_that_cpus_cr2)
 {
-	struct faulting faulting = { write_unmapped, (void *)UNMAPPED, 0 };
+	struct faulting faulting = { write_unmapped, (void *)UNMAPPED, 0, false };
 	struct isolation_outcome outcome;
 
 	smp_require_cpus(2);
@@ -67,5 +70,17 @@ TEST(smp, a_page_fault_on_another_cpu_reports_that_cpus_cr2)
 	check_eq(X86_EXC_PF, outcome.vector);
 	check_eq(PF_ERROR_WRITE, outcome.error_code);
 	check_eq(UNMAPPED, outcome.cr2);
+	check_eq(1, sched_kill_others());
+}
+
+TEST(smp, an_exception_on_another_cpu_interrupts_a_test_that_is_running_not_waiting)
+{
+	struct faulting faulting = { raise_invalid_opcode, NULL, 1, true };
+	struct isolation_outcome outcome;
+
+	smp_require_cpus(2);
+	runner_isolate(fault_elsewhere, &faulting, FAULT_TIMEOUT_MS, &outcome);
+	check_eq(ISOLATION_EXCEPTION, outcome.end);
+	check_eq(X86_EXC_UD, outcome.vector);
 	check_eq(1, sched_kill_others());
 }
