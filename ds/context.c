@@ -36,6 +36,7 @@ static const char *const error_names[DS_ERROR_COUNT] = {
 	[DS_ERROR_BUSY] = "that user is attached already",
 	[DS_ERROR_NOT_ATTACHED] = "that user is not attached",
 	[DS_ERROR_UNSUPPORTED] = "not supported by this CPU",
+	[DS_ERROR_DETACHING] = "a detach of that area is under way on another CPU",
 };
 
 const char *ds_error_name(enum ds_error error)
@@ -139,16 +140,6 @@ static bool buffer_alloc(struct ds_context *context, enum ds_user user, size_t r
 	return true;
 }
 
-/* Free a buffer the registers no longer name (the caller synced them first). */
-static void buffer_free(struct ds_context *context, enum ds_user user,
-			const struct ds_buffer *buffer)
-{
-	if (context->address_space)
-		user_view_unmap(context->address_space, USER_DS_BASE + user_view_offset(user),
-				buffer->pages);
-	pfa_free_pages(buffer->phys, buffer->pages);
-}
-
 bool ds_canary_intact(const struct ds_target *target, enum ds_user user)
 {
 	const struct ds_buffer *buffer = &ds_context_of(target)->buffers[user];
@@ -172,6 +163,10 @@ enum ds_error ds_attach_bts(const struct ds_target *target, const struct ds_bts_
 			   config->threshold_records, &fields))
 		return DS_ERROR_CONFIG;
 	flags = spin_lock_irqsave(&ds_lock);
+	if (context->detaching) {
+		spin_unlock_irqrestore(&ds_lock, flags);
+		return DS_ERROR_DETACHING;
+	}
 	if (context->area && context->buffers[DS_USER_BTS].phys) {
 		spin_unlock_irqrestore(&ds_lock, flags);
 		return DS_ERROR_BUSY;
@@ -208,6 +203,10 @@ enum ds_error ds_attach_pebs(const struct ds_target *target, const struct ds_peb
 			    config->threshold_records, &fields))
 		return DS_ERROR_CONFIG;
 	flags = spin_lock_irqsave(&ds_lock);
+	if (context->detaching) {
+		spin_unlock_irqrestore(&ds_lock, flags);
+		return DS_ERROR_DETACHING;
+	}
 	if (context->area && context->buffers[DS_USER_PEBS].phys) {
 		spin_unlock_irqrestore(&ds_lock, flags);
 		return DS_ERROR_BUSY;
@@ -238,18 +237,28 @@ enum ds_error ds_attach_pebs(const struct ds_target *target, const struct ds_peb
 	return DS_OK;
 }
 
+/*
+ * In two steps around ds_sync_target(), which makes the CPU that has the area active stop naming
+ * the buffer and, for a user task running there, flush its TLB: only then does the memory go
+ * back, so no CPU reaches it through the registers or a stale translation of the user's view.
+ * Meanwhile the context is marked detaching, and other attaches and detaches of it are refused.
+ */
 enum ds_error ds_detach(const struct ds_target *target, enum ds_user user)
 {
 	struct ds_context *context = ds_context_of(target);
 	unsigned long flags = spin_lock_irqsave(&ds_lock);
 	struct ds_buffer buffer = context->buffers[user];
+	bool last;
 
+	if (context->detaching) {
+		spin_unlock_irqrestore(&ds_lock, flags);
+		return DS_ERROR_DETACHING;
+	}
 	if (!context->area || !buffer.phys) {
 		spin_unlock_irqrestore(&ds_lock, flags);
 		return DS_ERROR_NOT_ATTACHED;
 	}
 	ds_drain_context(context, target->cpu ? switch_task_current()->index : target->index);
-	/* The registers stop naming the buffer before its memory goes back. */
 	context->buffers[user] = (struct ds_buffer){ 0 };
 	if (user == DS_USER_BTS) {
 		context->bts = (struct ds_bts_config){ 0 };
@@ -260,14 +269,52 @@ enum ds_error ds_detach(const struct ds_target *target, enum ds_user user)
 		context->area->pebs_base = context->area->pebs_index = 0;
 		context->area->pebs_max = context->area->pebs_threshold = 0;
 	}
+	last = !context->buffers[DS_USER_BTS].phys && !context->buffers[DS_USER_PEBS].phys;
+	if (context->address_space) {
+		user_view_unmap(context->address_space, USER_DS_BASE + user_view_offset(user),
+				buffer.pages);
+		if (last)
+			user_view_unmap(context->address_space, USER_DS_BASE, 1);
+	}
+	context->detaching = true;
 	spin_unlock_irqrestore(&ds_lock, flags);
-	/* The CPU that has the area active stops using the buffer before its memory goes back. */
 	ds_sync_target(target, true);
 	flags = spin_lock_irqsave(&ds_lock);
-	buffer_free(context, user, &buffer);
-	context_release_if_unused(context);
+	pfa_free_pages(buffer.phys, buffer.pages);
+	if (context->release_all && !last) {
+		/* The task exited meanwhile (ds_release_all()): the other user goes too. */
+		context->release_all = false;
+		context->detaching = false;
+		spin_unlock_irqrestore(&ds_lock, flags);
+		return ds_detach(target, user == DS_USER_BTS ? DS_USER_PEBS : DS_USER_BTS);
+	}
+	if (last) {
+		pfa_free(virt_to_phys(context->area));
+		context->area = NULL;
+	}
+	context->release_all = false;
+	context->detaching = false;
 	spin_unlock_irqrestore(&ds_lock, flags);
 	return DS_OK;
+}
+
+void ds_release_all(const struct ds_target *target)
+{
+	struct ds_context *context = ds_context_of(target);
+
+	for (;;) {
+		unsigned long flags = spin_lock_irqsave(&ds_lock);
+		enum ds_user user = context->buffers[DS_USER_BTS].phys ? DS_USER_BTS : DS_USER_PEBS;
+
+		if (context->detaching)
+			context->release_all = true; /* the detach under way finishes the job */
+		if (context->detaching || !context->area) {
+			spin_unlock_irqrestore(&ds_lock, flags);
+			return;
+		}
+		spin_unlock_irqrestore(&ds_lock, flags);
+		ds_detach(target, user);
+	}
 }
 
 struct ds_area *ds_area_get(const struct ds_target *target)

@@ -22,6 +22,7 @@ enum ds_error {
 	DS_ERROR_BUSY, /* that user is attached already */
 	DS_ERROR_NOT_ATTACHED,
 	DS_ERROR_UNSUPPORTED, /* e.g. BTS_OFF_OS/USR without DS-CPL */
+	DS_ERROR_DETACHING, /* another CPU is detaching from the same area: try again */
 	DS_ERROR_COUNT,
 };
 

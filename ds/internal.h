@@ -27,6 +27,8 @@ struct ds_context {
 	struct ds_bts_config bts;
 	struct ds_pebs_config pebs;
 	uint64_t address_space;
+	bool detaching; /* between the two steps of ds_detach(): attach and detach refused */
+	bool release_all; /* the owner exited during a detach: that detach frees everything */
 };
 
 struct ds_context *ds_context_of(const struct ds_target *target);
@@ -47,9 +49,13 @@ extern struct spinlock ds_lock;
 /*
  * After an attach or a detach, without ds_lock: make the registers of the CPU where target's
  * area is active what it needs now (a call IPI when that is another CPU). Attaching another
- * CPU's area leaves it for ds_activate_cpu() there; detaching always waits for that CPU.
+ * CPU's area leaves it for ds_activate_cpu() there; detaching always waits for that CPU, which
+ * also flushes its TLB if it runs the user task whose view was unmapped.
  */
 void ds_sync_target(const struct ds_target *target, bool detaching);
+
+/* Detach every user of target (a task that exits), or leave it to a detach under way. */
+void ds_release_all(const struct ds_target *target);
 
 void ds_drain_context(struct ds_context *context, unsigned int credit_task);
 void ds_switch_init(void);

@@ -9,6 +9,7 @@
 #include "arch/x86/debugctl.h"
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
+#include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/smp.h"
@@ -140,10 +141,12 @@ void ds_activate_cpu(void)
 	spin_unlock_irqrestore(&ds_lock, flags);
 }
 
-static void ds_activate_here(void *unused)
+/* On the CPU concerned: apply, and forget translations of a user view that was unmapped. */
+static void ds_sync_here(void *unmapped_root)
 {
-	(void)unused;
 	ds_activate_cpu();
+	if (unmapped_root)
+		address_space_flush_if_loaded((uint64_t)unmapped_root);
 }
 
 void ds_sync_target(const struct ds_target *target, bool detaching)
@@ -155,7 +158,8 @@ void ds_sync_target(const struct ds_target *target, bool detaching)
 	/* Another CPU's area: allocated here, activated there by ds_activate_cpu(). */
 	if (target->cpu && !detaching && (unsigned int)cpu != this_cpu_index())
 		return;
-	if (!smp_call((unsigned int)cpu, ds_activate_here, NULL))
+	if (!smp_call((unsigned int)cpu, ds_sync_here,
+		      detaching ? (void *)target->address_space : NULL))
 		platform_bail_out("ds: CPU %d did not apply a DS change within %u ms", cpu,
 				  SMP_CALL_TIMEOUT_MS);
 }
@@ -185,8 +189,7 @@ static void ds_task_exit(const struct switch_task *task)
 {
 	struct ds_target target = { false, task->index, 0 };
 
-	ds_detach(&target, DS_USER_BTS);
-	ds_detach(&target, DS_USER_PEBS);
+	ds_release_all(&target);
 }
 
 static const struct switch_hooks ds_hooks = {

@@ -109,3 +109,11 @@ void address_space_destroy(uint64_t root)
 			table_destroy(entries[i] & PTE_ADDRESS_MASK, 3);
 	pfa_free(root);
 }
+
+void address_space_flush_if_loaded(uint64_t root)
+{
+	uint64_t loaded = read_cr3();
+
+	if ((loaded & PTE_ADDRESS_MASK) == root)
+		write_cr3(loaded);
+}

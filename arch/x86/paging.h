@@ -79,6 +79,11 @@ bool address_space_map(uint64_t root, uint64_t virt, uint64_t phys, uint64_t fla
 
 /* Remove the mapping of the page at virt (a PTE_OWNED frame is freed); false if none. */
 bool address_space_unmap(uint64_t root, uint64_t virt);
+/*
+ * address_space_unmap() flushes the calling CPU's TLB only. Another CPU running root (CR3)
+ * calls this after the unmap, before the pages are reused: it reloads CR3 (SDM Vol. 3 §4.10.4).
+ */
+void address_space_flush_if_loaded(uint64_t root);
 
 /* Free the lower-half tables of root, the PTE_OWNED frames they map, and root itself. */
 void address_space_destroy(uint64_t root);

@@ -48,6 +48,8 @@ static inline uint64_t user_text_address(const void *symbol)
  *   user_sleep(ms)                  sleep(ms), exit(0)
  *   user_ds_poll(out)               out[0..2] = records in its BTS buffer, last from, last to,
  *                                   read through its read-only view at USER_DS_BASE; exit(0)
+ *   user_ds_read_loop(counter)      read the view at USER_DS_BASE and ++*counter, forever: only
+ *                                   a fault (the view unmapped) ends it
  */
 #define USER_NOT_FAULTED 0xbad
 #define USER_FAULT_EXIT_BASE 100
@@ -68,7 +70,7 @@ extern const char user_hlt[], user_hlt_at[], user_cli[], user_cli_at[];
 extern const char user_lgdt[], user_lgdt_at[];
 extern const char user_register_pattern[], user_yield_timing[];
 extern const char user_write_message[], user_sleep[], user_exit_with_vector[];
-extern const char user_dr_script[], user_dr_target[], user_ds_poll[];
+extern const char user_dr_script[], user_dr_target[], user_ds_poll[], user_ds_read_loop[];
 
 /*
  * Shared with user_dr_script; the offsets are fixed in arch/x86/user_probes.asm. hits holds

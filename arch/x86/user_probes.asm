@@ -348,3 +348,12 @@ user_ds_poll:
 	mov [rsi + 16], rax
 .done:
 	exit_with 0
+
+; rdi = a counter: read the DS area through the view at USER_DS_BASE and count each read, until
+; a read faults (the view was unmapped); the task has no fault handler, so that ends it.
+global user_ds_read_loop
+user_ds_read_loop:
+.again:
+	mov rax, [USER_DS_BASE + DS_BTS_BASE]
+	inc qword [rdi]
+	jmp .again

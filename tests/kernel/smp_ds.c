@@ -2,9 +2,13 @@
 /* smp suite, synthetic Debug Store: an area allocated on one CPU and activated on another, one
  * area and producer per CPU, and a task's area following it. The records come from ds/synth.c
  * (no CPU here has a Debug Store); they test ds/'s cross-CPU logic, not the hardware. */
+#include "arch/x86/cpu.h"
+#include "arch/x86/exceptions.h"
 #include "arch/x86/msr-index.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/smp.h"
+#include "arch/x86/tsc.h"
+#include "arch/x86/user.h"
 #include "tests/kernel/ds_synth_util.h"
 #include "tests/kernel/smp_util.h"
 
@@ -169,4 +173,46 @@ TEST(smp, synthetic_task_ds_area_follows_the_task_to_another_cpu)
 	check_eq(5, ds_synth_stats_cpu(0).written - written_0);
 	check_eq(7, ds_synth_stats_cpu(1).written - written_1);
 	check_eq(12, ds_credit(task->index).bts_records);
+}
+
+TEST(smp, detaching_a_user_tasks_area_on_another_cpu_unmaps_its_view_there_at_once)
+{
+	struct ds_bts_config config = { .records = 16, .circular = true };
+	volatile uint64_t *reads;
+	struct user_fault fault = { 0 };
+	struct ds_target target;
+	struct task *task;
+	uint64_t at_return, start;
+	long code;
+
+	smp_require_cpus(2);
+	task = task_create_user("reader", user_ds_read_loop, USER_DATA_BASE, TASK_START_STOPPED);
+	if (!task)
+		test_abort("task_create_user failed");
+	reads = task_user_data(task);
+	target = task_target(task);
+	check_attached(ds_attach_bts(&target, &config));
+	check_eq(0, sched_migrate(task, 1));
+	task_continue(task);
+	start = rdtsc_ordered();
+	while (*reads < 1000 && rdtsc_ordered() - start < tsc_cycles_from_ms(2000))
+		sched_yield();
+	check(*reads >= 1000, "the reader made %llu reads on CPU 1", (unsigned long long)*reads);
+	/* From CPU 0, while it reads on CPU 1 through a translation that CPU 1 has cached. */
+	check_eq(DS_OK, ds_detach(&target, DS_USER_BTS));
+	at_return = *reads;
+	start = rdtsc_ordered();
+	while (task->state != TASK_DEAD && rdtsc_ordered() - start < tsc_cycles_from_ms(2000))
+		sched_yield();
+	check(task->state == TASK_DEAD, "CPU 1 still reads the unmapped view: %llu reads since",
+	      (unsigned long long)(*reads - at_return));
+	if (task->state != TASK_DEAD)
+		return; /* the runner ends it */
+	/* A read that had passed its load when the flush came may still count itself. */
+	check(*reads - at_return <= 1, "%llu reads after ds_detach() returned",
+	      (unsigned long long)(*reads - at_return));
+	code = task_join(task, &fault);
+	check_eq(TASK_EXIT_FAULTED, code);
+	check_eq(X86_EXC_PF, fault.vector);
+	check_eq(USER_DS_BASE, fault.cr2);
 }
