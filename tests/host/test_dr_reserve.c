@@ -9,14 +9,17 @@
 #include "tests/host/host_test.h"
 
 #define MODEL_TASKS 12
+#define MODEL_CPUS 3
 #define MODEL_STEPS 50000
 
 /*
- * The rule written out plainly (Linux kernel/events/hw_breakpoint.c): a configuration fits when
- * the system-wide count plus the largest per-task count is at most DR_SLOTS.
+ * The rule written out plainly (Linux kernel/events/hw_breakpoint.c): a configuration fits when,
+ * on every CPU, the system-wide count plus that CPU's pinned count plus the largest per-task
+ * count is at most DR_SLOTS.
  */
 struct model {
 	unsigned int system;
+	unsigned int pinned[MODEL_CPUS];
 	unsigned int task[MODEL_TASKS]; /* 0: holds nothing, or has exited */
 };
 
@@ -32,7 +35,20 @@ static unsigned int model_max_task(const struct model *model)
 
 static bool model_fits(const struct model *model)
 {
-	return model->system + model_max_task(model) <= DR_SLOTS;
+	for (unsigned int cpu = 0; cpu < MODEL_CPUS; cpu++)
+		if (model->system + model->pinned[cpu] + model_max_task(model) > DR_SLOTS)
+			return false;
+	return true;
+}
+
+static unsigned int model_max_pinned(const struct model *model)
+{
+	unsigned int max = 0;
+
+	for (unsigned int cpu = 0; cpu < MODEL_CPUS; cpu++)
+		if (model->pinned[cpu] > max)
+			max = model->pinned[cpu];
+	return max;
 }
 
 static uint64_t random_state = 0x9e3779b97f4a7c15ull;
@@ -57,6 +73,14 @@ static bool matches_model(const struct dr_reservation *reservation, const struct
 	if (!host_checkf(reservation->system == model->system, "step %u: system %u, model %u", step,
 			 reservation->system, model->system))
 		return false;
+	for (unsigned int cpu = 0; cpu < DR_RESERVE_CPUS; cpu++) {
+		unsigned int pinned = cpu < MODEL_CPUS ? model->pinned[cpu] : 0;
+
+		if (!host_checkf(reservation->pinned[cpu] == pinned,
+				 "step %u: CPU %u pinned %u, model %u", step, cpu,
+				 reservation->pinned[cpu], pinned))
+			return false;
+	}
 	for (unsigned int n = 1; n <= DR_SLOTS; n++)
 		if (!host_checkf(reservation->tasks_holding[n] == holding[n],
 				 "step %u: %u tasks hold %u, model %u", step,
@@ -68,7 +92,8 @@ static bool matches_model(const struct dr_reservation *reservation, const struct
 		return false;
 	for (unsigned int t = 0; t < MODEL_TASKS; t++) {
 		unsigned int free = dr_reservation_free_for_task(reservation, model->task[t]);
-		unsigned int expected = DR_SLOTS - model->system - model->task[t];
+		unsigned int expected =
+			DR_SLOTS - model->system - model_max_pinned(model) - model->task[t];
 
 		if (!host_checkf(free == expected, "step %u: task %u holding %u: free %u, model %u",
 				 step, t, model->task[t], free, expected))
@@ -86,7 +111,8 @@ HOST_TEST(dr_reserve_agrees_with_the_model_over_a_random_walk)
 		struct dr_reservation before = reservation;
 		struct model next = model;
 		unsigned int t = random_below(MODEL_TASKS);
-		unsigned int operation = random_below(5);
+		unsigned int cpu = random_below(MODEL_CPUS);
+		unsigned int operation = random_below(7);
 		unsigned int count = 0;
 		bool accepted;
 
@@ -108,12 +134,23 @@ HOST_TEST(dr_reserve_agrees_with_the_model_over_a_random_walk)
 			count = 1 + random_below(2);
 			next.system += count;
 			accepted = dr_reserve_system(&reservation, count);
-		} else {
+		} else if (operation == 4) {
 			if (model.system == 0)
 				continue;
 			count = 1 + random_below(model.system);
 			next.system -= count;
 			dr_release_system(&reservation, count);
+			accepted = true;
+		} else if (operation == 5) {
+			count = 1 + random_below(2);
+			next.pinned[cpu] += count;
+			accepted = dr_reserve_pinned(&reservation, cpu, count);
+		} else {
+			if (model.pinned[cpu] == 0)
+				continue;
+			count = 1 + random_below(model.pinned[cpu]);
+			next.pinned[cpu] -= count;
+			dr_release_pinned(&reservation, cpu, count);
 			accepted = true;
 		}
 		if (!host_checkf(accepted == model_fits(&next),
@@ -206,4 +243,30 @@ HOST_TEST(dr_release_system_gives_the_slots_back_to_tasks)
 	host_check_eq_u64(1, dr_reservation_free_for_task(&reservation, 3));
 	host_check(dr_reserve_task(&reservation, 3, DR_SLOTS));
 	host_check(!dr_reserve_system(&reservation, 1));
+}
+
+HOST_TEST(dr_reserve_pinned_counts_on_its_own_cpu_and_bounds_every_task)
+{
+	struct dr_reservation reservation = { 0 };
+	struct dr_reservation before;
+
+	/* Three pinned on CPU 1: CPU 1 has one slot left, CPU 0 all four. */
+	host_check(dr_reserve_pinned(&reservation, 1, 3));
+	host_check(dr_reserve_pinned(&reservation, 0, 3));
+	host_check(!dr_reserve_pinned(&reservation, 1, 2));
+	host_check_eq_u64(3, dr_reservation_max_pinned(&reservation));
+	/* A task may run on CPU 1: it gets one slot, wherever it is now. */
+	host_check_eq_u64(1, dr_reservation_free_for_task(&reservation, 0));
+	host_check(dr_reserve_task(&reservation, 0, 1));
+	host_check(!dr_reserve_task(&reservation, 1, 2));
+	/* A system-wide one needs a slot on every CPU: none is left on CPU 1 (nor on CPU 0). */
+	before = reservation;
+	host_check(!dr_reserve_system(&reservation, 1));
+	host_check(memcmp(&before, &reservation, sizeof(before)) == 0);
+	/* The task exits and CPU 0's pinned go: still none on CPU 1 for a second one. */
+	host_check(dr_reserve_task(&reservation, 1, 0));
+	dr_release_pinned(&reservation, 0, 3);
+	host_check(dr_reserve_system(&reservation, 1));
+	host_check(!dr_reserve_system(&reservation, 1));
+	host_check(!dr_reserve_pinned(&reservation, DR_RESERVE_CPUS, 1));
 }
