@@ -26,6 +26,7 @@ static const char *const error_names[DR_ERROR_COUNT] = {
 	[DR_ERROR_NOT_INSTALLED] = "no breakpoint in that slot",
 	[DR_ERROR_NO_MEMORY] = "out of memory",
 	[DR_ERROR_UNSUPPORTED] = "not supported here",
+	[DR_ERROR_NO_CPU] = "no such CPU online",
 };
 
 const char *dr_error_name(enum dr_error error)

@@ -35,6 +35,7 @@ enum dr_error {
 	DR_ERROR_NOT_INSTALLED, /* uninstall of a slot that holds nothing */
 	DR_ERROR_NO_MEMORY,
 	DR_ERROR_UNSUPPORTED, /* the CPU (or hypervisor) does not keep the setting */
+	DR_ERROR_NO_CPU, /* a pinned breakpoint for a CPU that is not online */
 	DR_ERROR_COUNT,
 };
 

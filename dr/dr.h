@@ -16,7 +16,7 @@ struct dr_hit {
 	uint64_t rip; /* at the instruction (execute), or after the access (data, I/O, step) */
 	uint64_t address; /* the breakpoint's address; 0 for a single step */
 	uint64_t dr6;
-	uint8_t slot; /* the owner's slot: logical for a task, hardware for system-wide */
+	uint8_t slot; /* the owner's slot: logical for a task or pinned, hardware for system-wide */
 	uint8_t hardware_slot; /* DR_NO_SLOT for a single step */
 	uint8_t type; /* enum dr_type */
 	uint8_t from_user; /* the #DB came from ring 3 */
@@ -55,9 +55,21 @@ unsigned int dr_task_free_slots(unsigned int task);
 int dr_install_system(const struct dr_breakpoint *breakpoint, dr_handler handler, void *context);
 int dr_uninstall_system(int slot);
 
-/* Remove every breakpoint of a task, or every system-wide one; returns how many there were. */
+/*
+ * Pinned breakpoints: live on CPU cpu for every task that runs there (Linux's CPU-bound
+ * breakpoints). They count against that CPU's slots only; returns the pinned slot (0-3), or
+ * -enum dr_error (DR_ERROR_NO_CPU when cpu is not online). Applied on that CPU by a call IPI
+ * before these return.
+ */
+int dr_install_pinned(unsigned int cpu, const struct dr_breakpoint *breakpoint, dr_handler handler,
+		      void *context);
+int dr_uninstall_pinned(unsigned int cpu, int slot);
+
+/* Remove every breakpoint of a task, every system-wide one, or every pinned one; returns how
+ * many there were. */
 unsigned int dr_uninstall_all(unsigned int task);
 unsigned int dr_uninstall_all_system(void);
+unsigned int dr_uninstall_all_pinned(void);
 
 /* Take up to capacity recorded hits of a task, oldest first; *lost (if not NULL) gets how many
  * were dropped because its record buffer was full. */

@@ -75,11 +75,17 @@ static void dr_dispatch_slot(unsigned int slot, unsigned long dr6, struct cpu_re
 		.cpu = this_cpu_index(),
 	};
 	const struct dr_breakpoint *breakpoint;
+	bool owned_by_task = !(dr_system_set()->used & (1u << slot));
 
 	if (dr_system_set()->used & (1u << slot)) {
 		breakpoint = &dr_system_set()->breakpoints[slot];
 		hit.slot = (uint8_t)slot;
 		entry = dr_system_handler(slot);
+	} else if (dr_pinned_of(slot) != DR_NO_SLOT) {
+		hit.slot = dr_pinned_of(slot);
+		breakpoint = &dr_pinned_set(this_cpu_index())->breakpoints[hit.slot];
+		entry = dr_pinned_handler(this_cpu_index(), hit.slot);
+		owned_by_task = false;
 	} else {
 		hit.slot = dr_logical_of(slot);
 		breakpoint = &state->set.breakpoints[hit.slot];
@@ -87,14 +93,14 @@ static void dr_dispatch_slot(unsigned int slot, unsigned long dr6, struct cpu_re
 	}
 	hit.address = breakpoint->address;
 	hit.type = (uint8_t)breakpoint->type;
-	if (!(dr_system_set()->used & (1u << slot)))
+	if (owned_by_task)
 		dr_record(state, &hit);
 	if (breakpoint->type == DR_TYPE_EXECUTE)
 		regs->rflags |=
 			RFLAGS_RF; /* fault-class: resume without firing again (§18.3.1.1) */
 	if (entry->handler)
 		entry->handler(&hit, regs, entry->context);
-	if (!(dr_system_set()->used & (1u << slot)))
+	if (owned_by_task)
 		dr_enter_user_handler(state, &hit, regs);
 }
 

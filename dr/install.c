@@ -5,7 +5,9 @@
 #include <stdint.h>
 
 #include "arch/x86/cpu.h"
+#include "arch/x86/percpu.h"
 #include "arch/x86/processor-flags.h"
+#include "arch/x86/smp.h"
 #include "arch/x86/spinlock.h"
 #include "arch/x86/switch_hooks.h"
 #include "dr/dr.h"
@@ -17,11 +19,11 @@
 static struct dr_task tasks[SWITCH_TASKS_MAX];
 static struct dr_set system_set;
 static struct dr_handler_entry system_handlers[DR_SLOTS];
-/*
- * One reservation for all CPUs: every breakpoint, a task's or a system-wide one, may be live on
- * every CPU (tasks migrate), so each CPU's count would be the same (Linux's rule, per CPU).
- */
+static struct dr_set pinned_sets[MAX_CPUS];
+static struct dr_handler_entry pinned_handlers[MAX_CPUS][DR_SLOTS];
+/* Per-CPU counts of pinned breakpoints; tasks and system-wide ones count on every CPU. */
 static struct dr_reservation reservation;
+_Static_assert(MAX_CPUS <= DR_RESERVE_CPUS, "dr/reserve.h: DR_RESERVE_CPUS");
 struct spinlock dr_lock = SPINLOCK_INIT("dr");
 /* Bumped by every change of any breakpoint set: a task's cached layout is stale when its
  * generation differs. Starts at 1 so that a zeroed dr_task is stale. */
@@ -55,6 +57,16 @@ const struct dr_set *dr_system_set(void)
 const struct dr_handler_entry *dr_system_handler(unsigned int slot)
 {
 	return &system_handlers[slot];
+}
+
+const struct dr_set *dr_pinned_set(unsigned int cpu)
+{
+	return &pinned_sets[cpu];
+}
+
+const struct dr_handler_entry *dr_pinned_handler(unsigned int cpu, unsigned int slot)
+{
+	return &pinned_handlers[cpu][slot];
 }
 
 static int dr_install_locked(unsigned int task, const struct dr_breakpoint *breakpoint,
@@ -212,6 +224,76 @@ int dr_uninstall_system(int slot)
 	spin_unlock_irqrestore(&dr_lock, flags);
 	dr_sync_all();
 	return 0;
+}
+
+static void dr_sync_cpu_here(void *unused)
+{
+	(void)unused;
+	dr_sync_current();
+}
+
+/* Apply a change of CPU cpu's pinned set there; a CPU that does not take it is counted. */
+static void dr_sync_cpu(unsigned int cpu)
+{
+	if (!smp_call(cpu, dr_sync_cpu_here, NULL))
+		dr_count_lost_sync();
+}
+
+int dr_install_pinned(unsigned int cpu, const struct dr_breakpoint *breakpoint, dr_handler handler,
+		      void *context)
+{
+	enum dr_error error = dr_validate(breakpoint, DR_REQUESTER_KERNEL, read_cr4() & CR4_DE);
+	unsigned long flags;
+	int slot = 0;
+
+	if (error)
+		return -(int)error;
+	if (cpu >= smp_cpus())
+		return -DR_ERROR_NO_CPU;
+	flags = spin_lock_irqsave(&dr_lock);
+	if (!dr_reserve_pinned(&reservation, cpu, 1)) {
+		spin_unlock_irqrestore(&dr_lock, flags);
+		return -DR_ERROR_NO_SLOT;
+	}
+	while (pinned_sets[cpu].used & (1u << slot))
+		slot++;
+	pinned_sets[cpu].breakpoints[slot] = *breakpoint;
+	pinned_sets[cpu].used |= (uint8_t)(1u << slot);
+	pinned_handlers[cpu][slot] = (struct dr_handler_entry){ handler, context };
+	generation++;
+	spin_unlock_irqrestore(&dr_lock, flags);
+	dr_sync_cpu(cpu);
+	return slot;
+}
+
+int dr_uninstall_pinned(unsigned int cpu, int slot)
+{
+	unsigned long flags;
+
+	if (cpu >= MAX_CPUS || slot < 0 || slot >= DR_SLOTS)
+		return -DR_ERROR_NOT_INSTALLED;
+	flags = spin_lock_irqsave(&dr_lock);
+	if (!(pinned_sets[cpu].used & (1u << slot))) {
+		spin_unlock_irqrestore(&dr_lock, flags);
+		return -DR_ERROR_NOT_INSTALLED;
+	}
+	pinned_sets[cpu].used &= (uint8_t) ~(1u << slot);
+	pinned_handlers[cpu][slot] = (struct dr_handler_entry){ NULL, NULL };
+	dr_release_pinned(&reservation, cpu, 1);
+	generation++;
+	spin_unlock_irqrestore(&dr_lock, flags);
+	dr_sync_cpu(cpu);
+	return 0;
+}
+
+unsigned int dr_uninstall_all_pinned(void)
+{
+	unsigned int count = 0;
+
+	for (unsigned int cpu = 0; cpu < MAX_CPUS; cpu++)
+		for (int slot = 0; slot < DR_SLOTS; slot++)
+			count += dr_uninstall_pinned(cpu, slot) == 0;
+	return count;
 }
 
 int dr_set_single_step(unsigned int task, bool on)

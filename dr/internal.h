@@ -23,6 +23,7 @@ struct dr_task {
 	struct dr_hardware wanted;
 	uint8_t logical_of[DR_SLOTS];
 	uint64_t generation;
+	unsigned int layout_cpu; /* wanted is for this CPU's pinned breakpoints */
 	struct dr_handler_entry handlers[DR_SLOTS];
 	uint64_t user_handler;
 	bool single_step, single_step_applied;
@@ -34,7 +35,11 @@ struct dr_task {
 struct dr_task *dr_task_get(unsigned int task);
 const struct dr_set *dr_system_set(void);
 const struct dr_handler_entry *dr_system_handler(unsigned int slot);
+const struct dr_set *dr_pinned_set(unsigned int cpu);
+const struct dr_handler_entry *dr_pinned_handler(unsigned int cpu, unsigned int slot);
+/* This CPU's map from hardware slot to the running task's, or the pinned, logical slot. */
 uint8_t dr_logical_of(unsigned int hardware_slot);
+uint8_t dr_pinned_of(unsigned int hardware_slot);
 unsigned long dr_held_dr7(void);
 
 /* Bumped by every change of any breakpoint set: cached layouts with another value are stale. */
@@ -57,6 +62,7 @@ extern struct spinlock dr_lock;
 void dr_sync(unsigned int task);
 void dr_sync_current(void);
 void dr_sync_all(void);
+void dr_count_lost_sync(void);
 
 void dr_exception_init(void);
 void dr_syscalls_init(void);

@@ -7,6 +7,26 @@
 #include "dr/layout.h"
 #include "lib/bitops.h"
 
+void dr_layout_fixed(const struct dr_set *system, const struct dr_set *pinned, struct dr_set *fixed,
+		     uint8_t pinned_of[DR_SLOTS])
+{
+	unsigned int logical = 0;
+
+	*fixed = *system;
+	for (unsigned int slot = 0; slot < DR_SLOTS; slot++) {
+		pinned_of[slot] = DR_NO_SLOT;
+		if (system->used & (1u << slot))
+			continue;
+		while (logical < DR_SLOTS && !(pinned->used & (1u << logical)))
+			logical++;
+		if (logical == DR_SLOTS)
+			continue;
+		fixed->breakpoints[slot] = pinned->breakpoints[logical];
+		fixed->used |= (uint8_t)(1u << slot);
+		pinned_of[slot] = (uint8_t)logical++;
+	}
+}
+
 void dr_layout(const struct dr_set *system, const struct dr_set *task, struct dr_hardware *out,
 	       uint8_t logical_of[DR_SLOTS])
 {

@@ -24,6 +24,14 @@ struct dr_hardware {
 #define DR_NO_SLOT 0xff
 
 /*
+ * A CPU's fixed set, by hardware slot: system (at its slots) and the CPU's pinned breakpoints
+ * (logical slots) in the free hardware slots in ascending order. pinned_of[h] is the pinned
+ * logical slot in hardware slot h, or DR_NO_SLOT. The reservation guarantees that they fit.
+ */
+void dr_layout_fixed(const struct dr_set *system, const struct dr_set *pinned, struct dr_set *fixed,
+		     uint8_t pinned_of[DR_SLOTS]);
+
+/*
  * The registers for system (fixed hardware slots) plus task, whose logical slots fill the free
  * hardware slots in ascending order. logical_of[h] is the task's logical slot in hardware slot h,
  * or DR_NO_SLOT. The caller guarantees, through the reservation, that everything fits.

@@ -19,10 +19,14 @@
 #include "lib/cmdline.h"
 #include "lib/string.h"
 
-/* Per CPU: what the registers hold, and which logical slot of the current task is where. */
+/* Per CPU: what the registers hold, which logical slot of the current task is where, and the
+ * system-wide plus pinned breakpoints laid out for this CPU (valid while generation matches). */
 struct dr_cpu {
 	struct dr_hardware held;
 	uint8_t logical_of[DR_SLOTS];
+	struct dr_set fixed;
+	uint8_t pinned_of[DR_SLOTS];
+	uint64_t fixed_generation;
 };
 
 static struct dr_cpu cpus[MAX_CPUS];
@@ -41,6 +45,11 @@ static struct dr_cpu *this_dr_cpu(void)
 uint8_t dr_logical_of(unsigned int hardware_slot)
 {
 	return this_dr_cpu()->logical_of[hardware_slot];
+}
+
+uint8_t dr_pinned_of(unsigned int hardware_slot)
+{
+	return this_dr_cpu()->pinned_of[hardware_slot];
 }
 
 unsigned long dr_held_dr7(void)
@@ -68,9 +77,15 @@ static void dr_apply(unsigned int task)
 	struct dr_write_plan plan;
 	uint64_t debugctl = state->branch_step ? DEBUGCTL_BTF : 0;
 
-	if (state->generation != dr_generation()) {
-		dr_layout(dr_system_set(), &state->set, &state->wanted, state->logical_of);
+	if (cpu->fixed_generation != dr_generation()) {
+		dr_layout_fixed(dr_system_set(), dr_pinned_set(this_cpu_index()), &cpu->fixed,
+				cpu->pinned_of);
+		cpu->fixed_generation = dr_generation();
+	}
+	if (state->generation != dr_generation() || state->layout_cpu != this_cpu_index()) {
+		dr_layout(&cpu->fixed, &state->set, &state->wanted, state->logical_of);
 		state->generation = dr_generation();
+		state->layout_cpu = this_cpu_index();
 	}
 	for (unsigned int slot = 0; slot < DR_SLOTS; slot++)
 		cpu->logical_of[slot] = state->logical_of[slot];
@@ -111,7 +126,7 @@ void dr_sync(unsigned int task)
 	int cpu = switch_task_running_cpu(task);
 
 	if (cpu >= 0 && !smp_call((unsigned int)cpu, dr_sync_here, (void *)(uintptr_t)task))
-		dr_lost_syncs++;
+		dr_count_lost_sync();
 }
 
 static void dr_sync_current_here(void *unused)
@@ -133,7 +148,12 @@ void dr_sync_all(void)
 	unsigned int cpus = smp_cpus();
 
 	if (smp_call_all(dr_sync_current_here, NULL) != cpus)
-		dr_lost_syncs++;
+		dr_count_lost_sync();
+}
+
+void dr_count_lost_sync(void)
+{
+	__atomic_add_fetch(&dr_lost_syncs, 1, __ATOMIC_RELAXED);
 }
 
 uint64_t dr_sync_failures(void)
@@ -227,6 +247,7 @@ void dr_init_cpu(void)
 	memset(cpu, 0, sizeof(*cpu));
 	cpu->held.dr7 = DR7_RESET;
 	memset(cpu->logical_of, DR_NO_SLOT, sizeof(cpu->logical_of));
+	memset(cpu->pinned_of, DR_NO_SLOT, sizeof(cpu->pinned_of));
 	/* System-wide breakpoints installed before this CPU came up. */
 	dr_sync_current();
 }

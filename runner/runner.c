@@ -131,7 +131,8 @@ static enum ktap_result run_test(const struct test_case *test, struct test_repor
 	left = sched_kill_others();
 	if (left && outcome.end == ISOLATION_RETURNED)
 		report_fail("the test left %u tasks running or unjoined; they were ended", left);
-	left = dr_uninstall_all(sched_current()->index) + dr_uninstall_all_system();
+	left = dr_uninstall_all(sched_current()->index) + dr_uninstall_all_system() +
+	       dr_uninstall_all_pinned();
 	if (left && outcome.end == ISOLATION_RETURNED)
 		report_fail("the test left %u breakpoints installed; they were removed", left);
 	debug_state_check("after");

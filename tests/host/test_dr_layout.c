@@ -139,3 +139,45 @@ HOST_TEST(dr_layout_is_right_for_every_system_and_task_mask_that_fits)
 		}
 	}
 }
+
+HOST_TEST(dr_layout_fixed_puts_pinned_in_the_free_slots_and_tasks_after_them)
+{
+	struct dr_set system = { 0 }, pinned = { 0 }, fixed, task = { 0 };
+	struct dr_hardware out;
+	uint8_t pinned_of[DR_SLOTS], logical_of[DR_SLOTS];
+
+	add_breakpoint(&system, 3, 0x3000, DR_TYPE_EXECUTE, 1);
+	add_breakpoint(&system, 1, 0x1000, DR_TYPE_EXECUTE, 1);
+	add_breakpoint(&pinned, 2, 0x2200, DR_TYPE_WRITE, 4); /* logical 2: the first pinned */
+	dr_layout_fixed(&system, &pinned, &fixed, pinned_of);
+	host_check_eq_u64(0xb, fixed.used); /* system 1 and 3, pinned in 0 */
+	host_check_eq_u64(0x2200, fixed.breakpoints[0].address);
+	host_check_eq_u64(0x1000, fixed.breakpoints[1].address);
+	host_check_eq_u64(0x3000, fixed.breakpoints[3].address);
+	host_check_eq_u64(2, pinned_of[0]);
+	for (unsigned int slot = 1; slot < DR_SLOTS; slot++)
+		host_check_eq_u64(DR_NO_SLOT, pinned_of[slot]);
+	/* A task's breakpoint takes what is left: hardware slot 2. */
+	add_breakpoint(&task, 0, 0x4000, DR_TYPE_EXECUTE, 1);
+	dr_layout(&fixed, &task, &out, logical_of);
+	host_check_eq_u64(0x4000, out.address[2]);
+	host_check_eq_u64(0, logical_of[2]);
+	host_check_eq_u64(DR_NO_SLOT, logical_of[0]);
+	for (unsigned int slot = 0; slot < DR_SLOTS; slot++)
+		host_check(out.dr7 & (3u << (2 * slot))); /* all four enabled (L and G) */
+}
+
+HOST_TEST(dr_layout_fixed_without_pinned_is_the_system_set)
+{
+	struct dr_set system = { 0 }, none = { 0 }, fixed;
+	uint8_t pinned_of[DR_SLOTS];
+
+	add_breakpoint(&system, 2, 0x2000, DR_TYPE_READ_WRITE, 8);
+	dr_layout_fixed(&system, &none, &fixed, pinned_of);
+	host_check_eq_u64(system.used, fixed.used);
+	host_check_eq_u64(0x2000, fixed.breakpoints[2].address);
+	host_check_eq_u64(DR_TYPE_READ_WRITE, fixed.breakpoints[2].type);
+	host_check_eq_u64(8, fixed.breakpoints[2].length);
+	for (unsigned int slot = 0; slot < DR_SLOTS; slot++)
+		host_check_eq_u64(DR_NO_SLOT, pinned_of[slot]);
+}
