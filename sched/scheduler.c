@@ -28,8 +28,7 @@ struct run_queue {
 	struct task *head, *tail;
 	struct task *current;
 	struct task *idle;
-	struct task
-		*leaving; /* switched out to move to another CPU: queued there after the switch */
+	struct task *leaving; /* moving to another CPU: queued there once switched out */
 	unsigned int ticks_left;
 	bool need_resched;
 	uint64_t cr3; /* what CR3 holds: reading it back costs an exit under KVM */
@@ -176,9 +175,7 @@ static void schedule_tail(void)
 	task->cpu = task->migrate_to;
 	task->migrate_pending = false;
 	task->migrations++;
-	run_queue_add(task, false);
-	if (task->cpu != this_cpu_index())
-		sched_kick(task->cpu);
+	run_queue_add(task, false); /* an idle CPU is kicked; a busy one takes it in turn */
 }
 
 /*
