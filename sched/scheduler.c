@@ -214,6 +214,24 @@ static void schedule_requests(struct run_queue *queue, struct task *prev)
 	prev->stop_requested = false;
 }
 
+/*
+ * The outgoing task blocked, stopped or ended by itself before its CPU acted on a request: a
+ * move still holds (nothing can run it before this CPU lets go of sched_lock), and a stop
+ * takes effect when its block ends.
+ */
+static void schedule_requests_of_leaving(struct task *prev)
+{
+	if (prev->migrate_pending) {
+		prev->migrate_pending = false;
+		if (prev->migrate_to != prev->cpu)
+			prev->migrations++;
+		prev->cpu = prev->migrate_to;
+	}
+	if (prev->stop_requested && prev->state == TASK_BLOCKED)
+		prev->stop_pending = true;
+	prev->stop_requested = false;
+}
+
 /* schedule(), for the tick and the reschedule IPI: preempt_start stays as the caller set it. */
 static void schedule_core(void)
 {
@@ -222,6 +240,8 @@ static void schedule_core(void)
 
 	if (prev->state == TASK_RUNNING)
 		schedule_requests(queue, prev);
+	else
+		schedule_requests_of_leaving(prev);
 	next = run_queue_pop(queue);
 	if (!next)
 		next = queue->idle;

@@ -214,6 +214,8 @@ int sched_migrate(struct task *task, unsigned int cpu)
 	flags = sched_lock_irqsave();
 	switch (task->state) {
 	case TASK_RUNNABLE:
+		if (task->cpu == cpu)
+			break;
 		run_queue_remove(task);
 		task->cpu = cpu;
 		task->migrations++;
