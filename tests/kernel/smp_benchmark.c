@@ -99,3 +99,71 @@ TEST(smp, benchmark_migration_cost_and_register_writes)
 	/* No Debug Store or counters configured: a migration writes no MSR. */
 	check_eq(0, lazy_msr + eager_msr);
 }
+
+#define INSTALL_SAMPLES 64
+
+struct idler {
+	volatile bool stop;
+};
+
+static void spin_until_stopped(void *arg)
+{
+	struct idler *idler = arg;
+
+	while (!idler->stop)
+		cpu_relax();
+}
+
+/* Median cycles of install + uninstall of one breakpoint for task (running where it runs). */
+static uint64_t install_cycles(unsigned int task, uint64_t *samples)
+{
+	struct dr_breakpoint breakpoint = { (uint64_t)&dr_target_unused[0], DR_TYPE_WRITE, 8 };
+
+	for (unsigned int i = 0; i < INSTALL_SAMPLES; i++) {
+		uint64_t start = rdtsc_ordered();
+		int slot = dr_install(task, &breakpoint, NULL, NULL);
+
+		dr_uninstall(task, slot);
+		samples[i] = rdtsc_ordered() - start;
+	}
+	sort_u64(samples, INSTALL_SAMPLES);
+	return samples[INSTALL_SAMPLES / 2];
+}
+
+TEST(smp, benchmark_breakpoint_change_for_a_task_on_another_cpu)
+{
+	static uint64_t samples[INSTALL_SAMPLES];
+	struct idler idler = { false };
+	uint64_t local, remote, system = 0, failures = dr_sync_failures();
+	struct dr_breakpoint breakpoint = { (uint64_t)&dr_target_unused[1], DR_TYPE_WRITE, 8 };
+	struct task *task;
+
+	smp_require_cpus(2);
+	local = install_cycles(sched_current()->index, samples);
+	task = smp_task_on(1, "spinner", spin_until_stopped, &idler);
+	while (task->state != TASK_RUNNING)
+		sched_yield();
+	remote = install_cycles(task->index, samples);
+	for (unsigned int i = 0; i < INSTALL_SAMPLES; i++) {
+		uint64_t start = rdtsc_ordered();
+		int slot = dr_install_system(&breakpoint, NULL, NULL);
+
+		dr_uninstall_system(slot);
+		samples[i] = rdtsc_ordered() - start;
+	}
+	sort_u64(samples, INSTALL_SAMPLES);
+	system = samples[INSTALL_SAMPLES / 2];
+	idler.stop = true;
+	check_eq(0, task_join(task, NULL));
+	test_diag("metric smp.breakpoint_change_cycles local=%llu remote=%llu system_wide=%llu "
+		  "cpus=%u samples=%u",
+		  (unsigned long long)local, (unsigned long long)remote, (unsigned long long)system,
+		  smp_cpus(), INSTALL_SAMPLES);
+	test_diag("metric smp.breakpoint_change_ratio remote_over_local=%llu.%02llu",
+		  (unsigned long long)(remote / local),
+		  (unsigned long long)(remote % local * 100 / local));
+	/* Each change to the running task reached CPU 1 before dr_install() returned. */
+	check_eq(failures, dr_sync_failures());
+	check(remote > local, "remote %llu cycles, local %llu: no call IPI was paid",
+	      (unsigned long long)remote, (unsigned long long)local);
+}
