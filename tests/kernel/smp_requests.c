@@ -6,14 +6,21 @@
 #include "arch/x86/tsc.h"
 #include "tests/kernel/smp_util.h"
 
-#define DEAF_MS 50 /* with interrupts off: the request's IPI waits this long */
+#define DEAF_MS 2000 /* at most: the request comes long before, unless the runner is stuck */
 
 struct deaf_sleeper {
 	volatile bool deaf; /* interrupts are off now */
 	volatile unsigned int woke_on;
 };
 
-/* Turn interrupts off for DEAF_MS, then sleep: the task blocks with the request still pending. */
+static bool request_pending(const struct task *task)
+{
+	return __atomic_load_n(&task->migrate_pending, __ATOMIC_ACQUIRE) ||
+	       __atomic_load_n(&task->stop_requested, __ATOMIC_ACQUIRE);
+}
+
+/* With interrupts off until a request is pending (its IPI waits), then sleep: the task blocks
+ * with the request not yet acted on. */
 static void deaf_then_sleep(void *arg)
 {
 	struct deaf_sleeper *sleeper = arg;
@@ -21,7 +28,8 @@ static void deaf_then_sleep(void *arg)
 	uint64_t start = rdtsc_ordered();
 
 	sleeper->deaf = true;
-	while (rdtsc_ordered() - start < tsc_cycles_from_ms(DEAF_MS))
+	while (!request_pending(sched_current()) &&
+	       rdtsc_ordered() - start < tsc_cycles_from_ms(DEAF_MS))
 		cpu_relax();
 	sched_sleep_ms(5); /* blocks with interrupts still off: the switch takes it off CPU 1 */
 	local_irq_restore(flags);
