@@ -151,10 +151,28 @@ bool ds_canary_intact(const struct ds_target *target, enum ds_user user)
 	return true;
 }
 
+/* With ds_lock held: the area (on first use) and user's buffer, or why not; nothing on failure. */
+static enum ds_error attach_buffer(struct ds_context *context, const struct ds_target *target,
+				   enum ds_user user, size_t records, size_t record_size)
+{
+	if (context->detaching)
+		return DS_ERROR_DETACHING;
+	if (context->area && context->buffers[user].phys)
+		return DS_ERROR_BUSY;
+	if (!context_acquire(context, target))
+		return DS_ERROR_NO_MEMORY;
+	if (!buffer_alloc(context, user, records, record_size)) {
+		context_release_if_unused(context);
+		return DS_ERROR_NO_MEMORY;
+	}
+	return DS_OK;
+}
+
 enum ds_error ds_attach_bts(const struct ds_target *target, const struct ds_bts_config *config)
 {
 	struct ds_context *context = ds_context_of(target);
 	struct ds_buffer_fields fields;
+	enum ds_error error;
 	unsigned long flags;
 
 	if ((config->off_os || config->off_usr) && !ds_support()->ds_cpl)
@@ -163,22 +181,10 @@ enum ds_error ds_attach_bts(const struct ds_target *target, const struct ds_bts_
 			   config->threshold_records, &fields))
 		return DS_ERROR_CONFIG;
 	flags = spin_lock_irqsave(&ds_lock);
-	if (context->detaching) {
+	error = attach_buffer(context, target, DS_USER_BTS, config->records, BTS_RECORD_SIZE);
+	if (error) {
 		spin_unlock_irqrestore(&ds_lock, flags);
-		return DS_ERROR_DETACHING;
-	}
-	if (context->area && context->buffers[DS_USER_BTS].phys) {
-		spin_unlock_irqrestore(&ds_lock, flags);
-		return DS_ERROR_BUSY;
-	}
-	if (!context_acquire(context, target)) {
-		spin_unlock_irqrestore(&ds_lock, flags);
-		return DS_ERROR_NO_MEMORY;
-	}
-	if (!buffer_alloc(context, DS_USER_BTS, config->records, BTS_RECORD_SIZE)) {
-		context_release_if_unused(context);
-		spin_unlock_irqrestore(&ds_lock, flags);
-		return DS_ERROR_NO_MEMORY;
+		return error;
 	}
 	context->bts = *config;
 	ds_bts_fields((uint64_t)phys_to_virt(context->buffers[DS_USER_BTS].phys),
@@ -197,28 +203,17 @@ enum ds_error ds_attach_pebs(const struct ds_target *target, const struct ds_peb
 {
 	struct ds_context *context = ds_context_of(target);
 	struct ds_buffer_fields fields;
+	enum ds_error error;
 	unsigned long flags;
 
 	if (!ds_pebs_fields(0, config->records * config->record_size, config->record_size,
 			    config->threshold_records, &fields))
 		return DS_ERROR_CONFIG;
 	flags = spin_lock_irqsave(&ds_lock);
-	if (context->detaching) {
+	error = attach_buffer(context, target, DS_USER_PEBS, config->records, config->record_size);
+	if (error) {
 		spin_unlock_irqrestore(&ds_lock, flags);
-		return DS_ERROR_DETACHING;
-	}
-	if (context->area && context->buffers[DS_USER_PEBS].phys) {
-		spin_unlock_irqrestore(&ds_lock, flags);
-		return DS_ERROR_BUSY;
-	}
-	if (!context_acquire(context, target)) {
-		spin_unlock_irqrestore(&ds_lock, flags);
-		return DS_ERROR_NO_MEMORY;
-	}
-	if (!buffer_alloc(context, DS_USER_PEBS, config->records, config->record_size)) {
-		context_release_if_unused(context);
-		spin_unlock_irqrestore(&ds_lock, flags);
-		return DS_ERROR_NO_MEMORY;
+		return error;
 	}
 	context->pebs = *config;
 	ds_pebs_fields((uint64_t)phys_to_virt(context->buffers[DS_USER_PEBS].phys),
