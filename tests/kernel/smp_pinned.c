@@ -10,32 +10,6 @@
 
 #define TARGET ((uint64_t)dr_target_function)
 
-static volatile unsigned int hits_on[MAX_CPUS];
-
-static void count_hit(const struct dr_hit *hit, struct cpu_regs *regs, void *context)
-{
-	(void)regs;
-	(void)context;
-	__atomic_add_fetch(&hits_on[hit->cpu], 1, __ATOMIC_RELAXED);
-}
-
-static void call_target(void *arg)
-{
-	(void)arg;
-	dr_target_function();
-}
-
-/* count tasks on cpu, each calling the target once; returns when all are joined. */
-static void call_from(unsigned int cpu, unsigned int count)
-{
-	struct task *tasks[4];
-
-	for (unsigned int i = 0; i < count; i++)
-		tasks[i] = smp_task_on(cpu, "caller", call_target, NULL);
-	for (unsigned int i = 0; i < count; i++)
-		check_eq(0, task_join(tasks[i], NULL));
-}
-
 TEST(smp, a_pinned_breakpoint_traps_every_task_on_its_cpu_and_nothing_elsewhere)
 {
 	struct dr_breakpoint breakpoint = { TARGET, DR_TYPE_EXECUTE, 1 };
@@ -44,9 +18,8 @@ TEST(smp, a_pinned_breakpoint_traps_every_task_on_its_cpu_and_nothing_elsewhere)
 	int slot;
 
 	smp_require_cpus(2);
-	for (unsigned int cpu = 0; cpu < MAX_CPUS; cpu++)
-		hits_on[cpu] = 0;
-	slot = dr_install_pinned(last, &breakpoint, count_hit, NULL);
+	smp_hits_reset();
+	slot = dr_install_pinned(last, &breakpoint, smp_count_hit, NULL);
 	if (slot < 0)
 		test_abort("dr_install_pinned: %s", dr_error_name(-slot));
 	registers = smp_read_registers(last);
@@ -55,17 +28,17 @@ TEST(smp, a_pinned_breakpoint_traps_every_task_on_its_cpu_and_nothing_elsewhere)
 	registers = smp_read_registers(0);
 	check(!smp_breakpoint_live(&registers, TARGET), "CPU 0 has CPU %u's: DR7=0x%llx", last,
 	      (unsigned long long)registers.dr7);
-	call_from(last, 3);
-	call_from(0, 2);
+	smp_call_target_from(last, 3);
+	smp_call_target_from(0, 2);
 	dr_target_function(); /* the runner, on CPU 0 */
-	check_eq(3, hits_on[last]);
-	check_eq(0, hits_on[0]);
+	check_eq(3, smp_hits_on[last]);
+	check_eq(0, smp_hits_on[0]);
 	check_eq(0, dr_uninstall_pinned(last, slot));
 	registers = smp_read_registers(last);
 	check(!smp_breakpoint_live(&registers, TARGET), "CPU %u keeps it: DR7=0x%llx", last,
 	      (unsigned long long)registers.dr7);
-	call_from(last, 1);
-	check_eq(3, hits_on[last]);
+	smp_call_target_from(last, 1);
+	check_eq(3, smp_hits_on[last]);
 	check_eq(-DR_ERROR_NO_CPU, dr_install_pinned(smp_cpus(), &breakpoint, NULL, NULL));
 }
 

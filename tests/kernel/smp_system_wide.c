@@ -10,30 +10,11 @@
 
 #define TARGET ((uint64_t)dr_target_function)
 
-static volatile unsigned int hits_on[MAX_CPUS];
-
-static void count_hit(const struct dr_hit *hit, struct cpu_regs *regs, void *context)
-{
-	(void)regs;
-	(void)context;
-	__atomic_add_fetch(&hits_on[hit->cpu], 1, __ATOMIC_RELAXED);
-}
-
-static void call_target_once(void *arg)
-{
-	(void)arg;
-	dr_target_function();
-}
-
 /* One task on each CPU calls the target once; returns when all are joined. */
 static void call_on_every_cpu(void)
 {
-	struct task *tasks[MAX_CPUS];
-
 	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++)
-		tasks[cpu] = smp_task_on(cpu, "caller", call_target_once, NULL);
-	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++)
-		check_eq(0, task_join(tasks[cpu], NULL));
+		smp_call_target_from(cpu, 1);
 }
 
 TEST(smp, a_system_wide_breakpoint_is_live_and_fires_on_every_cpu_until_removed)
@@ -43,9 +24,8 @@ TEST(smp, a_system_wide_breakpoint_is_live_and_fires_on_every_cpu_until_removed)
 	int slot;
 
 	smp_require_cpus(2);
-	for (unsigned int cpu = 0; cpu < MAX_CPUS; cpu++)
-		hits_on[cpu] = 0;
-	slot = dr_install_system(&breakpoint, count_hit, NULL);
+	smp_hits_reset();
+	slot = dr_install_system(&breakpoint, smp_count_hit, NULL);
 	if (slot < 0)
 		test_abort("dr_install_system: %s", dr_error_name(-slot));
 	/* Every CPU has it now, each idle or running whatever it runs: no switch was needed. */
@@ -57,7 +37,7 @@ TEST(smp, a_system_wide_breakpoint_is_live_and_fires_on_every_cpu_until_removed)
 	}
 	call_on_every_cpu();
 	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++)
-		check(hits_on[cpu] == 1, "CPU %u: %u hits, expected 1", cpu, hits_on[cpu]);
+		check(smp_hits_on[cpu] == 1, "CPU %u: %u hits, expected 1", cpu, smp_hits_on[cpu]);
 	check_eq(0, dr_uninstall_system(slot));
 	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++) {
 		struct smp_registers registers = smp_read_registers(cpu);
@@ -67,7 +47,8 @@ TEST(smp, a_system_wide_breakpoint_is_live_and_fires_on_every_cpu_until_removed)
 	}
 	call_on_every_cpu();
 	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++)
-		check(hits_on[cpu] == 1, "CPU %u: %u hits after the removal", cpu, hits_on[cpu]);
+		check(smp_hits_on[cpu] == 1, "CPU %u: %u hits after the removal", cpu,
+		      smp_hits_on[cpu]);
 	check_eq(failures, dr_sync_failures());
 }
 

@@ -7,6 +7,7 @@
 #include "dr/dr.h"
 #include "ds/ds.h"
 #include "runner/options.h"
+#include "tests/kernel/dr_targets.h"
 
 void smp_require_cpus(unsigned int count)
 {
@@ -67,6 +68,39 @@ void smp_move_self(unsigned int cpu)
 {
 	if (sched_migrate(sched_current(), cpu) != 0 || this_cpu_index() != cpu)
 		test_abort("moving to CPU %u: now on CPU %u", cpu, this_cpu_index());
+}
+
+volatile unsigned int smp_hits_on[MAX_CPUS];
+
+void smp_hits_reset(void)
+{
+	for (unsigned int cpu = 0; cpu < MAX_CPUS; cpu++)
+		smp_hits_on[cpu] = 0;
+}
+
+void smp_count_hit(const struct dr_hit *hit, struct cpu_regs *regs, void *context)
+{
+	(void)regs;
+	(void)context;
+	__atomic_add_fetch(&smp_hits_on[hit->cpu], 1, __ATOMIC_RELAXED);
+}
+
+static void call_target_once(void *arg)
+{
+	(void)arg;
+	dr_target_function();
+}
+
+void smp_call_target_from(unsigned int cpu, unsigned int count)
+{
+	struct task *tasks[MAX_CPUS];
+
+	if (count > MAX_CPUS)
+		test_abort("smp_call_target_from: %u tasks, at most %u", count, MAX_CPUS);
+	for (unsigned int i = 0; i < count; i++)
+		tasks[i] = smp_task_on(cpu, "caller", call_target_once, NULL);
+	for (unsigned int i = 0; i < count; i++)
+		check_eq(0, task_join(tasks[i], NULL));
 }
 
 uint64_t smp_random(uint64_t *state)
