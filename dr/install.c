@@ -226,19 +226,6 @@ int dr_uninstall_system(int slot)
 	return 0;
 }
 
-static void dr_sync_cpu_here(void *unused)
-{
-	(void)unused;
-	dr_sync_current();
-}
-
-/* Apply a change of CPU cpu's pinned set there; a CPU that does not take it is counted. */
-static void dr_sync_cpu(unsigned int cpu)
-{
-	if (!smp_call(cpu, dr_sync_cpu_here, NULL))
-		dr_count_lost_sync();
-}
-
 int dr_install_pinned(unsigned int cpu, const struct dr_breakpoint *breakpoint, dr_handler handler,
 		      void *context)
 {

@@ -55,14 +55,14 @@ extern struct spinlock dr_lock;
 
 /*
  * Re-apply the registers after a change, without dr_lock held: for task on the CPU that runs it
- * (by a call IPI when that is another CPU), for whatever runs here, or on every CPU (after a
- * system-wide change). A CPU that does not take the call in time is counted, not waited for:
- * its registers catch up at its next switch.
+ * (by a call IPI when that is another CPU), for whatever runs here, on CPU cpu (after a change
+ * to its pinned set) or on every CPU (after a system-wide change). A CPU that does not take the
+ * call in time is counted, not waited for: its registers catch up at its next switch.
  */
 void dr_sync(unsigned int task);
 void dr_sync_current(void);
+void dr_sync_cpu(unsigned int cpu);
 void dr_sync_all(void);
-void dr_count_lost_sync(void);
 
 void dr_exception_init(void);
 void dr_syscalls_init(void);

@@ -110,6 +110,11 @@ static void dr_apply(unsigned int task)
 		debugctl_update(DEBUGCTL_BTF, debugctl);
 }
 
+static void dr_count_lost_sync(void)
+{
+	__atomic_add_fetch(&dr_lost_syncs, 1, __ATOMIC_RELAXED);
+}
+
 /* Apply task's set here if it is still the one running here (an IPI may come late). */
 static void dr_sync_here(void *task)
 {
@@ -143,17 +148,16 @@ void dr_sync_current(void)
 	spin_unlock_irqrestore(&dr_lock, flags);
 }
 
-void dr_sync_all(void)
+void dr_sync_cpu(unsigned int cpu)
 {
-	unsigned int cpus = smp_cpus();
-
-	if (smp_call_all(dr_sync_current_here, NULL) != cpus)
+	if (!smp_call(cpu, dr_sync_current_here, NULL))
 		dr_count_lost_sync();
 }
 
-void dr_count_lost_sync(void)
+void dr_sync_all(void)
 {
-	__atomic_add_fetch(&dr_lost_syncs, 1, __ATOMIC_RELAXED);
+	if (smp_call_all(dr_sync_current_here, NULL) != smp_cpus())
+		dr_count_lost_sync();
 }
 
 uint64_t dr_sync_failures(void)

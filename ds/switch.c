@@ -167,10 +167,11 @@ void ds_sync_target(const struct ds_target *target, bool detaching)
 /* A CPU-mode area is shared by every task: credit what it holds to the task leaving. */
 static void ds_switch_out(const struct switch_task *prev, const struct switch_task *next)
 {
-	struct ds_context *context = context_for(prev->index);
+	struct ds_context *context;
 
 	(void)next;
 	spin_lock(&ds_lock);
+	context = context_for(prev->index);
 	if (context && context == ds_context_cpu(this_cpu_index()))
 		ds_drain_context(context, prev->index);
 	spin_unlock(&ds_lock);

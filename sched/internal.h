@@ -24,6 +24,9 @@ void run_queue_remove(struct task *task);
 /* Pick the next task and switch to it. The caller has set current's state if it must wait. */
 void schedule(void);
 
+/* Make cpu the task's CPU (it is off every CPU, in no run queue), ending any pending move. */
+void task_set_cpu(struct task *task, unsigned int cpu);
+
 /* sched_wake() with sched_lock already held. */
 void sched_wake_locked(struct task *task);
 

@@ -159,6 +159,14 @@ static void switch_to(struct run_queue *queue, struct task *prev, struct task *n
 	switch_context(&prev->context, next->context);
 }
 
+void task_set_cpu(struct task *task, unsigned int cpu)
+{
+	if (task->cpu != cpu)
+		task->migrations++;
+	task->cpu = cpu;
+	task->migrate_pending = false;
+}
+
 /*
  * The end of a switch, on the incoming task's stack: the outgoing task's stack is free now, so a
  * task that is moving to another CPU may be queued there (whose CPU cannot take it before this
@@ -172,9 +180,7 @@ static void schedule_tail(void)
 	if (!task)
 		return;
 	queue->leaving = NULL;
-	task->cpu = task->migrate_to;
-	task->migrate_pending = false;
-	task->migrations++;
+	task_set_cpu(task, task->migrate_to);
 	run_queue_add(task, false); /* an idle CPU is kicked; a busy one takes it in turn */
 }
 
@@ -192,44 +198,37 @@ static void sched_check_interrupted(struct task *task)
 	}
 }
 
-/* The outgoing task was asked to leave this CPU: ended, stopped, or moved. */
+/*
+ * Carry out what other CPUs asked of the outgoing task (kill_pending, stop_requested,
+ * migrate_pending), whether it is still RUNNING or blocked or ended by itself before this CPU
+ * heard the request. Off the CPU for good, it may change CPU now: nothing can run it before
+ * this CPU lets go of sched_lock. Still runnable, it moves once switched out (schedule_tail()).
+ */
 static void schedule_requests(struct run_queue *queue, struct task *prev)
 {
-	if (prev->kill_pending) {
-		prev->kill_pending = false;
-		sched_run_exit_hooks(prev);
-		prev->exit_code = TASK_EXIT_KILLED;
-		prev->state = TASK_DEAD;
-		if (prev->joiner)
-			sched_wake_locked(prev->joiner);
-	} else if (prev->stop_requested) {
-		prev->state = TASK_STOPPED;
-	} else if (prev->migrate_pending && prev->migrate_to != prev->cpu) {
-		prev->state = TASK_RUNNABLE;
-		queue->leaving = prev;
-	} else {
-		prev->migrate_pending = false;
-		run_queue_add(prev, false);
+	if (prev->state == TASK_RUNNING) {
+		if (prev->kill_pending) {
+			prev->kill_pending = false;
+			sched_run_exit_hooks(prev);
+			prev->exit_code = TASK_EXIT_KILLED;
+			prev->state = TASK_DEAD;
+			if (prev->joiner)
+				sched_wake_locked(prev->joiner);
+		} else if (prev->stop_requested) {
+			prev->state = TASK_STOPPED;
+		} else if (prev->migrate_pending && prev->migrate_to != prev->cpu) {
+			prev->state = TASK_RUNNABLE;
+			queue->leaving = prev;
+			return;
+		} else {
+			run_queue_add(prev, false);
+		}
+	} else if (prev->stop_requested && prev->state == TASK_BLOCKED) {
+		prev->stop_pending = true; /* it stops when its block ends */
 	}
 	prev->stop_requested = false;
-}
-
-/*
- * The outgoing task blocked, stopped or ended by itself before its CPU acted on a request: a
- * move still holds (nothing can run it before this CPU lets go of sched_lock), and a stop
- * takes effect when its block ends.
- */
-static void schedule_requests_of_leaving(struct task *prev)
-{
-	if (prev->migrate_pending) {
-		prev->migrate_pending = false;
-		if (prev->migrate_to != prev->cpu)
-			prev->migrations++;
-		prev->cpu = prev->migrate_to;
-	}
-	if (prev->stop_requested && prev->state == TASK_BLOCKED)
-		prev->stop_pending = true;
-	prev->stop_requested = false;
+	if (prev->migrate_pending)
+		task_set_cpu(prev, prev->migrate_to);
 }
 
 /* schedule(), for the tick and the reschedule IPI: preempt_start stays as the caller set it. */
@@ -238,10 +237,7 @@ static void schedule_core(void)
 	struct run_queue *queue = this_run_queue();
 	struct task *prev = queue->current, *next;
 
-	if (prev->state == TASK_RUNNING)
-		schedule_requests(queue, prev);
-	else
-		schedule_requests_of_leaving(prev);
+	schedule_requests(queue, prev);
 	next = run_queue_pop(queue);
 	if (!next)
 		next = queue->idle;

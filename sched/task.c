@@ -217,8 +217,7 @@ int sched_migrate(struct task *task, unsigned int cpu)
 		if (task->cpu == cpu)
 			break;
 		run_queue_remove(task);
-		task->cpu = cpu;
-		task->migrations++;
+		task_set_cpu(task, cpu);
 		run_queue_add(task, false);
 		break;
 	case TASK_RUNNING:
@@ -240,9 +239,7 @@ int sched_migrate(struct task *task, unsigned int cpu)
 		result = -1;
 		break;
 	default: /* BLOCKED, STOPPED: it runs on cpu once it runs again */
-		if (task->cpu != cpu)
-			task->migrations++;
-		task->cpu = cpu;
+		task_set_cpu(task, cpu);
 		break;
 	}
 	sched_unlock_irqrestore(flags);

@@ -174,15 +174,6 @@ static void apic_wait_idle(void)
 		cpu_relax();
 }
 
-void apic_send_self_ipi(unsigned int vector)
-{
-	unsigned long flags = local_irq_save();
-
-	apic_write(APIC_INTERRUPT_COMMAND_LOW, APIC_ICR_SHORTHAND_SELF | vector);
-	apic_wait_idle();
-	local_irq_restore(flags);
-}
-
 /* The high half names the destination; writing the low half sends (SDM Vol. 3 §11.6.1). */
 static void apic_send(uint32_t destination, uint32_t command)
 {
@@ -193,6 +184,11 @@ static void apic_send(uint32_t destination, uint32_t command)
 	apic_write(APIC_INTERRUPT_COMMAND_LOW, command);
 	apic_wait_idle();
 	local_irq_restore(flags);
+}
+
+void apic_send_self_ipi(unsigned int vector)
+{
+	apic_send(0, APIC_ICR_SHORTHAND_SELF | vector); /* the shorthand ignores the destination */
 }
 
 void apic_send_ipi(uint32_t destination, unsigned int vector)

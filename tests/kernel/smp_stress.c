@@ -2,7 +2,6 @@
 /* smp suite: a seeded stress test. Workers each trap on their own breakpoint and never on the
  * others', while the runner and the workers themselves move them between CPUs at random. */
 #include "arch/x86/cpu.h"
-#include "arch/x86/debug-registers.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/tsc.h"
@@ -33,10 +32,8 @@ static uint64_t target_of(unsigned int number)
  * no other worker's. */
 static bool registers_are_mine(unsigned int number)
 {
-	struct smp_registers registers = { .dr7 = read_dr7() };
+	struct smp_registers registers = smp_read_registers(this_cpu_index()); /* a direct call */
 
-	for (unsigned int slot = 0; slot < DR_SLOTS; slot++)
-		registers.dr_address[slot] = read_dr_address(slot);
 	if (!smp_breakpoint_live(&registers, target_of(number)))
 		return false;
 	for (unsigned int other = 0; other < WORKERS; other++)
