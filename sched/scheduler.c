@@ -33,6 +33,7 @@ struct run_queue {
 	bool need_resched;
 	uint64_t cr3; /* what CR3 holds: reading it back costs an exit under KVM */
 	uint64_t preempt_start; /* TSC when the tick called schedule(); 0 on other paths */
+	bool tick_stopped; /* idle with nothing to do (not CPU 0): no tick until a task comes */
 	struct sched_stats stats;
 };
 
@@ -137,6 +138,10 @@ static void switch_to(struct run_queue *queue, struct task *prev, struct task *n
 	uint64_t now = rdtsc_ordered();
 	uint64_t cr3 = next->address_space ? next->address_space : paging_kernel_root();
 
+	if (queue->tick_stopped) { /* leaving idle: the task has a time slice */
+		timer_start_cpu();
+		queue->tick_stopped = false;
+	}
 	prev->runtime_cycles += now - prev->switched_in_tsc;
 	next->switched_in_tsc = now;
 	next->switches_in++;
@@ -361,12 +366,25 @@ void sched_set_preemption_probe(void (*probe)(uint64_t cycles))
 	preemption_probe = probe;
 }
 
+/*
+ * Other CPUs idle without a tick: under KVM-PVM every tick of an idle vCPU is a costly exit, and
+ * with more vCPUs than host cores they took the time of the busy ones. CPU 0 keeps ticking: its
+ * tick wakes the sleepers of every CPU (a woken task kicks its idle CPU) and watches the time
+ * limits. switch_to() restarts the tick when a task comes.
+ */
 static void __attribute__((noreturn)) idle_loop(void)
 {
 	for (;;) {
+		struct run_queue *queue;
+
 		sched_lock_irqsave();
-		if (this_run_queue()->head)
+		queue = this_run_queue();
+		if (queue->head)
 			schedule();
+		if (!queue->head && !queue->tick_stopped && this_cpu_index() != 0) {
+			timer_stop_cpu();
+			queue->tick_stopped = true;
+		}
 		spin_unlock(&sched_lock);
 		safe_halt(); /* STI; HLT: an interrupt that came since is taken after the HLT */
 	}

@@ -157,6 +157,11 @@ void timer_start_cpu(void)
 		   counts_per_second / tick_hz ? counts_per_second / tick_hz : 1);
 }
 
+void timer_stop_cpu(void)
+{
+	apic_write(APIC_TIMER_INITIAL, 0); /* a zero initial count stops the timer (§11.5.4) */
+}
+
 void timer_set_hz(unsigned int hz)
 {
 	tick_hz = hz;

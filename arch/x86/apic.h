@@ -39,8 +39,9 @@ bool apic_pmi_masked(void);
 /* Calibrate the APIC timer against the TSC, then tick periodically at hz. Needs tsc_hz(). */
 void timer_start(unsigned int hz);
 unsigned int timer_hz(void);
-/* Start the calling application CPU's tick at the boot CPU's calibration and rate. */
+/* Start (or restart) the calling CPU's tick at the boot CPU's calibration and rate; stop it. */
 void timer_start_cpu(void);
+void timer_stop_cpu(void);
 /* Change the tick rate (benchmarks of preemption); the next period starts now. */
 void timer_set_hz(unsigned int hz);
 

@@ -82,19 +82,6 @@ TEST(smp, each_cpu_has_its_own_per_cpu_data_tables_and_stacks)
 	}
 }
 
-TEST(smp, each_cpu_takes_its_own_timer_ticks)
-{
-	uint64_t before[MAX_CPUS];
-
-	smp_require_cpus(2);
-	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++)
-		before[cpu] = percpu_get(cpu)->ticks;
-	sched_sleep_ms(TICK_WAIT_MS);
-	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++)
-		check(percpu_get(cpu)->ticks > before[cpu], "CPU %u: no tick in %u ms", cpu,
-		      TICK_WAIT_MS);
-}
-
 static void record_call(void *arg)
 {
 	uint64_t *cpu = arg;
@@ -281,4 +268,37 @@ TEST(smp, a_timed_out_test_ends_the_tasks_it_left_on_other_cpus)
 	check_eq(1, task->cpu);
 	check_eq(1, sched_kill_others()); /* what the runner does after every test */
 	check(smp_read_registers(1).cpu == 1, "CPU 1 does not take calls after the kill");
+}
+
+TEST(smp, each_cpu_ticks_while_it_runs_a_task_and_only_cpu_0_ticks_when_idle)
+{
+	struct spinner spinners[MAX_CPUS];
+	struct task *tasks[MAX_CPUS];
+	uint64_t before[MAX_CPUS];
+
+	smp_require_cpus(2);
+	for (unsigned int cpu = 1; cpu < smp_cpus(); cpu++) {
+		spinners[cpu] = (struct spinner){ 0, false };
+		tasks[cpu] = smp_task_on(cpu, "spinner", spin_counting, &spinners[cpu]);
+	}
+	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++)
+		before[cpu] = percpu_get(cpu)->ticks;
+	sched_sleep_ms(TICK_WAIT_MS);
+	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++)
+		check(percpu_get(cpu)->ticks > before[cpu], "CPU %u: no tick in %u ms with a task",
+		      cpu, TICK_WAIT_MS);
+	for (unsigned int cpu = 1; cpu < smp_cpus(); cpu++) {
+		spinners[cpu].stop = true;
+		check_eq(0, task_join(tasks[cpu], NULL));
+	}
+	/* Idle now: the other CPUs stop their tick (one tick may still be under way). */
+	sched_sleep_ms(10);
+	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++)
+		before[cpu] = percpu_get(cpu)->ticks;
+	sched_sleep_ms(TICK_WAIT_MS);
+	check(percpu_get(0)->ticks > before[0], "CPU 0 stopped ticking");
+	for (unsigned int cpu = 1; cpu < smp_cpus(); cpu++)
+		check(percpu_get(cpu)->ticks - before[cpu] <= 1,
+		      "idle CPU %u took %llu ticks in %u ms", cpu,
+		      (unsigned long long)(percpu_get(cpu)->ticks - before[cpu]), TICK_WAIT_MS);
 }
