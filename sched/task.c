@@ -16,7 +16,7 @@
 #include "sched/internal.h"
 #include "sched/sched.h"
 
-#define TASK_REQUEST_TIMEOUT_MS 2000
+#define TASK_REQUEST_TIMEOUT_MS SMP_CALL_TIMEOUT_MS /* the IPI is as slow as a call */
 
 /* A slot is free when in_use is false; tasks are never moved, so pointers stay valid. */
 static struct task pool[TASKS_MAX];

@@ -59,6 +59,7 @@ struct call {
 };
 
 static struct call calls[MAX_CPUS][MAX_CPUS];
+static uint64_t slowest_call;
 static unsigned int online_count = 1;
 static volatile bool alive[MAX_CPUS], ready[MAX_CPUS];
 static volatile bool stopping;
@@ -149,8 +150,15 @@ bool smp_call(unsigned int cpu, void (*fn)(void *), void *arg)
 					  4 * SMP_CALL_TIMEOUT_MS);
 	}
 	__atomic_store_n(&call->state, CALL_EMPTY, __ATOMIC_RELAXED);
+	if (rdtsc_ordered() - start > slowest_call)
+		slowest_call = rdtsc_ordered() - start; /* racy, for a report only */
 	local_irq_restore(flags);
 	return true;
+}
+
+uint64_t smp_call_slowest(void)
+{
+	return slowest_call;
 }
 
 unsigned int smp_call_all(void (*fn)(void *), void *arg)
