@@ -32,6 +32,7 @@ struct isolation_frame {
 	uint64_t deadline; /* TSC */
 	struct task *owner;
 	enum isolation_end pending; /* ISOLATION_RETURNED when nothing is pending */
+	unsigned int interrupt_depth; /* an unwind out of a handler skips its end: restored */
 	struct isolation_outcome *outcome;
 };
 
@@ -125,6 +126,7 @@ void runner_isolate(void (*fn)(void *), void *arg, uint64_t timeout_ms,
 	frame->owner = sched_current();
 	frame->pending = ISOLATION_RETURNED;
 	frame->deadline = rdtsc_ordered() + tsc_cycles_from_ms(timeout_ms);
+	frame->interrupt_depth = this_cpu()->interrupt_depth;
 	if (setjmp(&frame->jump) == 0) {
 		depth = saved_depth + 1;
 		local_irq_enable();
@@ -136,6 +138,7 @@ void runner_isolate(void (*fn)(void *), void *arg, uint64_t timeout_ms,
 	 */
 	local_irq_disable();
 	gdt_reload_segments();
+	this_cpu()->interrupt_depth = frame->interrupt_depth;
 	depth = saved_depth;
 	local_irq_enable();
 }

@@ -40,7 +40,6 @@
 
 #define APIC_ID_SHIFT 24
 #define APIC_SPURIOUS_ENABLE (1u << 8)
-#define APIC_LVT_MASKED (1u << 16)
 #define APIC_LVT_TIMER_PERIODIC (1u << 17)
 #define APIC_TIMER_DIVIDE_BY_16 0x3
 
@@ -240,6 +239,16 @@ void pmi_register_hook(pmi_hook hook)
 void apic_pmi_unmask(void)
 {
 	apic_write(APIC_LVT_PERFORMANCE, apic_read(APIC_LVT_PERFORMANCE) & ~APIC_LVT_MASKED);
+}
+
+uint32_t apic_read_lvtpc(void)
+{
+	return apic_read(APIC_LVT_PERFORMANCE);
+}
+
+void apic_write_lvtpc(uint32_t value)
+{
+	apic_write(APIC_LVT_PERFORMANCE, value);
 }
 
 bool apic_pmi_masked(void)

@@ -36,6 +36,16 @@ void pmi_register_hook(pmi_hook hook);
 void apic_pmi_unmask(void);
 bool apic_pmi_masked(void);
 
+/* LVT entry fields (SDM Vol. 3 §11.5.1). */
+#define APIC_LVT_VECTOR_MASK 0xffu
+#define APIC_LVT_DELIVERY_MODE_MASK (7u << 8)
+#define APIC_LVT_DELIVERY_NMI (4u << 8)
+#define APIC_LVT_MASKED (1u << 16)
+
+/* The raw LVT performance-counter entry, for a CPU model that delivers PMIs as the APIC does. */
+uint32_t apic_read_lvtpc(void);
+void apic_write_lvtpc(uint32_t value);
+
 /* Calibrate the APIC timer against the TSC, then tick periodically at hz. Needs tsc_hz(). */
 void timer_start(unsigned int hz);
 unsigned int timer_hz(void);

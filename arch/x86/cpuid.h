@@ -6,21 +6,33 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct cpuid_result {
-	uint32_t eax, ebx, ecx, edx;
-};
+#include "arch/x86/divert.h"
 
-/* Never faults. A leaf above the maximum returns the highest basic leaf's data on Intel. */
+/*
+ * Never faults. A leaf above the maximum returns the highest basic leaf's data on Intel. A leaf
+ * that a registered CPU model owns is answered by the model (arch/x86/divert.h).
+ */
 static inline struct cpuid_result cpuid(uint32_t leaf, uint32_t subleaf)
 {
 	struct cpuid_result r;
 
-	asm volatile("cpuid"
-		     : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx)
-		     : "a"(leaf), "c"(subleaf));
+	if (cpuid_diverted(leaf))
+		asm volatile("1: ud2; cpuid\n" _ASM_DIVERT(1b)
+			     : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx)
+			     : "a"(leaf), "c"(subleaf));
+	else
+		asm volatile("cpuid"
+			     : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx)
+			     : "a"(leaf), "c"(subleaf));
 	return r;
 }
 
+#define CPUID_LEAF_VENDOR 0x00 /* EAX: highest basic leaf; EBX, EDX, ECX: vendor string */
+#define CPUID_VENDOR_INTEL_EBX 0x756e6547u /* "Genu" */
+#define CPUID_VENDOR_INTEL_EDX 0x49656e69u /* "ineI" */
+#define CPUID_VENDOR_INTEL_ECX 0x6c65746eu /* "ntel" */
+
+#define CPUID_LEAF_FEATURES 0x01 /* EAX: family, model, stepping; ECX, EDX: feature bits */
 #define CPUID_1_ECX_DTES64 (1u << 2)
 #define CPUID_1_ECX_DS_CPL (1u << 4)
 #define CPUID_1_ECX_PDCM (1u << 15)
@@ -41,6 +53,12 @@ static inline struct cpuid_result cpuid(uint32_t leaf, uint32_t subleaf)
 #define CPUID_PERFMON_GP_WIDTH(eax) (((eax) >> 16) & 0xff)
 #define CPUID_PERFMON_FIXED_COUNTERS(edx) ((edx)&0x1f)
 #define CPUID_PERFMON_FIXED_WIDTH(edx) (((edx) >> 5) & 0xff)
+#define CPUID_PERFMON_GP_COUNTERS_SHIFT 8 /* EAX */
+#define CPUID_PERFMON_GP_WIDTH_SHIFT 16 /* EAX */
+#define CPUID_PERFMON_EVENTS_LENGTH_SHIFT 24 /* EAX: how many EBX bits enumerate events */
+#define CPUID_PERFMON_ARCH_EVENTS 7 /* EBX bits 6:0, each set bit an unavailable event */
+#define CPUID_PERFMON_FIXED_WIDTH_SHIFT 5 /* EDX */
+#define CPUID_PERFMON_EDX_ANYTHREAD_DEPRECATED (1u << 15) /* read from perfmon v5 */
 
 #define CPUID_LEAF_TSC 0x15 /* EAX/EBX: TSC to crystal ratio; ECX: crystal Hz */
 #define CPUID_LEAF_HYPERVISOR 0x40000000 /* EBX, ECX, EDX: signature */

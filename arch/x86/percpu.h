@@ -27,6 +27,11 @@ struct cpu {
 	unsigned int apic_id;
 	struct write_counts writes;
 	uint64_t ticks; /* timer interrupts taken on this CPU */
+	/* Exceptions (vectors 0-31) taken from a context with RFLAGS.TF set: single steps, and the
+	 * faults of code being stepped. A CPU model that steps code tells them apart by it. */
+	uint64_t stepped_exceptions;
+	/* Interrupt handlers under way in the running task's flow (saved per task at a switch). */
+	unsigned int interrupt_depth;
 };
 
 /* Valid once percpu_init() ran on this CPU; before that %gs:0 is not ours. */

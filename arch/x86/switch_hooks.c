@@ -8,6 +8,7 @@
 
 static const struct switch_hooks *registered[SWITCH_HOOKS_MAX];
 static struct switch_task current[MAX_CPUS];
+static unsigned int interrupt_depths[SWITCH_TASKS_MAX];
 
 int switch_hooks_register(const struct switch_hooks *hooks)
 {
@@ -27,6 +28,10 @@ void switch_hooks_unregister(int handle)
 
 void switch_hooks_run(const struct switch_task *prev, const struct switch_task *next)
 {
+	/* A task switched inside an interrupt handler resumes inside it: the depth is the task's.
+	 */
+	interrupt_depths[prev->index] = this_cpu()->interrupt_depth;
+	this_cpu()->interrupt_depth = interrupt_depths[next->index];
 	for (unsigned int i = 0; i < SWITCH_HOOKS_MAX; i++)
 		if (registered[i] && registered[i]->switch_out)
 			registered[i]->switch_out(prev, next);
@@ -38,6 +43,7 @@ void switch_hooks_run(const struct switch_task *prev, const struct switch_task *
 
 void switch_hooks_run_exit(const struct switch_task *task)
 {
+	interrupt_depths[task->index] = 0;
 	for (unsigned int i = 0; i < SWITCH_HOOKS_MAX; i++)
 		if (registered[i] && registered[i]->task_exit)
 			registered[i]->task_exit(task);

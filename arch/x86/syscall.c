@@ -2,6 +2,7 @@
 /* SYSCALL set-up: the MSRs, and the C side of the entry. */
 #include <stdint.h>
 
+#include "arch/x86/divert.h"
 #include "arch/x86/exceptions.h"
 #include "arch/x86/gdt.h"
 #include "arch/x86/msr-index.h"
@@ -49,6 +50,7 @@ void handle_syscall(struct cpu_regs *regs)
 		regs->rax = (uint64_t)SYSCALL_ERROR_NO_SYSCALL;
 	else
 		regs->rax = (uint64_t)handlers[regs->rax](regs);
+	divert_resume(regs);
 }
 
 /* #UD handler: a UD2 at the gate, from ring 3, is a system call; anything else is a real #UD. */

@@ -6,10 +6,13 @@
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/debug-registers.h"
+#include "arch/x86/divert.h"
 #include "arch/x86/exceptions.h"
 #include "arch/x86/extable.h"
 #include "arch/x86/gdt.h"
+#include "arch/x86/percpu.h"
 #include "arch/x86/platform.h"
+#include "arch/x86/processor-flags.h"
 #include "arch/x86/traps.h"
 #include "lib/ktap.h"
 
@@ -145,22 +148,22 @@ void fatal_exception(const struct cpu_regs *regs)
 			  exception_name(regs->vector), regs->rip);
 }
 
-void handle_exception(struct cpu_regs *regs)
+static void dispatch_exception(struct cpu_regs *regs)
 {
 	unsigned int vector = (unsigned int)regs->vector;
 	uint64_t fixup;
 
-	if (vector >= X86_EXC_COUNT) {
-		/*
-		 * EOI first: a handler need not return (the runner aborts a test that overran its
-		 * time limit). RFLAGS.IF stays 0 until IRET, so nothing nests meanwhile.
-		 */
-		if (vector != VECTOR_SPURIOUS)
-			apic_end_of_interrupt();
-		if (interrupt_handlers[vector])
-			interrupt_handlers[vector](regs);
-		return;
+	if (regs->rflags & RFLAGS_TF)
+		this_cpu()->stepped_exceptions++;
+	if (vector == X86_EXC_UD) {
+		enum divert_outcome outcome = divert_handle_trap(regs);
+
+		if (outcome == DIVERT_DONE)
+			return;
+		vector = (unsigned int)regs->vector; /* #GP when the model raised one */
 	}
+	if (vector == X86_EXC_DB && divert_debug_trap(regs))
+		return;
 	fixup = regs_from_user(regs) ? 0 : extable_find(regs->rip);
 	if (fixup) {
 		regs->rdi = EXINFO(vector, regs->error_code);
@@ -174,4 +177,26 @@ void handle_exception(struct cpu_regs *regs)
 	if (unexpected_handler && unexpected_handler(regs))
 		return;
 	fatal_exception(regs);
+}
+
+void handle_exception(struct cpu_regs *regs)
+{
+	unsigned int vector = (unsigned int)regs->vector;
+
+	if (vector >= X86_EXC_COUNT) {
+		/*
+		 * EOI first: a handler need not return (the runner aborts a test that overran its
+		 * time limit). RFLAGS.IF stays 0 until IRET, so nothing nests meanwhile.
+		 */
+		if (vector != VECTOR_SPURIOUS)
+			apic_end_of_interrupt();
+		if (this_cpu()->interrupt_depth++ == 0)
+			divert_interrupted(regs);
+		if (interrupt_handlers[vector])
+			interrupt_handlers[vector](regs);
+		this_cpu()->interrupt_depth--;
+	} else {
+		dispatch_exception(regs);
+	}
+	divert_resume(regs);
 }

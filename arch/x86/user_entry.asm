@@ -3,11 +3,15 @@
 
 %include "arch/x86/registers.inc"
 
+extern divert_resume
 global return_to_user_mode
 
 section .text
 ; rdi = the frame, at the top of the task's kernel stack. Interrupts must be off.
 return_to_user_mode:
+	push rdi
+	call divert_resume		; a CPU model may trace the task from its first instruction
+	pop rdi
 	mov rsp, rdi
 	pop_general_registers
 	add rsp, 16			; vector and error code

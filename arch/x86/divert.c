@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/* Diverted RDMSR, WRMSR and CPUID: the #UD side (arch/x86/divert.h). */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/x86/divert.h"
+#include "arch/x86/exceptions.h"
+
+#define UD2_LENGTH 2
+#define OPCODE_TWO_BYTE 0x0f
+#define OPCODE_WRMSR 0x30
+#define OPCODE_RDMSR 0x32
+#define OPCODE_CPUID 0xa2
+
+extern const uint64_t __divert_start[], __divert_end[];
+
+static const struct cpu_model_ops *model;
+
+void cpu_model_register(const struct cpu_model_ops *ops)
+{
+	model = ops;
+}
+
+bool cpu_model_registered(void)
+{
+	return model != NULL;
+}
+
+bool msr_diverted(uint32_t index)
+{
+	return model && model->owns_msr(index);
+}
+
+bool cpuid_diverted(uint32_t leaf)
+{
+	return model && model->owns_cpuid(leaf);
+}
+
+static bool divert_site(uint64_t rip)
+{
+	for (const uint64_t *site = __divert_start; site < __divert_end; site++)
+		if (*site == rip)
+			return true;
+	return false;
+}
+
+static struct cpuid_result cpuid_real(uint32_t leaf, uint32_t subleaf)
+{
+	struct cpuid_result r;
+
+	asm volatile("cpuid"
+		     : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx)
+		     : "a"(leaf), "c"(subleaf));
+	return r;
+}
+
+static bool emulate(struct cpu_regs *regs, uint8_t opcode)
+{
+	uint32_t index = (uint32_t)regs->rcx;
+	uint64_t value;
+	struct cpuid_result result;
+
+	switch (opcode) {
+	case OPCODE_RDMSR:
+		if (model->read_msr(regs, index, &value))
+			return false;
+		regs->rax = (uint32_t)value;
+		regs->rdx = value >> 32;
+		return true;
+	case OPCODE_WRMSR:
+		return !model->write_msr(regs, index,
+					 ((regs->rdx & 0xffffffffu) << 32) | (uint32_t)regs->rax);
+	default:
+		result = model->cpuid((uint32_t)regs->rax, (uint32_t)regs->rcx,
+				      cpuid_real((uint32_t)regs->rax, (uint32_t)regs->rcx));
+		regs->rax = result.eax;
+		regs->rbx = result.ebx;
+		regs->rcx = result.ecx;
+		regs->rdx = result.edx;
+		return true;
+	}
+}
+
+enum divert_outcome divert_handle_trap(struct cpu_regs *regs)
+{
+	const uint8_t *bytes = (const uint8_t *)regs->rip;
+	uint8_t opcode;
+
+	if (!model || regs_from_user(regs) || !divert_site(regs->rip))
+		return DIVERT_NONE;
+	opcode = bytes[UD2_LENGTH + 1];
+	if (bytes[UD2_LENGTH] != OPCODE_TWO_BYTE ||
+	    (opcode != OPCODE_RDMSR && opcode != OPCODE_WRMSR && opcode != OPCODE_CPUID))
+		return DIVERT_NONE;
+	if (!emulate(regs, opcode)) {
+		regs->vector = X86_EXC_GP;
+		regs->error_code = 0;
+		return DIVERT_FAULT;
+	}
+	regs->rip += DIVERTED_SITE_LENGTH;
+	model->retired(regs);
+	return DIVERT_DONE;
+}
+
+bool divert_debug_trap(struct cpu_regs *regs)
+{
+	return model && model->debug_trap(regs);
+}
+
+void divert_interrupted(struct cpu_regs *regs)
+{
+	if (model)
+		model->interrupted(regs);
+}
+
+void divert_resume(struct cpu_regs *regs)
+{
+	if (model)
+		model->resume(regs);
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/* Diverted instructions: RDMSR, WRMSR and CPUID served by a registered CPU model. */
+#ifndef ARCH_X86_DIVERT_H
+#define ARCH_X86_DIVERT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arch/x86/regs.h"
+
+struct cpuid_result {
+	uint32_t eax, ebx, ecx, edx;
+};
+
+/*
+ * A CPU model stands in for hardware that the CPU lacks (an emulated Debug Store and PMU). It
+ * lives above arch/x86 and registers itself here; arch/x86 never includes it.
+ *
+ * The accessors in msr.h and cpuid.h ask owns_msr()/owns_cpuid() first. For what the model
+ * owns they execute UD2 followed by the real instruction's bytes, at a site listed in section
+ * .divert: the #UD reaches divert_handle_trap() before any other handler, which calls the
+ * model and resumes after the instruction. So a diverted access is one instruction, taken with
+ * interrupts off, as on silicon; and a #GP that the model raises is delivered from that site
+ * exactly as the CPU's own: a _safe accessor's fix-up sees it, a plain one takes it.
+ *
+ * Every callback runs in exception context, interrupts off, on the CPU that executed the access.
+ */
+struct cpu_model_ops {
+	bool (*owns_msr)(uint32_t index);
+	bool (*owns_cpuid)(uint32_t leaf);
+	/* Return true to raise #GP(0); then nothing changed. */
+	bool (*read_msr)(struct cpu_regs *regs, uint32_t index, uint64_t *value);
+	bool (*write_msr)(struct cpu_regs *regs, uint32_t index, uint64_t value);
+	struct cpuid_result (*cpuid)(uint32_t leaf, uint32_t subleaf, struct cpuid_result real);
+	/* A diverted instruction completed: regs->rip is already past it. */
+	void (*retired)(struct cpu_regs *regs);
+	/* The first look at every #DB. True when the model consumed the whole exception. */
+	bool (*debug_trap)(struct cpu_regs *regs);
+	/* An interrupt arrived in the task's own flow (not inside another handler). */
+	void (*interrupted)(struct cpu_regs *regs);
+	/* A context is about to be resumed from regs (IRET or SYSRET path), interrupts off. */
+	void (*resume)(struct cpu_regs *regs);
+};
+
+/* UD2 and the two bytes of the real instruction. */
+#define DIVERTED_SITE_LENGTH 4
+
+/* Install the model (once, on the boot CPU, before the other CPUs start). */
+void cpu_model_register(const struct cpu_model_ops *ops);
+bool cpu_model_registered(void);
+
+/* For the accessors: does the model serve this MSR or leaf? */
+bool msr_diverted(uint32_t index);
+bool cpuid_diverted(uint32_t leaf);
+
+/* For traps.c and the entry paths. */
+enum divert_outcome {
+	DIVERT_NONE, /* not a diverted site: dispatch the #UD as usual */
+	DIVERT_DONE, /* emulated; resume at regs->rip */
+	DIVERT_FAULT, /* the model raised #GP(0): regs->vector and error_code now say so */
+};
+enum divert_outcome divert_handle_trap(struct cpu_regs *regs);
+bool divert_debug_trap(struct cpu_regs *regs);
+void divert_interrupted(struct cpu_regs *regs);
+void divert_resume(struct cpu_regs *regs);
+
+/* Record the current instruction as a diverted site (see above). */
+#define _ASM_DIVERT(site)                 \
+	".pushsection .divert, \"a\"\n\t" \
+	".balign 8\n\t"                   \
+	".quad " #site "\n\t"             \
+	".popsection\n\t"
+
+#endif
