@@ -26,6 +26,7 @@
 #define DEBUGCTL_FREEZE_PERFMON_ON_PMI (1ull << 12)
 
 #define MSR_IA32_PERF_CAPABILITIES 0x00000345 /* exists when CPUID.1:ECX.PDCM=1 */
+#define PERF_CAP_PEBS_TRAP (1ull << 6) /* a PEBS record's IP is the next instruction's */
 #define PERF_CAP_PEBS_FORMAT_SHIFT 8
 #define PERF_CAP_PEBS_FORMAT_MASK (0xfull << PERF_CAP_PEBS_FORMAT_SHIFT)
 #define PERF_CAP_FULL_WIDTH_WRITE (1ull << 13) /* counts writable through IA32_A_PMCx */
@@ -34,16 +35,46 @@
 /* Architectural performance monitoring (SDM Vol. 4 Table 2-2; hardware.md A6). */
 #define MSR_IA32_PMC0 0x000000c1 /* + i; a write sign-extends bit 31 (SDM §20.2.6) */
 #define MSR_IA32_PERFEVTSEL0 0x00000186 /* + i */
+#define PERFEVTSEL_EVENT_CORE_CYCLES 0x3cull /* architectural "UnHalted Core Cycles" (umask 0) */
+#define PERFEVTSEL_EVENT_MASK 0xffull
+#define PERFEVTSEL_UMASK_SHIFT 8
+#define PERFEVTSEL_UMASK_MASK (0xffull << PERFEVTSEL_UMASK_SHIFT)
+#define PERFEVTSEL_USR (1ull << 16)
+#define PERFEVTSEL_OS (1ull << 17)
+#define PERFEVTSEL_ANY_THREAD (1ull << 21) /* perfmon v3 and v4; deprecated from v5 */
+#define PERFEVTSEL_INT (1ull << 20) /* PMI on overflow */
+#define PERFEVTSEL_EN (1ull << 22)
+#define PERFEVTSEL_ARCH_BITS 0xffffffffull /* event, umask, flags and cmask: bits 31:0 */
+#define PERFEVTSEL_ADAPTIVE (1ull << 34) /* adaptive PEBS record (Linux ICL_EVENTSEL_ADAPTIVE) */
 #define MSR_IA32_FIXED_CTR0 0x00000309 /* + i */
 #define MSR_IA32_FIXED_CTR_CTRL 0x0000038d
+#define FIXED_CTR_CTRL_FIELD_BITS 4 /* fixed counter i's field: bits 4i+3:4i */
+#define FIXED_CTR_CTRL_OS (1ull << 0)
+#define FIXED_CTR_CTRL_USR (1ull << 1)
+#define FIXED_CTR_CTRL_ANY_THREAD (1ull << 2) /* perfmon v3 and v4; deprecated from v5 */
+#define FIXED_CTR_CTRL_PMI (1ull << 3)
+#define FIXED_CTR_CTRL_ADAPTIVE (1ull << 32) /* counter i at bit 32 + 4i (ICL_FIXED_0_ADAPTIVE) */
 #define MSR_IA32_PERF_GLOBAL_CTRL 0x0000038f
 #define MSR_IA32_A_PMC0 0x000004c1 /* + i; full-width writes, PERF_CAPABILITIES bit 13 */
 #define MSR_IA32_PERF_GLOBAL_STATUS 0x0000038e
 #define MSR_IA32_PERF_GLOBAL_OVF_CTRL 0x00000390 /* write 1 to clear; STATUS_RESET from v4 */
+#define PERF_GLOBAL_FIXED_CTR0 (1ull << 32) /* << i: fixed counter i in CTRL, STATUS, OVF_CTRL */
+#define PERF_GLOBAL_STATUS_LBRS_FROZEN (1ull << 58) /* perfmon v4 */
+#define PERF_GLOBAL_STATUS_COUNTERS_FROZEN (1ull << 59) /* perfmon v4 */
 #define PERF_GLOBAL_STATUS_BUFFER_OVF (1ull << 62) /* DS buffer reached its threshold */
 #define PERF_GLOBAL_STATUS_COND_CHANGED (1ull << 63)
 
-#define MSR_IA32_PEBS_ENABLE 0x000003f1
+#define MSR_IA32_PEBS_ENABLE 0x000003f1 /* bit i: PEBS on PMC i */
+#define PEBS_ENABLE_LOAD_LATENCY_PMC0 (1ull << 32) /* << i: PMC i, Nehalem to Skylake */
+#define PEBS_ENABLE_FIXED_CTR0 (1ull << 32) /* << i: fixed counter i, with PEBS on all counters */
+#define PEBS_ENABLE_PRECISE_STORE (1ull << 63) /* Sandy Bridge to Skylake */
+#define MSR_PEBS_DATA_CFG 0x000003f2 /* adaptive PEBS: format >= 4 with baseline */
+#define PEBS_DATACFG_MEMINFO (1ull << 0)
+#define PEBS_DATACFG_GP (1ull << 1)
+#define PEBS_DATACFG_XMMS (1ull << 2)
+#define PEBS_DATACFG_LBRS (1ull << 3)
+#define PEBS_DATACFG_LBR_SHIFT 24 /* bits 31:24: LBR entries - 1 */
+#define PEBS_DATACFG_LBR_MASK (0xffull << PEBS_DATACFG_LBR_SHIFT)
 #define MSR_IA32_DS_AREA 0x00000600
 
 #define MSR_EFER 0xc0000080

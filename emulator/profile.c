@@ -1,0 +1,452 @@
+/* SPDX-License-Identifier: MIT */
+/* The emulated CPU's profiles: real Intel parts' perfmon and Debug Store enumeration. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/x86/msr-index.h"
+#include "emulator/profile.h"
+#include "lib/string.h"
+
+#define OVERRIDE_VALUE_MAX 999 /* more digits than any key takes: rejected, never overflowed */
+
+/*
+ * Each profile gives the real part's numbers: Linux's boot line ("Performance Events: PEBS
+ * fmtN+, ... version, bit width, generic registers, fixed-purpose events"; '+' is
+ * PERF_CAPABILITIES.PEBS_TRAP) and CPUID.1:EAX of the part named. Where a value is the model's
+ * choice it says so. pebs_enable_mask equals emulator_profile_pebs_enable_mask() for each (a
+ * host test checks it).
+ */
+static const struct emulator_profile profiles[] = {
+	/*
+	 * Core 2 (Penryn, Core 2 Duo P7350, 06_17H stepping A): "PEBS fmt0+, 4-deep LBR, Core2
+	 * events", version 2, 2 GP counters of 40 bits; 3 fixed counters of 40 bits (SDM Vol. 4
+	 * Core 2 table, MSR_PERF_FIXED_CTR0-2). PEBS on PMC0 only. CPUID.1 reports DTES64, DS-CPL
+	 * and PDCM on Penryn.
+	 */
+	{
+		.name = "core2",
+		.perfmon_version = 2,
+		.gp_counters = 2,
+		.gp_width = 40,
+		.fixed_counters = 3,
+		.fixed_width = 40,
+		.ds = true,
+		.dtes64 = true,
+		.ds_cpl = true,
+		.pdcm = true,
+		.bts = true,
+		.pebs = true,
+		.pebs_format = 0,
+		.pebs_enable_mask = 1ull << 0,
+		.family_model_stepping = 0x0001067a,
+	},
+	/*
+	 * Nehalem (Core i7 920, 06_1AH stepping 4): "PEBS fmt1+, Nehalem events", version 3, 4 GP
+	 * counters of 48 bits, 3 fixed; no full-width writes. MSR_PEBS_ENABLE (SDM Vol. 4 Nehalem
+	 * table): PEBS_EN_PMC0-3 at bits 3:0, LL_EN_PMC0-3 at bits 35:32.
+	 */
+	{
+		.name = "nehalem",
+		.perfmon_version = 3,
+		.gp_counters = 4,
+		.gp_width = 48,
+		.fixed_counters = 3,
+		.fixed_width = 48,
+		.ds = true,
+		.dtes64 = true,
+		.ds_cpl = true,
+		.pdcm = true,
+		.bts = true,
+		.pebs = true,
+		.pebs_format = 1,
+		.pebs_enable_mask = (0xfull << 0) | (0xfull << 32),
+		.family_model_stepping = 0x000106a4,
+	},
+	/*
+	 * Haswell (Core i7-4770 class, 06_3CH stepping 3): "PEBS fmt2+, Haswell events, full-width
+	 * counters", version 3, 4 GP counters of 48 bits with Hyper-Threading (8 without), 3
+	 * fixed. MSR_PEBS_ENABLE as the Sandy Bridge table: PMC0-3, LL_EN 35:32, PS_EN bit 63.
+	 */
+	{
+		.name = "haswell",
+		.perfmon_version = 3,
+		.gp_counters = 4,
+		.gp_width = 48,
+		.fixed_counters = 3,
+		.fixed_width = 48,
+		.ds = true,
+		.dtes64 = true,
+		.ds_cpl = true,
+		.pdcm = true,
+		.bts = true,
+		.pebs = true,
+		.pebs_format = 2,
+		.full_width = true,
+		.pebs_enable_mask = (0xfull << 0) | (0xfull << 32) | (1ull << 63),
+		.family_model_stepping = 0x000306c3,
+	},
+	/*
+	 * Skylake (Core i3-6300T, 06_5EH stepping 3): "PEBS fmt3+, Skylake events, full-width
+	 * counters", version 4, 4 GP counters of 48 bits (with Hyper-Threading), 3 fixed.
+	 * MSR_PEBS_ENABLE as Haswell.
+	 */
+	{
+		.name = "skylake",
+		.perfmon_version = 4,
+		.gp_counters = 4,
+		.gp_width = 48,
+		.fixed_counters = 3,
+		.fixed_width = 48,
+		.ds = true,
+		.dtes64 = true,
+		.ds_cpl = true,
+		.pdcm = true,
+		.bts = true,
+		.pebs = true,
+		.pebs_format = 3,
+		.full_width = true,
+		.pebs_enable_mask = (0xfull << 0) | (0xfull << 32) | (1ull << 63),
+		.family_model_stepping = 0x000506e3,
+	},
+	/*
+	 * Ice Lake client (Core i7-1065G7, 06_7EH stepping 5): "PEBS fmt4+-baseline, AnyThread
+	 * deprecated, Icelake events, full-width counters", version 5, 8 GP counters of 48 bits,
+	 * 4 fixed (the fourth counts topdown slots), CPUID.0AH:ECX = 0xf. PEBS on every counter.
+	 */
+	{
+		.name = "icelake",
+		.perfmon_version = 5,
+		.gp_counters = 8,
+		.gp_width = 48,
+		.fixed_counters = 4,
+		.fixed_width = 48,
+		.fixed_bitmap = 0xf,
+		.ds = true,
+		.dtes64 = true,
+		.ds_cpl = true,
+		.pdcm = true,
+		.bts = true,
+		.pebs = true,
+		.pebs_format = 4,
+		.pebs_baseline = true,
+		.full_width = true,
+		.pebs_enable_mask = (0xffull << 0) | (0xfull << 32),
+		.family_model_stepping = 0x000706e5,
+	},
+	/*
+	 * Arrow Lake-H P-core (Core Ultra 9 285H, 06_C5H stepping 2): "PEBS fmt5+-baseline,
+	 * AnyThread deprecated, ArrowLake-H Hybrid events", cpu_core version 5, 48 bits, 4 fixed
+	 * counters. The P-core has 10 GP counters; the profile has 8, the kernel's limit (choice).
+	 */
+	{
+		.name = "arrowlake",
+		.perfmon_version = 5,
+		.gp_counters = 8,
+		.gp_width = 48,
+		.fixed_counters = 4,
+		.fixed_width = 48,
+		.fixed_bitmap = 0xf,
+		.ds = true,
+		.dtes64 = true,
+		.ds_cpl = true,
+		.pdcm = true,
+		.bts = true,
+		.pebs = true,
+		.pebs_format = 5,
+		.pebs_baseline = true,
+		.full_width = true,
+		.pebs_enable_mask = (0xffull << 0) | (0xfull << 32),
+		.family_model_stepping = 0x000c0652,
+	},
+	/*
+	 * A KVM guest with PEBS passthrough on an Ice Lake server host (06_6AH stepping 6, the
+	 * first with EPT-friendly PEBS). KVM caps the guest at perfmon version 2 and 3 fixed
+	 * counters (kvm_init_pmu_capability()), sets CPUID DS and DTES64 but not DS-CPL when it
+	 * exposes PEBS (vmx.c), passes the host's PEBS format, baseline and full-width bits, and
+	 * leaves IA32_MISC_ENABLE.BTS_UNAVAILABLE set (kvm_vcpu_reset()): BTS is not available and
+	 * DEBUGCTL.TR/BTS raise #GP.
+	 */
+	{
+		.name = "kvm_pebs",
+		.perfmon_version = 2,
+		.gp_counters = 8,
+		.gp_width = 48,
+		.fixed_counters = 3,
+		.fixed_width = 48,
+		.ds = true,
+		.dtes64 = true,
+		.ds_cpl = false,
+		.pdcm = true,
+		.bts = false,
+		.pebs = true,
+		.pebs_format = 4,
+		.pebs_baseline = true,
+		.full_width = true,
+		.pebs_enable_mask = (0xffull << 0) | (0x7ull << 32),
+		.family_model_stepping = 0x000606a6,
+	},
+};
+
+#define PROFILE_COUNT (sizeof(profiles) / sizeof(profiles[0]))
+#define DEFAULT_PROFILE 4 /* icelake */
+
+const struct emulator_profile *emulator_profile_find(const char *name)
+{
+	for (size_t i = 0; name && i < PROFILE_COUNT; i++)
+		if (strcmp(profiles[i].name, name) == 0)
+			return &profiles[i];
+	return NULL;
+}
+
+const struct emulator_profile *emulator_profile_default(void)
+{
+	return &profiles[DEFAULT_PROFILE];
+}
+
+const char *emulator_profile_names(void)
+{
+	return "core2|nehalem|haswell|skylake|icelake|arrowlake|kvm_pebs";
+}
+
+bool emulator_gp_counter_exists(const struct emulator_profile *profile, unsigned int i)
+{
+	return profile->perfmon_version >= 1 && i < profile->gp_counters && i < EMULATOR_MAX_GP;
+}
+
+bool emulator_fixed_counter_exists(const struct emulator_profile *profile, unsigned int i)
+{
+	bool in_bitmap = profile->perfmon_version >= 5 && ((profile->fixed_bitmap >> i) & 1);
+
+	return profile->perfmon_version >= 2 && i < EMULATOR_MAX_FIXED &&
+	       (in_bitmap || profile->fixed_counters > i);
+}
+
+static uint64_t width_mask(unsigned int width)
+{
+	return width >= 64 ? ~0ull : (1ull << width) - 1;
+}
+
+uint64_t emulator_counter_mask(const struct emulator_profile *profile, bool fixed)
+{
+	if (!fixed)
+		return emulator_gp_counter_exists(profile, 0) ? width_mask(profile->gp_width) : 0;
+	for (unsigned int i = 0; i < EMULATOR_MAX_FIXED; i++)
+		if (emulator_fixed_counter_exists(profile, i))
+			return width_mask(profile->fixed_width);
+	return 0;
+}
+
+uint64_t emulator_counter_bits(const struct emulator_profile *profile)
+{
+	uint64_t bits = 0;
+
+	for (unsigned int i = 0; i < EMULATOR_MAX_GP; i++)
+		if (emulator_gp_counter_exists(profile, i))
+			bits |= 1ull << i;
+	for (unsigned int i = 0; i < EMULATOR_MAX_FIXED; i++)
+		if (emulator_fixed_counter_exists(profile, i))
+			bits |= PERF_GLOBAL_FIXED_CTR0 << i;
+	return bits;
+}
+
+bool emulator_pebs_adaptive(const struct emulator_profile *profile)
+{
+	return profile->pebs && profile->pebs_baseline && profile->pebs_format >= 4;
+}
+
+uint64_t emulator_profile_pebs_enable_mask(const struct emulator_profile *profile)
+{
+	uint64_t mask = 0;
+
+	if (!profile->pebs)
+		return 0;
+	if (profile->pebs_format == 0)
+		return emulator_gp_counter_exists(profile, 0) ? 1ull << 0 : 0;
+	if (profile->pebs_format >= 4) {
+		for (unsigned int i = 0; i < EMULATOR_MAX_GP; i++)
+			if (emulator_gp_counter_exists(profile, i))
+				mask |= 1ull << i;
+		for (unsigned int i = 0; i < EMULATOR_MAX_FIXED; i++)
+			if (emulator_fixed_counter_exists(profile, i))
+				mask |= PEBS_ENABLE_FIXED_CTR0 << i;
+		return mask;
+	}
+	for (unsigned int i = 0; i < 4; i++)
+		if (emulator_gp_counter_exists(profile, i))
+			mask |= (1ull << i) | (PEBS_ENABLE_LOAD_LATENCY_PMC0 << i);
+	if (profile->pebs_format >= 2 && emulator_gp_counter_exists(profile, 3))
+		mask |= PEBS_ENABLE_PRECISE_STORE;
+	return mask;
+}
+
+/* Append text to err at *at, always NUL-terminated, truncating. */
+static void error_append(char *err, size_t err_size, size_t *at, const char *text)
+{
+	while (err && *text && *at + 1 < err_size)
+		err[(*at)++] = *text++;
+	if (err && err_size)
+		err[*at < err_size ? *at : err_size - 1] = '\0';
+}
+
+static bool fail(char *err, size_t err_size, const char *reason)
+{
+	size_t at = 0;
+
+	error_append(err, err_size, &at, reason);
+	return false;
+}
+
+bool emulator_profile_check(const struct emulator_profile *p, char *err, size_t err_size)
+{
+	bool any_fixed = emulator_counter_mask(p, true) != 0;
+
+	if (p->perfmon_version > 5)
+		return fail(err, err_size, "perfmon versions 0 to 5 are modelled");
+	if (p->gp_counters > EMULATOR_MAX_GP)
+		return fail(err, err_size, "at most 8 GP counters (the kernel's limit)");
+	if (p->fixed_counters > EMULATOR_MAX_FIXED || (p->fixed_bitmap >> EMULATOR_MAX_FIXED))
+		return fail(err, err_size, "at most 4 fixed counters");
+	if (p->perfmon_version == 0 && p->gp_counters)
+		return fail(err, err_size, "perfmon version 0 has no GP counters (gp=0 first)");
+	if (p->perfmon_version < 2 && (p->fixed_counters || p->fixed_bitmap))
+		return fail(err, err_size, "fixed counters need perfmon version 2 (fixed=0 first)");
+	if (p->perfmon_version < 5 && p->fixed_bitmap)
+		return fail(err, err_size, "the fixed-counter bitmap needs perfmon version 5");
+	if (p->gp_counters &&
+	    (p->gp_width < EMULATOR_MIN_COUNTER_WIDTH || p->gp_width > EMULATOR_MAX_COUNTER_WIDTH))
+		return fail(err, err_size, "GP counter width must be 32 to 48 bits");
+	if (any_fixed && (p->fixed_width < EMULATOR_MIN_COUNTER_WIDTH ||
+			  p->fixed_width > EMULATOR_MAX_COUNTER_WIDTH))
+		return fail(err, err_size, "fixed counter width must be 32 to 48 bits");
+	if (p->pebs_format > EMULATOR_MAX_PEBS_FORMAT)
+		return fail(err, err_size, "PEBS formats 0 to 5 are modelled");
+	if ((p->dtes64 || p->ds_cpl || p->bts || p->pebs) && !p->ds)
+		return fail(err, err_size, "DTES64, DS-CPL, BTS and PEBS need the Debug Store");
+	if ((p->bts || p->pebs) && !p->dtes64)
+		return fail(err, err_size,
+			    "the model writes the 64-bit DS format only: needs DTES64");
+	if (p->pebs && !emulator_gp_counter_exists(p, 0))
+		return fail(err, err_size, "PEBS needs a GP counter");
+	if ((p->pebs_format || p->pebs_baseline || p->full_width) && !p->pdcm)
+		return fail(err, err_size, "PERF_CAPABILITIES fields need PDCM");
+	if (p->pebs_baseline && (!p->pebs || p->pebs_format < 4))
+		return fail(err, err_size, "PEBS baseline needs PEBS format 4 or later");
+	if (!p->pebs && p->pebs_enable_mask)
+		return fail(err, err_size, "PEBS_ENABLE bits without PEBS");
+	return true;
+}
+
+/* Decimal, no sign, at most OVERRIDE_VALUE_MAX. */
+static bool parse_number(const char *text, unsigned int *value)
+{
+	unsigned int v = 0;
+
+	if (!text || !*text)
+		return false;
+	for (; *text; text++) {
+		if (*text < '0' || *text > '9')
+			return false;
+		v = v * 10 + (unsigned int)(*text - '0');
+		if (v > OVERRIDE_VALUE_MAX)
+			return false;
+	}
+	*value = v;
+	return true;
+}
+
+static bool parse_bool(const char *text, bool *value)
+{
+	static const char *const yes[] = { "1", "yes", "true", "on" };
+	static const char *const no[] = { "0", "no", "false", "off" };
+
+	for (size_t i = 0; text && i < sizeof(yes) / sizeof(yes[0]); i++) {
+		if (strcmp(text, yes[i]) == 0 || strcmp(text, no[i]) == 0) {
+			*value = strcmp(text, yes[i]) == 0;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The keys that take a number, and where each goes. */
+static unsigned int *number_field(struct emulator_profile *p, const char *key)
+{
+	if (strcmp(key, "perfmon") == 0)
+		return &p->perfmon_version;
+	if (strcmp(key, "gp") == 0)
+		return &p->gp_counters;
+	if (strcmp(key, "gp_width") == 0)
+		return &p->gp_width;
+	if (strcmp(key, "fixed") == 0)
+		return &p->fixed_counters;
+	if (strcmp(key, "fixed_width") == 0)
+		return &p->fixed_width;
+	if (strcmp(key, "pebs_format") == 0)
+		return &p->pebs_format;
+	return NULL;
+}
+
+static bool *bool_field(struct emulator_profile *p, const char *key)
+{
+	if (strcmp(key, "baseline") == 0)
+		return &p->pebs_baseline;
+	if (strcmp(key, "full_width") == 0)
+		return &p->full_width;
+	if (strcmp(key, "bts") == 0)
+		return &p->bts;
+	if (strcmp(key, "pebs") == 0)
+		return &p->pebs;
+	if (strcmp(key, "ds_cpl") == 0)
+		return &p->ds_cpl;
+	if (strcmp(key, "leftovers") == 0)
+		return &p->firmware_leftovers;
+	return NULL;
+}
+
+/* "KEY=VALUE: reason" */
+static bool fail_override(char *err, size_t err_size, const char *key, const char *value,
+			  const char *reason)
+{
+	size_t at = 0;
+
+	error_append(err, err_size, &at, key);
+	error_append(err, err_size, &at, "=");
+	error_append(err, err_size, &at, value);
+	error_append(err, err_size, &at, ": ");
+	error_append(err, err_size, &at, reason);
+	return false;
+}
+
+bool emulator_profile_override(struct emulator_profile *profile, const char *key, const char *value,
+			       char *err, size_t err_size)
+{
+	struct emulator_profile copy = *profile;
+	char reason[96];
+	unsigned int *number;
+	bool *flag;
+
+	if (!key || !value)
+		return fail(err, err_size, "expected KEY and VALUE");
+	number = number_field(&copy, key);
+	flag = bool_field(&copy, key);
+	if (number && !parse_number(value, number))
+		return fail_override(err, err_size, key, value, "not a number");
+	if (flag && !parse_bool(value, flag))
+		return fail_override(err, err_size, key, value, "not 0 or 1");
+	if (!number && !flag)
+		return fail_override(
+			err, err_size, key, value,
+			"unknown key (perfmon, gp, gp_width, fixed, fixed_width, "
+			"pebs_format, baseline, full_width, bts, pebs, ds_cpl, leftovers)");
+	if (strcmp(key, "perfmon") == 0 || strcmp(key, "fixed") == 0)
+		copy.fixed_bitmap =
+			copy.perfmon_version >= 5 && copy.fixed_counters <= EMULATOR_MAX_FIXED
+				? (1u << copy.fixed_counters) - 1
+				: 0;
+	copy.pebs_enable_mask = emulator_profile_pebs_enable_mask(&copy);
+	if (!emulator_profile_check(&copy, reason, sizeof(reason)))
+		return fail_override(err, err_size, key, value, reason);
+	*profile = copy;
+	return true;
+}

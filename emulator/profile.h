@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/* CPU profiles of the emulated CPU: what its CPUID and MSRs enumerate, per real Intel part. */
+#ifndef EMULATOR_PROFILE_H
+#define EMULATOR_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define EMULATOR_MAX_GP 8 /* IA32_PERFEVTSEL0-7, IA32_PMC0-7: what the kernel drives */
+#define EMULATOR_MAX_FIXED 4 /* IA32_FIXED_CTR0-3 */
+#define EMULATOR_MAX_PEBS_FORMAT 5 /* 6 and up are treated as 5 by Linux ds.c */
+#define EMULATOR_MIN_COUNTER_WIDTH 32 /* a legacy PMC write carries 32 bits (choice) */
+#define EMULATOR_MAX_COUNTER_WIDTH 48 /* the widest any Intel part enumerates (choice) */
+
+/*
+ * One CPU model. The profile is the whole truth the emulated CPU tells: CPUID leaves 1 and 0AH,
+ * IA32_PERF_CAPABILITIES and IA32_MISC_ENABLE are derived from it (registers.c), and every MSR
+ * the model owns exists or raises #GP by it.
+ */
+struct emulator_profile {
+	const char *name;
+	unsigned int perfmon_version; /* CPUID.0AH:EAX[7:0]; 0 = none */
+	unsigned int gp_counters, gp_width; /* EAX[15:8], EAX[23:16] */
+	unsigned int fixed_counters, fixed_width; /* EDX[4:0], EDX[12:5] (version >= 2) */
+	uint32_t fixed_bitmap; /* CPUID.0AH:ECX from version 5 (0 before) */
+	bool ds, dtes64, ds_cpl, pdcm; /* CPUID.1 bits */
+	bool bts; /* IA32_MISC_ENABLE bit 11 clear */
+	bool pebs; /* IA32_MISC_ENABLE bit 12 clear */
+	unsigned int pebs_format; /* PERF_CAPABILITIES[11:8] */
+	bool pebs_baseline; /* PERF_CAPABILITIES bit 14 */
+	bool full_width; /* PERF_CAPABILITIES bit 13 */
+	uint64_t pebs_enable_mask; /* the IA32_PEBS_ENABLE bits this CPU defines (rule 6) */
+	bool firmware_leftovers; /* boot state as firmware left it (rule 8; registers.c) */
+	uint32_t family_model_stepping; /* CPUID.1:EAX to report */
+};
+
+/* A named profile (the list is in profile.c), or NULL. */
+const struct emulator_profile *emulator_profile_find(const char *name);
+/* "icelake": every feature the kernel drives, PEBS baseline included. */
+const struct emulator_profile *emulator_profile_default(void);
+/* The names separated by '|', for a usage line. */
+const char *emulator_profile_names(void);
+
+/*
+ * Apply one override to a copy of a profile. Keys and values:
+ *   perfmon=0..5, gp=0..8, gp_width=32..48, fixed=0..4, fixed_width=32..48, pebs_format=0..5,
+ *   and booleans (0, 1, no, yes, false, true, off, on) baseline, full_width, bts, pebs,
+ *   ds_cpl, leftovers.
+ * Overrides apply one at a time, and each must leave a consistent profile (see
+ * emulator_profile_check); so turning a feature on that needs another comes after it
+ * ("pebs_format=4" before "baseline=1"). perfmon and fixed keep the version 5 bitmap
+ * (CPUID.0AH:ECX) contiguous: fixed counters 0 to fixed - 1. pebs_enable_mask is recomputed
+ * (emulator_profile_pebs_enable_mask). Returns false, with a one-line reason in err and the
+ * profile unchanged, for an unknown key, a bad value or an impossible combination.
+ */
+bool emulator_profile_override(struct emulator_profile *profile, const char *key, const char *value,
+			       char *err, size_t err_size);
+
+/* Is the profile one a CPU could enumerate? False with a one-line reason in err. */
+bool emulator_profile_check(const struct emulator_profile *profile, char *err, size_t err_size);
+
+/*
+ * The IA32_PEBS_ENABLE bits a CPU of this PEBS format defines (emulator-rules.md rule 6, from
+ * the SDM Vol. 4 model tables for MSR 3F1H): format 0 (Core 2) PMC0 only; formats 1-3
+ * (Nehalem to Skylake) PMC0-3 and their load-latency bits 32-35, plus precise store (bit 63)
+ * from format 2 (the Sandy Bridge table; Sandy Bridge itself is format 1, a profile of it
+ * would add bit 63); format 4 and up every GP counter and fixed counter i at bit 32 + i (PEBS
+ * baseline, and Tremont without it). Only counters that exist count. 0 without PEBS.
+ */
+uint64_t emulator_profile_pebs_enable_mask(const struct emulator_profile *profile);
+
+/* Enumeration (SDM Vol. 3B "Architectural Performance Monitoring"), for the engine too. */
+bool emulator_gp_counter_exists(const struct emulator_profile *profile, unsigned int i);
+/* CPUID.0AH:ECX[i] || EDX[4:0] > i (rule 9), ECX only from version 5, EDX from version 2. */
+bool emulator_fixed_counter_exists(const struct emulator_profile *profile, unsigned int i);
+/* The value bits of a GP (fixed = false) or fixed counter: bits width-1:0; 0 when none exist. */
+uint64_t emulator_counter_mask(const struct emulator_profile *profile, bool fixed);
+/* Bit i per GP counter and bit 32 + i per fixed counter: the counter bits of the GLOBAL_* MSRs. */
+uint64_t emulator_counter_bits(const struct emulator_profile *profile);
+/*
+ * Adaptive PEBS: PEBS with baseline (format >= 4). EVTSEL bit 34, FIXED_CTR_CTRL bit 32 + 4i
+ * and MSR_PEBS_DATA_CFG exist only then (KVM intel_pmu_refresh(), which follows the SDM).
+ */
+bool emulator_pebs_adaptive(const struct emulator_profile *profile);
+
+#endif

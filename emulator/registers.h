@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/* The emulated CPU's register file: RDMSR, WRMSR and CPUID as the SDM defines them, per profile. */
+#ifndef EMULATOR_REGISTERS_H
+#define EMULATOR_REGISTERS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arch/x86/cpuid.h"
+#include "emulator/profile.h"
+
+/*
+ * One logical CPU's MSRs as the model holds them. The engine reads and updates them directly
+ * (counting, overflow status, PEBS reloads); software reaches them only through
+ * emulator_read_msr() and emulator_write_msr(). Counter values are held at their width
+ * (emulator_counter_mask()). debugctl never holds LBR or BTF (not modelled: written, dropped).
+ */
+struct emulator_registers {
+	uint64_t debugctl, ds_area, pebs_enable, pebs_data_cfg, misc_enable, perf_capabilities;
+	uint64_t evtsel[EMULATOR_MAX_GP], counter[EMULATOR_MAX_GP];
+	uint64_t fixed_counter[EMULATOR_MAX_FIXED], fixed_ctrl;
+	uint64_t global_ctrl, global_status;
+};
+
+/*
+ * The state out of RESET (emulator-rules.md rule 8). The SDM leaves counters, EVTSELs,
+ * PEBS_ENABLE and DS_AREA undefined; the model zeroes them, and sets GLOBAL_CTRL bits n-1:0 for
+ * the n GP counters (SDM since 2023). IA32_MISC_ENABLE and IA32_PERF_CAPABILITIES take the
+ * profile's values.
+ *
+ * With profile->firmware_leftovers, firmware has left the PMU running, as Linux's
+ * check_hw_exists() reports on real machines ("the BIOS has corrupted hw-PMU resources (MSR
+ * 186 is 43003c)", "(MSR 38d is 330)"): IA32_PERFEVTSEL0 counts unhalted core cycles at every
+ * CPL and PMC0 holds a count; IA32_FIXED_CTR_CTRL enables fixed counters 1 and 2 at every CPL
+ * (those that exist), each holding a count, and GLOBAL_CTRL enables them too (choice: so they
+ * run). Every leftover is a value the model itself accepts on WRMSR.
+ */
+void emulator_registers_reset(struct emulator_registers *registers,
+			      const struct emulator_profile *profile);
+
+/*
+ * Does the model own this MSR number? The whole family, also members this profile lacks
+ * (those raise #GP): IA32_DEBUGCTL, IA32_DS_AREA, IA32_PEBS_ENABLE, MSR_PEBS_DATA_CFG,
+ * IA32_PERF_CAPABILITIES, IA32_MISC_ENABLE, IA32_PERFEVTSEL0-7, IA32_PMC0-7, IA32_A_PMC0-7,
+ * IA32_FIXED_CTR0-3, IA32_FIXED_CTR_CTRL, IA32_PERF_GLOBAL_CTRL, _STATUS and _OVF_CTRL.
+ */
+bool emulator_owns_msr(uint32_t index);
+
+/*
+ * RDMSR and WRMSR. Each returns true when the access raises #GP(0); then nothing changed. The
+ * semantics, with their sources, are at each MSR in registers.c.
+ */
+bool emulator_read_msr(const struct emulator_registers *registers,
+		       const struct emulator_profile *profile, uint32_t index, uint64_t *value);
+bool emulator_write_msr(struct emulator_registers *registers,
+			const struct emulator_profile *profile, uint32_t index, uint64_t value);
+
+/*
+ * CPUID, given what the platform itself returned for the leaf (real). Leaf 0: "GenuineIntel",
+ * highest basic leaf at least 0AH. Leaf 1: EAX the profile's family, model and stepping; DS,
+ * DTES64, DS-CPL and PDCM set or cleared per profile; the rest real. Leaf 0AH: the profile's
+ * perfmon, all 7 architectural events available. Any other leaf: real, unchanged.
+ */
+bool emulator_owns_cpuid(uint32_t leaf);
+struct cpuid_result emulator_cpuid(const struct emulator_profile *profile, uint32_t leaf,
+				   uint32_t subleaf, struct cpuid_result real);
+
+#endif

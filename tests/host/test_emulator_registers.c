@@ -1,0 +1,679 @@
+/* SPDX-License-Identifier: MIT */
+/* Host tests of emulator/registers.c: every rule broken (#GP, nothing changed) and kept (exact
+ * value). */
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "arch/x86/cpuid.h"
+#include "arch/x86/msr-index.h"
+#include "emulator/profile.h"
+#include "emulator/registers.h"
+#include "tests/host/host_test.h"
+
+/*
+ * Expected values are written out from the SDM, not from the constants, so a wrong constant
+ * fails here too. Each helper reports the caller's line.
+ */
+#define BIT(n) (1ull << (n))
+
+static struct emulator_profile named(const char *name)
+{
+	const struct emulator_profile *p = emulator_profile_find(name);
+
+	host_checkf(p != NULL, "no profile %s", name);
+	return p ? *p : (struct emulator_profile){ .name = "missing" };
+}
+
+static struct emulator_registers fresh(const struct emulator_profile *p)
+{
+	struct emulator_registers r;
+
+	emulator_registers_reset(&r, p);
+	return r;
+}
+
+/* WRMSR raises #GP and changes nothing. */
+#define expect_write_gp(p, r, msr, value) expect_write_gp_at(__LINE__, p, r, msr, value)
+static void expect_write_gp_at(int line, const struct emulator_profile *p,
+			       struct emulator_registers *r, uint32_t msr, uint64_t value)
+{
+	struct emulator_registers before = *r;
+
+	host_checkf_at(__FILE__, line, emulator_write_msr(r, p, msr, value),
+		       "%s: WRMSR %#x <- %#llx did not raise #GP", p->name, msr,
+		       (unsigned long long)value);
+	host_checkf_at(__FILE__, line, memcmp(&before, r, sizeof(before)) == 0,
+		       "%s: WRMSR %#x <- %#llx raised #GP but changed the registers", p->name, msr,
+		       (unsigned long long)value);
+}
+
+/* RDMSR raises #GP. */
+#define expect_read_gp(p, r, msr) expect_read_gp_at(__LINE__, p, r, msr)
+static void expect_read_gp_at(int line, const struct emulator_profile *p,
+			      const struct emulator_registers *r, uint32_t msr)
+{
+	uint64_t value = 0;
+
+	host_checkf_at(__FILE__, line, emulator_read_msr(r, p, msr, &value),
+		       "%s: RDMSR %#x did not raise #GP", p->name, msr);
+}
+
+/* RDMSR returns expected. */
+#define expect_read(p, r, msr, expected) expect_read_at(__LINE__, p, r, msr, expected)
+static void expect_read_at(int line, const struct emulator_profile *p,
+			   const struct emulator_registers *r, uint32_t msr, uint64_t expected)
+{
+	uint64_t value = 0;
+	bool gp = emulator_read_msr(r, p, msr, &value);
+
+	host_checkf_at(__FILE__, line, !gp && value == expected,
+		       "%s: RDMSR %#x: expected %#llx, got %s%#llx", p->name, msr,
+		       (unsigned long long)expected, gp ? "#GP " : "", (unsigned long long)value);
+}
+
+/* WRMSR is accepted, and RDMSR then returns expected. */
+#define expect_write(p, r, msr, value, expected) \
+	expect_write_at(__LINE__, p, r, msr, value, expected)
+static void expect_write_at(int line, const struct emulator_profile *p,
+			    struct emulator_registers *r, uint32_t msr, uint64_t value,
+			    uint64_t expected)
+{
+	host_checkf_at(__FILE__, line, !emulator_write_msr(r, p, msr, value),
+		       "%s: WRMSR %#x <- %#llx raised #GP", p->name, msr,
+		       (unsigned long long)value);
+	expect_read_at(line, p, r, msr, expected);
+}
+
+HOST_TEST(emulator_debugctl_keeps_bts_and_freeze_bits_and_drops_lbr_btf)
+{
+	struct emulator_profile p = named("skylake");
+	struct emulator_registers r = fresh(&p);
+
+	/* LBR(0) BTF(1) TR(6) BTS(7) BTINT(8) BTS_OFF_OS(9) BTS_OFF_USR(10) FREEZE(11, 12) */
+	expect_write(&p, &r, 0x1d9, 0x1fc3, 0x1fc0);
+	expect_write(&p, &r, 0x1d9, BIT(0) | BIT(1), 0);
+}
+
+HOST_TEST(emulator_debugctl_reserved_bits_raise_gp)
+{
+	static const unsigned int reserved[] = { 2, 3, 4, 5, 13, 14, 15, 16, 31, 32, 63 };
+	struct emulator_profile p = named("icelake");
+	struct emulator_registers r = fresh(&p);
+
+	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+		expect_write_gp(&p, &r, 0x1d9, BIT(reserved[i]));
+}
+
+HOST_TEST(emulator_debugctl_freeze_bits_need_pdcm_and_perfmon_v2)
+{
+	struct emulator_profile p = named("icelake");
+	struct emulator_profile no_pdcm = p;
+	struct emulator_profile v1 = p;
+	struct emulator_registers r = fresh(&p);
+
+	no_pdcm.pdcm = false;
+	v1.perfmon_version = 1;
+	v1.fixed_counters = 0;
+	v1.fixed_bitmap = 0;
+	for (unsigned int bit = 11; bit <= 12; bit++) {
+		expect_write_gp(&no_pdcm, &r, 0x1d9, BIT(bit));
+		expect_write_gp(&v1, &r, 0x1d9, BIT(bit));
+		expect_write(&p, &r, 0x1d9, BIT(bit), BIT(bit));
+	}
+}
+
+HOST_TEST(emulator_debugctl_bts_bits_raise_gp_without_bts_as_under_kvm)
+{
+	struct emulator_profile p = named("kvm_pebs");
+	struct emulator_registers r = fresh(&p);
+
+	expect_write_gp(&p, &r, 0x1d9, BIT(6));
+	expect_write_gp(&p, &r, 0x1d9, BIT(7));
+	expect_write_gp(&p, &r, 0x1d9, BIT(6) | BIT(7));
+	expect_write_gp(&p, &r, 0x1d9, BIT(8));
+	expect_write(&p, &r, 0x1d9, BIT(9) | BIT(10) | BIT(12), BIT(9) | BIT(10) | BIT(12));
+}
+
+HOST_TEST(emulator_debugctl_bts_off_bits_are_stored_without_ds_cpl)
+{
+	struct emulator_profile p = named("skylake");
+	struct emulator_registers r;
+
+	p.ds_cpl = false;
+	r = fresh(&p);
+	expect_write(&p, &r, 0x1d9, BIT(6) | BIT(7) | BIT(9), BIT(6) | BIT(7) | BIT(9));
+}
+
+HOST_TEST(emulator_ds_area_rejects_noncanonical_addresses)
+{
+	struct emulator_profile p = named("icelake");
+	struct emulator_registers r = fresh(&p);
+
+	expect_write_gp(&p, &r, 0x600, 0x0000800000000000ull);
+	expect_write_gp(&p, &r, 0x600, 0xffff7ffffffff000ull);
+	expect_write_gp(&p, &r, 0x600, 0x0001000000000000ull);
+	expect_write(&p, &r, 0x600, 0x00007ffffffff000ull, 0x00007ffffffff000ull);
+	expect_write(&p, &r, 0x600, 0xffff800000000000ull, 0xffff800000000000ull);
+	expect_write(&p, &r, 0x600, 0xffffffff81234000ull, 0xffffffff81234000ull);
+}
+
+HOST_TEST(emulator_ds_area_needs_cpuid_ds)
+{
+	struct emulator_profile p = named("icelake");
+	struct emulator_registers r = fresh(&p);
+
+	p.ds = false;
+	expect_read_gp(&p, &r, 0x600);
+	expect_write_gp(&p, &r, 0x600, 0);
+}
+
+HOST_TEST(emulator_pebs_enable_core2_is_pmc0_only)
+{
+	struct emulator_profile p = named("core2");
+	struct emulator_registers r = fresh(&p);
+
+	expect_write_gp(&p, &r, 0x3f1, BIT(1));
+	expect_write_gp(&p, &r, 0x3f1, BIT(32));
+	expect_write(&p, &r, 0x3f1, BIT(0), BIT(0));
+}
+
+HOST_TEST(emulator_pebs_enable_nehalem_has_pmc0_3_and_load_latency)
+{
+	struct emulator_profile p = named("nehalem");
+	struct emulator_registers r = fresh(&p);
+
+	expect_write(&p, &r, 0x3f1, BIT(1), BIT(1));
+	expect_write(&p, &r, 0x3f1, 0x0000000f0000000full, 0x0000000f0000000full);
+	expect_write_gp(&p, &r, 0x3f1, BIT(4));
+	expect_write_gp(&p, &r, 0x3f1, BIT(36));
+	expect_write_gp(&p, &r, 0x3f1, BIT(63)); /* precise store came with Sandy Bridge */
+}
+
+HOST_TEST(emulator_pebs_enable_skylake_defines_load_latency_and_precise_store)
+{
+	struct emulator_profile p = named("skylake");
+	struct emulator_registers r = fresh(&p);
+
+	expect_write(&p, &r, 0x3f1, BIT(32), BIT(32));
+	expect_write(&p, &r, 0x3f1, BIT(63) | BIT(3), BIT(63) | BIT(3));
+	expect_write_gp(&p, &r, 0x3f1, BIT(4));
+	expect_write_gp(&p, &r, 0x3f1, BIT(36));
+}
+
+HOST_TEST(emulator_pebs_enable_baseline_covers_every_counter)
+{
+	struct emulator_profile icl = named("icelake");
+	struct emulator_profile kvm = named("kvm_pebs");
+	struct emulator_registers r = fresh(&icl);
+
+	expect_write(&icl, &r, 0x3f1, 0x0000000f000000ffull, 0x0000000f000000ffull);
+	expect_write_gp(&icl, &r, 0x3f1, BIT(8));
+	expect_write_gp(&icl, &r, 0x3f1, BIT(36));
+	expect_write_gp(&icl, &r, 0x3f1, BIT(63));
+	r = fresh(&kvm);
+	expect_write(&kvm, &r, 0x3f1, BIT(34), BIT(34));
+	expect_write_gp(&kvm, &r, 0x3f1, BIT(35)); /* KVM has 3 fixed counters */
+}
+
+HOST_TEST(emulator_pebs_enable_is_absent_without_pebs)
+{
+	struct emulator_profile p = named("icelake");
+	struct emulator_registers r = fresh(&p);
+
+	p.pebs = false;
+	p.pebs_baseline = false;
+	p.pebs_enable_mask = 0;
+	expect_read_gp(&p, &r, 0x3f1);
+	expect_write_gp(&p, &r, 0x3f1, 0);
+}
+
+HOST_TEST(emulator_pebs_data_cfg_needs_adaptive_pebs)
+{
+	struct emulator_profile skl = named("skylake");
+	struct emulator_profile no_baseline = named("icelake");
+	struct emulator_registers r = fresh(&skl);
+
+	no_baseline.pebs_baseline = false;
+	expect_read_gp(&skl, &r, 0x3f2);
+	expect_write_gp(&skl, &r, 0x3f2, 0);
+	expect_read_gp(&no_baseline, &r, 0x3f2);
+	expect_write_gp(&no_baseline, &r, 0x3f2, 0);
+}
+
+HOST_TEST(emulator_pebs_data_cfg_reserved_bits_raise_gp)
+{
+	struct emulator_profile p = named("icelake");
+	struct emulator_registers r = fresh(&p);
+
+	expect_write_gp(&p, &r, 0x3f2, BIT(4));
+	expect_write_gp(&p, &r, 0x3f2, BIT(23));
+	expect_write_gp(&p, &r, 0x3f2, BIT(32));
+	/* memory info, GPRs, XMMs, LBRs, 256 LBR entries */
+	expect_write(&p, &r, 0x3f2, 0xff00000full, 0xff00000full);
+}
+
+HOST_TEST(emulator_perf_capabilities_enumerate_format_trap_width_baseline)
+{
+	static const struct {
+		const char *profile;
+		uint64_t value; /* format << 8 | trap (6) | full width (13) | baseline (14) */
+	} cases[] = {
+		{ "core2", 0x0040 },	{ "nehalem", 0x0140 }, { "haswell", 0x2240 },
+		{ "skylake", 0x2340 },	{ "icelake", 0x6440 }, { "arrowlake", 0x6540 },
+		{ "kvm_pebs", 0x6440 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct emulator_profile p = named(cases[i].profile);
+		struct emulator_registers r = fresh(&p);
+
+		expect_read(&p, &r, 0x345, cases[i].value);
+	}
+}
+
+HOST_TEST(emulator_perf_capabilities_is_read_only_and_needs_pdcm)
+{
+	struct emulator_profile p = named("icelake");
+	struct emulator_registers r = fresh(&p);
+
+	expect_write_gp(&p, &r, 0x345, r.perf_capabilities);
+	expect_write_gp(&p, &r, 0x345, 0);
+	p.pdcm = false;
+	expect_read_gp(&p, &r, 0x345);
+}
+
+HOST_TEST(emulator_misc_enable_enumerates_perfmon_bts_and_pebs)
+{
+	struct emulator_profile icl = named("icelake");
+	struct emulator_profile kvm = named("kvm_pebs");
+	struct emulator_profile none = icl;
+	struct emulator_registers r = fresh(&icl);
+
+	expect_read(&icl, &r, 0x1a0, BIT(7));
+	r = fresh(&kvm);
+	expect_read(&kvm, &r, 0x1a0, BIT(7) | BIT(11));
+	none.perfmon_version = 0;
+	none.pebs = false;
+	none.bts = false;
+	r = fresh(&none);
+	expect_read(&none, &r, 0x1a0, BIT(11) | BIT(12));
+}
+
+HOST_TEST(emulator_misc_enable_modelled_bits_are_read_only)
+{
+	struct emulator_profile p = named("icelake");
+	struct emulator_registers r = fresh(&p);
+
+	expect_write_gp(&p, &r, 0x1a0, BIT(7) | BIT(11));
+	expect_write_gp(&p, &r, 0x1a0, BIT(7) | BIT(12));
+	expect_write_gp(&p, &r, 0x1a0, 0);
+	/* fast strings (bit 0) is not modelled: accepted, reads 0 */
+	expect_write(&p, &r, 0x1a0, BIT(7) | BIT(0), BIT(7));
+}
+
+HOST_TEST(emulator_counters_beyond_cpuid_raise_gp)
+{
+	struct emulator_profile p = named("skylake");
+	struct emulator_profile none = named("icelake");
+	struct emulator_registers r = fresh(&p);
+
+	expect_write(&p, &r, 0x186 + 3, 0, 0);
+	expect_write(&p, &r, 0xc1 + 3, 5, 5);
+	expect_write(&p, &r, 0x309 + 2, 5, 5);
+	expect_read_gp(&p, &r, 0x186 + 4);
+	expect_read_gp(&p, &r, 0xc1 + 4);
+	expect_read_gp(&p, &r, 0x4c1 + 4);
+	expect_read_gp(&p, &r, 0x309 + 3);
+	expect_write_gp(&p, &r, 0x186 + 4, 0);
+	expect_write_gp(&p, &r, 0xc1 + 4, 0);
+	expect_write_gp(&p, &r, 0x4c1 + 4, 0);
+	expect_write_gp(&p, &r, 0x309 + 3, 0);
+	none.perfmon_version = 0;
+	expect_read_gp(&none, &r, 0xc1);
+	expect_read_gp(&none, &r, 0x186);
+}
+
+HOST_TEST(emulator_a_pmc_needs_full_width_writes)
+{
+	struct emulator_profile p = named("nehalem");
+	struct emulator_registers r = fresh(&p);
+
+	expect_read_gp(&p, &r, 0x4c1);
+	expect_write_gp(&p, &r, 0x4c1, 0);
+	expect_write(&p, &r, 0xc1, 7, 7);
+}
+
+HOST_TEST(emulator_evtsel_reserved_bits_raise_gp)
+{
+	struct emulator_profile skl = named("skylake");
+	struct emulator_profile icl = named("icelake");
+	struct emulator_registers r = fresh(&skl);
+
+	expect_write_gp(&skl, &r, 0x186, BIT(32)); /* TSX IN_TX: not modelled */
+	expect_write_gp(&skl, &r, 0x186, BIT(34)); /* adaptive: needs baseline */
+	expect_write_gp(&skl, &r, 0x186, BIT(63));
+	expect_write(&skl, &r, 0x186, 0xffffffffull, 0xffffffffull); /* bits 31:0 */
+	r = fresh(&icl);
+	expect_write(&icl, &r, 0x186, 0xffdfffffull, 0xffdfffffull); /* but AnyThread (21) */
+	expect_write(&icl, &r, 0x186 + 7, BIT(34) | 0x43003c, BIT(34) | 0x43003c);
+	expect_write_gp(&icl, &r, 0x186, BIT(35));
+	expect_write_gp(&icl, &r, 0x186, BIT(32));
+}
+
+HOST_TEST(emulator_evtsel_any_thread_is_defined_on_perfmon_v3_and_v4_only)
+{
+	static const struct {
+		const char *profile;
+		bool defined;
+	} cases[] = {
+		{ "core2", false },   { "nehalem", true },   { "skylake", true },
+		{ "icelake", false }, { "kvm_pebs", false },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct emulator_profile p = named(cases[i].profile);
+		struct emulator_registers r = fresh(&p);
+
+		if (cases[i].defined) {
+			expect_write(&p, &r, 0x186, BIT(21), BIT(21));
+			expect_write(&p, &r, 0x38d, BIT(2), BIT(2));
+		} else {
+			expect_write_gp(&p, &r, 0x186, BIT(21));
+			expect_write_gp(&p, &r, 0x38d, BIT(2));
+		}
+	}
+}
+
+HOST_TEST(emulator_legacy_pmc_write_sign_extends_bit_31)
+{
+	struct emulator_profile skl = named("skylake");
+	struct emulator_profile core2 = named("core2");
+	struct emulator_registers r = fresh(&skl);
+
+	expect_write(&skl, &r, 0xc1, 0x80000000ull, 0xffff80000000ull);
+	expect_read(&skl, &r, 0x4c1, 0xffff80000000ull);
+	expect_write(&skl, &r, 0xc1, 0x7fffffffull, 0x7fffffffull);
+	expect_write(&skl, &r, 0xc1, 0xdead00000001ull, 1); /* bits 63:32 are ignored */
+	expect_write(&skl, &r, 0xc1, 0xfffffffffffffff0ull, 0xfffffffffff0ull);
+	r = fresh(&core2);
+	expect_write(&core2, &r, 0xc1 + 1, 0x80000000ull, 0xff80000000ull);
+}
+
+HOST_TEST(emulator_full_width_writes_reject_bits_beyond_the_width)
+{
+	struct emulator_profile icl = named("icelake");
+	struct emulator_profile core2 = named("core2");
+	struct emulator_registers r = fresh(&icl);
+
+	expect_write(&icl, &r, 0x4c1, BIT(47), BIT(47));
+	expect_read(&icl, &r, 0xc1, BIT(47));
+	expect_write_gp(&icl, &r, 0x4c1, BIT(48));
+	expect_write(&icl, &r, 0x309, BIT(48) - 1, BIT(48) - 1);
+	expect_write_gp(&icl, &r, 0x309, BIT(48));
+	r = fresh(&core2);
+	expect_write(&core2, &r, 0x309 + 2, BIT(40) - 1, BIT(40) - 1);
+	expect_write_gp(&core2, &r, 0x309 + 2, BIT(40));
+}
+
+HOST_TEST(emulator_counter_reads_return_the_width)
+{
+	struct emulator_profile p = named("core2");
+	struct emulator_registers r = fresh(&p);
+
+	r.counter[1] = ~0ull;
+	r.fixed_counter[0] = ~0ull;
+	expect_read(&p, &r, 0xc1 + 1, BIT(40) - 1);
+	expect_read(&p, &r, 0x309, BIT(40) - 1);
+}
+
+HOST_TEST(emulator_fixed_counters_exist_by_bitmap_or_count)
+{
+	struct emulator_profile v5 = named("icelake");
+	struct emulator_profile v4 = named("skylake");
+	struct emulator_registers r;
+
+	v5.fixed_counters = 0;
+	v5.fixed_bitmap = 0xa; /* ECX: counters 1 and 3 */
+	r = fresh(&v5);
+	expect_read_gp(&v5, &r, 0x309);
+	expect_read(&v5, &r, 0x309 + 1, 0);
+	expect_read_gp(&v5, &r, 0x309 + 2);
+	expect_read(&v5, &r, 0x309 + 3, 0);
+	expect_write_gp(&v5, &r, 0x38d, BIT(0));
+	expect_write(&v5, &r, 0x38d, BIT(4) | BIT(12), BIT(4) | BIT(12));
+	expect_write_gp(&v5, &r, 0x38f, BIT(32));
+	expect_write(&v5, &r, 0x38f, BIT(33) | BIT(35), BIT(33) | BIT(35));
+	v4.fixed_counters = 2;
+	v4.fixed_bitmap = 0x8; /* ignored before version 5 */
+	r = fresh(&v4);
+	expect_read(&v4, &r, 0x309 + 1, 0);
+	expect_read_gp(&v4, &r, 0x309 + 2);
+	expect_read_gp(&v4, &r, 0x309 + 3);
+}
+
+HOST_TEST(emulator_fixed_ctr_ctrl_reserved_bits_raise_gp)
+{
+	struct emulator_profile skl = named("skylake");
+	struct emulator_profile icl = named("icelake");
+	struct emulator_profile kvm = named("kvm_pebs");
+	struct emulator_registers r = fresh(&skl);
+
+	expect_write(&skl, &r, 0x38d, 0xbbb, 0xbbb); /* OS, USR, PMI on counters 0-2 */
+	expect_write_gp(&skl, &r, 0x38d, BIT(12)); /* counter 3 absent */
+	expect_write_gp(&skl, &r, 0x38d, BIT(32)); /* adaptive needs baseline */
+	r = fresh(&icl);
+	expect_write(&icl, &r, 0x38d, 0x0000111100000bbbull, 0x0000111100000bbbull);
+	expect_write(&icl, &r, 0x38d, BIT(12) | BIT(44), BIT(12) | BIT(44));
+	expect_write_gp(&icl, &r, 0x38d, BIT(6)); /* AnyThread, deprecated in v5 */
+	expect_write_gp(&icl, &r, 0x38d, BIT(16));
+	expect_write_gp(&icl, &r, 0x38d, BIT(33));
+	expect_write_gp(&icl, &r, 0x38d, BIT(48));
+	r = fresh(&kvm);
+	expect_write(&kvm, &r, 0x38d, BIT(40), BIT(40));
+	expect_write_gp(&kvm, &r, 0x38d, BIT(44));
+}
+
+HOST_TEST(emulator_global_msrs_raise_gp_on_perfmon_v1)
+{
+	struct emulator_profile p = named("nehalem");
+	struct emulator_registers r;
+
+	p.perfmon_version = 1;
+	p.fixed_counters = 0;
+	r = fresh(&p);
+	host_check_eq_u64(0, r.global_ctrl);
+	for (uint32_t msr = 0x38d; msr <= 0x390; msr++) {
+		expect_read_gp(&p, &r, msr);
+		expect_write_gp(&p, &r, msr, 0);
+	}
+	expect_read_gp(&p, &r, 0x309);
+	expect_write(&p, &r, 0xc1, 3, 3);
+}
+
+HOST_TEST(emulator_global_ctrl_reserved_bits_raise_gp)
+{
+	struct emulator_profile p = named("skylake");
+	struct emulator_registers r = fresh(&p);
+
+	expect_write_gp(&p, &r, 0x38f, BIT(4));
+	expect_write_gp(&p, &r, 0x38f, BIT(35));
+	expect_write_gp(&p, &r, 0x38f, BIT(48));
+	expect_write(&p, &r, 0x38f, 0x70000000full, 0x70000000full);
+}
+
+HOST_TEST(emulator_global_status_is_read_only)
+{
+	struct emulator_profile p = named("icelake");
+	struct emulator_registers r = fresh(&p);
+
+	r.global_status = BIT(0) | BIT(62);
+	expect_write_gp(&p, &r, 0x38e, 0);
+	expect_write_gp(&p, &r, 0x38e, BIT(0) | BIT(62));
+	expect_read(&p, &r, 0x38e, BIT(0) | BIT(62));
+}
+
+HOST_TEST(emulator_global_ovf_ctrl_clears_status_bits)
+{
+	struct emulator_profile p = named("skylake");
+	struct emulator_registers r = fresh(&p);
+
+	r.global_status = BIT(0) | BIT(33) | BIT(59) | BIT(62) | BIT(63);
+	expect_write(&p, &r, 0x390, BIT(0) | BIT(59) | BIT(62), 0);
+	expect_read(&p, &r, 0x38e, BIT(33) | BIT(63));
+	expect_write(&p, &r, 0x390, BIT(34), 0); /* clearing a clear bit is fine */
+	expect_read(&p, &r, 0x38e, BIT(33) | BIT(63));
+}
+
+HOST_TEST(emulator_global_ovf_ctrl_reserved_bits_raise_gp)
+{
+	struct emulator_profile hsw = named("haswell");
+	struct emulator_profile skl = named("skylake");
+	struct emulator_registers r = fresh(&hsw);
+
+	expect_write_gp(&hsw, &r, 0x390, BIT(59)); /* CTR_Frz is perfmon v4 */
+	expect_write_gp(&hsw, &r, 0x390, BIT(58));
+	expect_write(&hsw, &r, 0x390, BIT(62) | BIT(63) | BIT(3) | BIT(34), 0);
+	r = fresh(&skl);
+	expect_write(&skl, &r, 0x390, BIT(58) | BIT(59), 0);
+	expect_write_gp(&skl, &r, 0x390, BIT(4));
+	expect_write_gp(&skl, &r, 0x390, BIT(35));
+	expect_write_gp(&skl, &r, 0x390, BIT(55));
+	expect_write_gp(&skl, &r, 0x390, BIT(61));
+}
+
+HOST_TEST(emulator_reset_sets_global_ctrl_for_the_gp_counters)
+{
+	static const struct {
+		const char *profile;
+		uint64_t global_ctrl;
+	} cases[] = { { "core2", 0x3 }, { "skylake", 0xf }, { "icelake", 0xff } };
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct emulator_profile p = named(cases[i].profile);
+		struct emulator_registers expected = { 0 };
+		struct emulator_registers r = fresh(&p);
+
+		expected.global_ctrl = cases[i].global_ctrl;
+		expected.misc_enable = r.misc_enable;
+		expected.perf_capabilities = r.perf_capabilities;
+		host_checkf(memcmp(&expected, &r, sizeof(r)) == 0, "%s: reset state", p.name);
+	}
+}
+
+HOST_TEST(emulator_reset_with_leftovers_leaves_counters_running)
+{
+	struct emulator_profile p = named("icelake");
+	struct emulator_registers r;
+
+	p.firmware_leftovers = true;
+	r = fresh(&p);
+	host_check_eq_u64(0x43003c, r.evtsel[0]); /* "MSR 186 is 43003c" */
+	host_check_eq_u64(0x330, r.fixed_ctrl); /* "MSR 38d is 330" */
+	host_check_eq_u64(0x6000000ffull, r.global_ctrl);
+	host_check(r.counter[0] != 0 && r.fixed_counter[1] != 0 && r.fixed_counter[2] != 0);
+	/* Every leftover is a value the model accepts. */
+	expect_write(&p, &r, 0x186, r.evtsel[0], 0x43003c);
+	expect_write(&p, &r, 0x38d, r.fixed_ctrl, 0x330);
+	expect_write(&p, &r, 0x38f, r.global_ctrl, 0x6000000ffull);
+	expect_write(&p, &r, 0x4c1, r.counter[0], r.counter[0]);
+	expect_write(&p, &r, 0x309 + 1, r.fixed_counter[1], r.fixed_counter[1]);
+	p.fixed_counters = 1;
+	p.fixed_bitmap = 1;
+	r = fresh(&p);
+	host_check_eq_u64(0, r.fixed_ctrl);
+	host_check_eq_u64(0xff, r.global_ctrl);
+}
+
+HOST_TEST(emulator_owns_every_member_of_the_msr_families)
+{
+	static const uint32_t owned[] = { 0x1d9, 0x600, 0x3f1, 0x3f2, 0x345, 0x1a0,
+					  0x186, 0x18d, 0xc1,  0xc8,  0x4c1, 0x4c8,
+					  0x309, 0x30c, 0x38d, 0x38e, 0x38f, 0x390 };
+	static const uint32_t not_owned[] = { 0x185, 0x18e, 0xc0,  0xc9,  0x4c0, 0x4c9, 0x308,
+					      0x30d, 0x38c, 0x391, 0x3f0, 0x3f6, 0x1b,	0x0 };
+	struct emulator_profile p = named("icelake");
+	struct emulator_registers r = fresh(&p);
+
+	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
+		host_checkf(emulator_owns_msr(owned[i]), "MSR %#x not owned", owned[i]);
+	for (size_t i = 0; i < sizeof(not_owned) / sizeof(not_owned[0]); i++) {
+		host_checkf(!emulator_owns_msr(not_owned[i]), "MSR %#x owned", not_owned[i]);
+		expect_read_gp(&p, &r, not_owned[i]);
+		expect_write_gp(&p, &r, not_owned[i], 0);
+	}
+}
+
+HOST_TEST(emulator_cpuid_leaf_0_is_intel_with_leaf_0a)
+{
+	struct emulator_profile p = named("icelake");
+	struct cpuid_result amd = {
+		.eax = 0x7, .ebx = 0x68747541, .ecx = 0x444d4163, .edx = 0x69746e65
+	};
+	struct cpuid_result r = emulator_cpuid(&p, 0, 0, amd);
+
+	host_check_eq_u64(0xa, r.eax);
+	host_check_eq_u64(0x756e6547, r.ebx); /* "Genu" */
+	host_check_eq_u64(0x49656e69, r.edx); /* "ineI" */
+	host_check_eq_u64(0x6c65746e, r.ecx); /* "ntel" */
+	amd.eax = 0x20;
+	host_check_eq_u64(0x20, emulator_cpuid(&p, 0, 0, amd).eax);
+}
+
+HOST_TEST(emulator_cpuid_leaf_1_reports_the_profile_ds_bits)
+{
+	struct emulator_profile p = named("kvm_pebs");
+	struct cpuid_result none = { .eax = 1, .ebx = 0x12345678, .ecx = 0, .edx = 0 };
+	struct cpuid_result all = { .eax = 1, .ebx = 0, .ecx = ~0u, .edx = ~0u };
+	struct cpuid_result r = emulator_cpuid(&p, 1, 0, none);
+
+	host_check_eq_u64(0x606a6, r.eax);
+	host_check_eq_u64(0x12345678, r.ebx);
+	host_check_eq_u64(BIT(2) | BIT(15), r.ecx); /* DTES64, PDCM; no DS-CPL */
+	host_check_eq_u64(BIT(21), r.edx); /* DS */
+	p.ds = p.dtes64 = p.pdcm = false;
+	r = emulator_cpuid(&p, 1, 0, all);
+	host_check_eq_u64(~(uint32_t)(BIT(2) | BIT(4) | BIT(15)), r.ecx);
+	host_check_eq_u64(~(uint32_t)BIT(21), r.edx);
+}
+
+HOST_TEST(emulator_cpuid_leaf_0a_enumerates_the_profile)
+{
+	static const struct {
+		const char *profile;
+		struct cpuid_result leaf;
+	} cases[] = {
+		/* version | GP << 8 | width << 16 | 7 << 24; fixed | width << 5 |
+		   AnyThread-deprecated << 15 */
+		{ "core2", { 0x07280202, 0, 0, 0x0503 } },
+		{ "skylake", { 0x07300404, 0, 0, 0x0603 } },
+		{ "icelake", { 0x07300805, 0, 0xf, 0x8604 } },
+		{ "kvm_pebs", { 0x07300802, 0, 0, 0x0603 } },
+	};
+	struct cpuid_result real = { 0x11, 0x22, 0x33, 0x44 };
+	struct emulator_profile none = named("icelake");
+	struct cpuid_result r;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct emulator_profile p = named(cases[i].profile);
+
+		r = emulator_cpuid(&p, 0xa, 0, real);
+		host_checkf(memcmp(&r, &cases[i].leaf, sizeof(r)) == 0, "%s: 0AH = %#x %#x %#x %#x",
+			    p.name, r.eax, r.ebx, r.ecx, r.edx);
+	}
+	none.perfmon_version = 0;
+	r = emulator_cpuid(&none, 0xa, 0, real);
+	host_check(r.eax == 0 && r.ebx == 0 && r.ecx == 0 && r.edx == 0);
+}
+
+HOST_TEST(emulator_cpuid_other_leaves_are_real)
+{
+	struct emulator_profile p = named("icelake");
+	struct cpuid_result real = { 0x11, 0x22, 0x33, 0x44 };
+	struct cpuid_result r = emulator_cpuid(&p, 7, 0, real);
+
+	host_check(memcmp(&r, &real, sizeof(r)) == 0);
+	host_check(emulator_owns_cpuid(0) && emulator_owns_cpuid(1) && emulator_owns_cpuid(0xa));
+	host_check(!emulator_owns_cpuid(7) && !emulator_owns_cpuid(0xb) &&
+		   !emulator_owns_cpuid(0x80000000u));
+}
