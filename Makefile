@@ -28,6 +28,7 @@ OBJS := \
 	arch/x86/context.o \
 	arch/x86/cpuid.o \
 	arch/x86/debugctl.o \
+	arch/x86/divert.o \
 	arch/x86/entry.o \
 	arch/x86/fpu.o \
 	arch/x86/gdt.o \
@@ -64,7 +65,13 @@ OBJS := \
 	ds/pmi.o \
 	ds/records.o \
 	ds/switch.o \
-	ds/synth.o \
+	emulator/core.o \
+	emulator/decode.o \
+	emulator/pebs_record.o \
+	emulator/profile.o \
+	emulator/registers.o \
+	emulator/step.o \
+	emulator/store.o \
 	lib/acpi.o \
 	lib/cmdline.o \
 	lib/console.o \
@@ -181,6 +188,10 @@ HOST_LIB_SRCS := \
 	dr/reserve.c \
 	ds/area.c \
 	ds/records.c \
+	emulator/decode.c \
+	emulator/pebs_record.c \
+	emulator/profile.c \
+	emulator/registers.c \
 	lib/acpi.c \
 	lib/cmdline.c \
 	lib/console.c \
@@ -196,7 +207,7 @@ HOST_LIB_SRCS := \
 	pmu/switch.c
 HOST_TEST_SRCS := $(sort $(wildcard tests/host/*.c))
 
-$(BUILD)/host/host-tests: $(HOST_TEST_SRCS) $(HOST_LIB_SRCS) $(wildcard tests/host/*.h lib/*.h dr/*.h ds/*.h pmu/*.h) Makefile
+$(BUILD)/host/host-tests: $(HOST_TEST_SRCS) $(HOST_LIB_SRCS) $(wildcard tests/host/*.h lib/*.h dr/*.h ds/*.h emulator/*.h pmu/*.h) Makefile
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
 	@$(HOST_CC) $(HOST_CFLAGS) -o $@ $(HOST_TEST_SRCS) $(HOST_LIB_SRCS)
@@ -204,8 +215,14 @@ $(BUILD)/host/host-tests: $(HOST_TEST_SRCS) $(HOST_LIB_SRCS) $(wildcard tests/ho
 host-test: $(BUILD)/host/host-tests
 	$(BUILD)/host/host-tests
 
+# The filter that tests/test_decoder.py feeds objdump's instructions through.
+$(BUILD)/host/decode-check: tests/decode_check/decode_check.c emulator/decode.c emulator/decode.h Makefile
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $@"
+	@$(HOST_CC) $(HOST_CFLAGS) -o $@ tests/decode_check/decode_check.c emulator/decode.c
+
 FORMAT_SRCS := $(sort $(wildcard boot/*.[ch] arch/x86/*.[ch] dr/*.[ch] ds/*.[ch] lib/*.[ch] pmu/*.[ch] runner/*.[ch] sched/*.[ch] \
-	tests/kernel/*.c tests/host/*.[ch]))
+	emulator/*.[ch] tests/kernel/*.c tests/host/*.[ch] tests/decode_check/*.c))
 
 format-check:
 	clang-format --dry-run --Werror $(FORMAT_SRCS)

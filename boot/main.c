@@ -18,6 +18,7 @@
 #include "boot/boot_info.h"
 #include "dr/dr.h"
 #include "ds/ds.h"
+#include "emulator/emulator.h"
 #include "lib/ktap.h"
 #include "pmu/pmu.h"
 #include "runner/isolation.h"
@@ -124,6 +125,8 @@ void start_kernel(uint32_t magic, uint32_t info_phys)
 	sched_init(); /* the boot context becomes the runner task */
 	if (!user_syscall_select())
 		platform_bail_out("user tasks cannot make system calls");
+	emulator_init(); /* where the CPU has no Debug Store: the emulated one, under the accessors
+			  */
 	dr_init(); /* breakpoints: switch hooks, #DB, CR4.DE */
 	ds_init(); /* Debug Store: detection, backend, switch hooks, PMI */
 	pmu_init(); /* counters: detection, and hooks where they are usable */

@@ -9,6 +9,7 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/traps.h"
 #include "dr/dr.h"
+#include "emulator/emulator.h"
 #include "lib/format.h"
 #include "lib/glob.h"
 #include "lib/ktap.h"
@@ -21,6 +22,7 @@
 #include "sched/sched.h"
 
 #define FULL_NAME_MAX 96
+#define EMULATED_SUFFIX "__emulated"
 
 extern const struct test_case __tests_start[], __tests_end[];
 
@@ -112,15 +114,37 @@ static void report_isolation_end(const struct isolation_outcome *outcome)
 	}
 }
 
-/* The report lives in the caller's frame: its reason is printed after this returns. */
-static enum ktap_result run_test(const struct test_case *test, struct test_report *report)
+/* Rules of the emulated CPU broken during the test fail it; its warnings are diagnostics. */
+static void report_emulator_rules(void)
+{
+	char text[EMULATOR_VIOLATION_MAX];
+	unsigned int count;
+
+	count = emulator_take_warnings(text, sizeof(text));
+	if (count)
+		test_diag("emulated cpu: %u warning(s), the first: %s", count, text);
+	count = emulator_take_violations(text, sizeof(text));
+	if (count)
+		report_fail("emulated cpu: %u rule violation(s), the first: %s", count, text);
+}
+
+/*
+ * The report lives in the caller's frame: its reason is printed after this returns. *emulated
+ * says whether the emulated CPU served the test (its own checks around the test aside).
+ */
+static enum ktap_result run_test(const struct test_case *test, struct test_report *report,
+				 bool *emulated)
 {
 	struct isolation_outcome outcome;
+	uint64_t served;
 	unsigned int left;
 
 	report_begin(report, 1);
 	debug_state_check("before");
+	emulator_take_violations(NULL, 0); /* what came before the test is not its doing */
+	served = emulator_stats_all().diverted + emulator_stats_all().steps;
 	runner_isolate(run_test_body, (void *)test, options->timeout_ms, &outcome);
+	*emulated = emulator_stats_all().diverted + emulator_stats_all().steps != served;
 	report_isolation_end(&outcome);
 	if (this_cpu_index() != 0) {
 		if (outcome.end == ISOLATION_RETURNED)
@@ -135,6 +159,7 @@ static enum ktap_result run_test(const struct test_case *test, struct test_repor
 	       dr_uninstall_all_pinned();
 	if (left && outcome.end == ISOLATION_RETURNED)
 		report_fail("the test left %u breakpoints installed; they were removed", left);
+	report_emulator_rules();
 	debug_state_check("after");
 	return report_end(report);
 }
@@ -151,11 +176,15 @@ static enum ktap_result run_suite(const struct test_case *first, const struct te
 	for (const struct test_case *test = first; test < end; test++) {
 		struct test_report report;
 		enum ktap_result result;
+		char name[FULL_NAME_MAX];
+		bool emulated;
 
 		if (!test_is_selected(test))
 			continue;
-		result = run_test(test, &report);
-		ktap_result(1, ++number, result, test->name, report.reason);
+		result = run_test(test, &report, &emulated);
+		/* A result the emulated CPU took part in never passes for a hardware one. */
+		format(name, sizeof(name), "%s%s", test->name, emulated ? EMULATED_SUFFIX : "");
+		ktap_result(1, ++number, result, name, report.reason);
 		if (result == KTAP_FAIL) {
 			totals->failed++;
 			suite_result = KTAP_FAIL;

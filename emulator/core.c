@@ -1,0 +1,427 @@
+/* SPDX-License-Identifier: MIT */
+/* The emulated CPU's installation, its options, and the callbacks arch/x86 diverts to it. */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/x86/apic.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/cpuid.h"
+#include "arch/x86/debug-registers.h"
+#include "arch/x86/divert.h"
+#include "arch/x86/exceptions.h"
+#include "arch/x86/msr-index.h"
+#include "arch/x86/percpu.h"
+#include "arch/x86/processor-flags.h"
+#include "arch/x86/smp.h"
+#include "emulator/internal.h"
+#include "lib/cmdline.h"
+#include "lib/format.h"
+#include "lib/ktap.h"
+#include "lib/string.h"
+
+enum ds_mode {
+	DS_MODE_AUTO, /* the model where CPUID.1:EDX.DS=0 */
+	DS_MODE_HARDWARE, /* never the model */
+	DS_MODE_EMULATE, /* always the model */
+};
+
+static enum ds_mode mode;
+static struct emulator_profile profile;
+static bool profile_chosen;
+static bool active;
+static char description[64] = "hardware";
+static struct emulator_cpu cpus[MAX_CPUS];
+
+struct emulator_cpu *emulator_this_cpu(void)
+{
+	return &cpus[this_cpu_index()];
+}
+
+const struct emulator_profile *emulator_profile(void)
+{
+	return &profile;
+}
+
+bool emulator_active(void)
+{
+	return active;
+}
+
+const char *emulator_describe(void)
+{
+	return description;
+}
+
+static bool parse_ds(const struct cmdline_option *opt, const char *value, char *err,
+		     size_t err_size)
+{
+	(void)opt;
+	if (value && strcmp(value, "auto") == 0)
+		mode = DS_MODE_AUTO;
+	else if (value && strcmp(value, "hardware") == 0)
+		mode = DS_MODE_HARDWARE;
+	else if (value && strcmp(value, "emulate") == 0)
+		mode = DS_MODE_EMULATE;
+	else {
+		format(err, err_size, "'%s' is not auto, hardware or emulate", value ? value : "");
+		return false;
+	}
+	return true;
+}
+
+/* "cpu:NAME,KEY:VALUE,...": the profile first, wherever it stands, then each override. */
+static bool parse_emulate(const struct cmdline_option *opt, const char *value, char *err,
+			  size_t err_size)
+{
+	const struct emulator_profile *base = emulator_profile_default();
+	char pairs[CMDLINE_STRING_MAX];
+	char *cursor;
+
+	(void)opt;
+	if (!value || !*value || strlen(value) >= sizeof(pairs)) {
+		format(err, err_size, "expected cpu:NAME and KEY:VALUE pairs, separated by commas");
+		return false;
+	}
+	strlcpy(pairs, value, sizeof(pairs));
+	for (cursor = pairs; cursor;) {
+		char *comma = strchr(cursor, ',');
+
+		if (comma)
+			*comma = '\0';
+		if (strncmp(cursor, "cpu:", 4) == 0) {
+			base = emulator_profile_find(cursor + 4);
+			if (!base) {
+				format(err, err_size, "unknown CPU profile '%s'; known: %s",
+				       cursor + 4, emulator_profile_names());
+				return false;
+			}
+		}
+		cursor = comma ? comma + 1 : NULL;
+	}
+	profile = *base;
+	strlcpy(pairs, value, sizeof(pairs));
+	for (cursor = pairs; cursor;) {
+		char *comma = strchr(cursor, ',');
+		char *colon;
+
+		if (comma)
+			*comma = '\0';
+		colon = strchr(cursor, ':');
+		if (!colon) {
+			format(err, err_size, "'%s' is not KEY:VALUE", cursor);
+			return false;
+		}
+		*colon = '\0';
+		if (strcmp(cursor, "cpu") != 0 &&
+		    !emulator_profile_override(&profile, cursor, colon + 1, err, err_size))
+			return false;
+		cursor = comma ? comma + 1 : NULL;
+	}
+	profile_chosen = true;
+	return true;
+}
+
+CMDLINE_OPTION(option_ds, .name = "ds", .syntax = "auto|hardware|emulate", .parse = parse_ds);
+CMDLINE_OPTION(option_emulate, .name = "emulate", .syntax = "cpu:NAME[,KEY:VALUE...]",
+	       .parse = parse_emulate);
+
+void emulator_violation(unsigned int rule, const char *fmt, ...)
+{
+	struct emulator_cpu *cpu = emulator_this_cpu();
+	va_list args;
+	int length;
+
+	if (cpu->violations++)
+		return;
+	length = format(cpu->violation, sizeof(cpu->violation), "rule %u: ", rule);
+	va_start(args, fmt);
+	vformat(cpu->violation + length, sizeof(cpu->violation) - (size_t)length, fmt, args);
+	va_end(args);
+}
+
+void emulator_warning(unsigned int rule, const char *fmt, ...)
+{
+	struct emulator_cpu *cpu = emulator_this_cpu();
+	va_list args;
+	int length;
+
+	if (cpu->warnings++)
+		return;
+	length = format(cpu->warning, sizeof(cpu->warning), "rule %u (warning): ", rule);
+	va_start(args, fmt);
+	vformat(cpu->warning + length, sizeof(cpu->warning) - (size_t)length, fmt, args);
+	va_end(args);
+}
+
+static unsigned int take(bool warnings, char *text, size_t size)
+{
+	unsigned int total = 0;
+
+	if (size)
+		text[0] = '\0';
+	for (unsigned int i = 0; active && i < smp_cpus(); i++) {
+		struct emulator_cpu *cpu = &cpus[i];
+		unsigned long flags = local_irq_save();
+		unsigned int *count = warnings ? &cpu->warnings : &cpu->violations;
+
+		if (*count && total == 0 && size)
+			strlcpy(text, warnings ? cpu->warning : cpu->violation, size);
+		total += *count;
+		*count = 0;
+		local_irq_restore(flags);
+	}
+	return total;
+}
+
+unsigned int emulator_take_violations(char *text, size_t size)
+{
+	return take(false, text, size);
+}
+
+unsigned int emulator_take_warnings(char *text, size_t size)
+{
+	return take(true, text, size);
+}
+
+struct emulator_stats emulator_stats(void)
+{
+	return emulator_this_cpu()->stats;
+}
+
+struct emulator_stats emulator_stats_all(void)
+{
+	struct emulator_stats sum = { 0 };
+
+	for (unsigned int i = 0; i < MAX_CPUS; i++) {
+		const struct emulator_stats *s = &cpus[i].stats;
+
+		sum.steps += s->steps;
+		sum.instructions += s->instructions;
+		sum.branches += s->branches;
+		sum.taken_branches += s->taken_branches;
+		sum.bts_records += s->bts_records;
+		sum.pebs_records += s->pebs_records;
+		sum.pmis += s->pmis;
+		sum.pmis_masked += s->pmis_masked;
+		sum.resyncs += s->resyncs;
+		sum.diverted += s->diverted;
+	}
+	return sum;
+}
+
+/*
+ * Set or clear the model's TF in the frame that resumes next, as the registers now ask. Not
+ * in an interrupt handler's own frames: the CPU cleared TF to enter it, and the interrupted
+ * context gets TF back when the handler returns (the model's resume hook runs then too).
+ */
+static void emulator_apply_trap_flag(struct emulator_cpu *cpu, struct cpu_regs *regs)
+{
+	bool user = regs_from_user(regs);
+	unsigned int observed = emulator_observed(cpu);
+	bool want = observed & (user ? OBSERVE_USER : OBSERVE_KERNEL);
+	bool *mine = user ? &cpu->tf_user[switch_task_current()->index] : &cpu->tf_kernel;
+
+	if (this_cpu()->interrupt_depth)
+		return;
+	if (want && !(regs->rflags & RFLAGS_TF)) {
+		regs->rflags |= RFLAGS_TF;
+		/* The next step starts a new sequence: nothing is known of what ran before. */
+		cpu->pending_valid = false;
+	}
+	if (want) {
+		*mine = true;
+	} else if (*mine) {
+		regs->rflags &= ~RFLAGS_TF;
+		*mine = false;
+	}
+}
+
+static bool emulator_owns_msr_hook(uint32_t index)
+{
+	return emulator_owns_msr(index);
+}
+
+static bool emulator_owns_cpuid_hook(uint32_t leaf)
+{
+	return emulator_owns_cpuid(leaf);
+}
+
+static bool emulator_read_msr_hook(struct cpu_regs *regs, uint32_t index, uint64_t *value)
+{
+	(void)regs;
+	emulator_this_cpu()->stats.diverted++;
+	return emulator_read_msr(&emulator_this_cpu()->registers, &profile, index, value);
+}
+
+/* Rule 4 (IA32_DS_AREA kept while a feature is on) and 5 (DATA_CFG with records of another size
+ * in the buffer) are about the order of writes, so they are checked here. */
+static void check_write_order(struct emulator_cpu *cpu, uint32_t index, uint64_t value)
+{
+	const struct emulator_registers *r = &cpu->registers;
+	bool bts_on = (r->debugctl & (DEBUGCTL_TR | DEBUGCTL_BTS)) == (DEBUGCTL_TR | DEBUGCTL_BTS);
+
+	if (index == MSR_IA32_DS_AREA && value != r->ds_area && (bts_on || r->pebs_enable))
+		emulator_violation(4,
+				   "IA32_DS_AREA 0x%llx -> 0x%llx while DEBUGCTL=0x%llx "
+				   "PEBS_ENABLE=0x%llx",
+				   (unsigned long long)r->ds_area, (unsigned long long)value,
+				   (unsigned long long)r->debugctl,
+				   (unsigned long long)r->pebs_enable);
+	if (index == MSR_PEBS_DATA_CFG && value != r->pebs_data_cfg && r->ds_area &&
+	    cpu->pebs_tracking && cpu->pebs_seen.index != cpu->pebs_seen.base)
+		emulator_violation(
+			5,
+			"PEBS_DATA_CFG 0x%llx -> 0x%llx with %llu bytes of records "
+			"in the buffer",
+			(unsigned long long)r->pebs_data_cfg, (unsigned long long)value,
+			(unsigned long long)(cpu->pebs_seen.index - cpu->pebs_seen.base));
+}
+
+static bool emulator_write_msr_hook(struct cpu_regs *regs, uint32_t index, uint64_t value)
+{
+	struct emulator_cpu *cpu = emulator_this_cpu();
+	uint64_t old_debugctl = cpu->registers.debugctl;
+	uint64_t old_pebs_enable = cpu->registers.pebs_enable;
+
+	cpu->stats.diverted++;
+	check_write_order(cpu, index, value);
+	if (emulator_write_msr(&cpu->registers, &profile, index, value))
+		return true;
+	emulator_ds_features_changed(cpu, old_debugctl, old_pebs_enable);
+	emulator_apply_trap_flag(cpu, regs);
+	return false;
+}
+
+static struct cpuid_result emulator_cpuid_hook(uint32_t leaf, uint32_t subleaf,
+					       struct cpuid_result real)
+{
+	emulator_this_cpu()->stats.diverted++;
+	return emulator_cpuid(&profile, leaf, subleaf, real);
+}
+
+/*
+ * A diverted instruction retired. In the context being stepped it is the pending instruction:
+ * it counts, and stepping goes on after it. Elsewhere (an interrupt handler, which runs with TF
+ * clear) it is not observed and leaves the stepped context's state alone.
+ */
+static void emulator_retired_hook(struct cpu_regs *regs)
+{
+	struct emulator_cpu *cpu = emulator_this_cpu();
+	bool user = regs_from_user(regs);
+
+	if (!cpu->pending_valid || cpu->pending_rip != regs->rip - DIVERTED_SITE_LENGTH)
+		return;
+	emulator_retire(cpu, user, false, cpu->pending_rip, regs);
+	cpu->pending_valid = emulator_observed(cpu) & (user ? OBSERVE_USER : OBSERVE_KERNEL);
+	cpu->pending_user = user;
+	cpu->pending_rip = regs->rip;
+	cpu->exceptions_seen = this_cpu()->stepped_exceptions;
+}
+
+static bool emulator_debug_trap_hook(struct cpu_regs *regs)
+{
+	return emulator_step(regs);
+}
+
+/* Rule 14: the PMI handler acknowledged what it was called for and left GLOBAL_CTRL as it was. */
+static void check_pmi_return(struct emulator_cpu *cpu, struct cpu_regs *regs)
+{
+	const struct emulator_registers *r = &cpu->registers;
+	uint64_t left;
+
+	if (!cpu->pmi_outstanding || regs->vector != (apic_read_lvtpc() & APIC_LVT_VECTOR_MASK))
+		return;
+	cpu->pmi_outstanding = false;
+	left = r->global_status & cpu->pmi_status;
+	if (left)
+		emulator_violation(14,
+				   "the PMI handler returned with GLOBAL_STATUS bits 0x%llx "
+				   "still set (called for 0x%llx)",
+				   (unsigned long long)left, (unsigned long long)cpu->pmi_status);
+	if (r->global_ctrl != cpu->pmi_global_ctrl)
+		emulator_violation(14,
+				   "the PMI handler returned with GLOBAL_CTRL 0x%llx, found 0x%llx",
+				   (unsigned long long)r->global_ctrl,
+				   (unsigned long long)cpu->pmi_global_ctrl);
+}
+
+/* The kernel frame an interrupt saves carries the live flow's TF, and so its owner. */
+static void emulator_interrupted_hook(struct cpu_regs *regs)
+{
+	struct emulator_cpu *cpu = emulator_this_cpu();
+	const struct emulator_registers *r = &cpu->registers;
+
+	if (!regs_from_user(regs))
+		cpu->tf_interrupted[switch_task_current()->index] = cpu->tf_kernel;
+	/* The PMI handler starts: what it must acknowledge, and restore (rule 14). */
+	if (cpu->pmi_outstanding && regs->vector == (apic_read_lvtpc() & APIC_LVT_VECTOR_MASK)) {
+		cpu->pmi_status = r->global_status & ~PERF_GLOBAL_STATUS_COUNTERS_FROZEN;
+		if (!cpu->pmi_froze)
+			cpu->pmi_global_ctrl = r->global_ctrl;
+	}
+}
+
+static void emulator_resume_hook(struct cpu_regs *regs)
+{
+	struct emulator_cpu *cpu = emulator_this_cpu();
+
+	if (regs->vector >= X86_EXC_COUNT && !regs_from_user(regs) && !this_cpu()->interrupt_depth)
+		cpu->tf_kernel = cpu->tf_interrupted[switch_task_current()->index];
+	check_pmi_return(cpu, regs);
+	emulator_apply_trap_flag(cpu, regs);
+}
+
+/* At a switch the live flow goes on in the next task: whatever TF it has, the model's or none. */
+static void emulator_switch_in(const struct switch_task *prev, const struct switch_task *next)
+{
+	(void)prev;
+	(void)next;
+	if (!(read_rflags() & RFLAGS_TF))
+		emulator_this_cpu()->tf_kernel = false;
+}
+
+static const struct switch_hooks emulator_switch_hooks = {
+	.switch_in = emulator_switch_in,
+};
+
+static const struct cpu_model_ops emulator_ops = {
+	.owns_msr = emulator_owns_msr_hook,
+	.owns_cpuid = emulator_owns_cpuid_hook,
+	.read_msr = emulator_read_msr_hook,
+	.write_msr = emulator_write_msr_hook,
+	.cpuid = emulator_cpuid_hook,
+	.retired = emulator_retired_hook,
+	.debug_trap = emulator_debug_trap_hook,
+	.interrupted = emulator_interrupted_hook,
+	.resume = emulator_resume_hook,
+};
+
+void emulator_init(void)
+{
+	bool silicon_has_ds = cpuid(1, 0).edx & CPUID_1_EDX_DS;
+
+	if (mode == DS_MODE_HARDWARE || (mode == DS_MODE_AUTO && silicon_has_ds)) {
+		ktap_diag(0, "emulated cpu: off (ds=%s%s)",
+			  mode == DS_MODE_HARDWARE ? "hardware" : "auto",
+			  silicon_has_ds ? ", CPUID.1:EDX.DS=1" : "");
+		return;
+	}
+	if (!profile_chosen)
+		profile = *emulator_profile_default();
+	for (unsigned int i = 0; i < MAX_CPUS; i++)
+		emulator_registers_reset(&cpus[i].registers, &profile);
+	format(description, sizeof(description), "emulated (%s)", profile.name);
+	active = true;
+	cpu_model_register(&emulator_ops);
+	switch_hooks_register(&emulator_switch_hooks);
+	ktap_diag(0,
+		  "emulated cpu: on (ds=%s) profile=%s perfmon=v%u gp=%ux%u fixed=%ux%u "
+		  "pebs_format=%u baseline=%u full_width=%u bts=%u ds_cpl=%u leftovers=%u",
+		  mode == DS_MODE_EMULATE ? "emulate" : "auto, CPUID.1:EDX.DS=0", profile.name,
+		  profile.perfmon_version, profile.gp_counters, profile.gp_width,
+		  profile.fixed_counters, profile.fixed_width, profile.pebs_format,
+		  profile.pebs_baseline, profile.full_width, profile.bts, profile.ds_cpl,
+		  profile.firmware_leftovers);
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/* The emulated CPU: a Debug Store and PMU played behind the MSR and CPUID accessors. */
+#ifndef EMULATOR_EMULATOR_H
+#define EMULATOR_EMULATOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * ds=auto (the default) installs the model where CPUID.1:EDX.DS=0, ds=emulate always,
+ * ds=hardware never. Once installed, the DS, BTS, PEBS and perfmon MSRs and the CPUID leaves
+ * that enumerate them are the model's on every CPU, and the model single-steps the code that
+ * BTS or an enabled counter observes (docs/emulated-cpu.md). Nothing above arch/x86 sees the
+ * difference: only the runner asks, to label results.
+ */
+void emulator_init(void);
+bool emulator_active(void);
+/* "hardware", or "emulated (PROFILE)". */
+const char *emulator_describe(void);
+
+struct emulator_stats {
+	uint64_t steps; /* single-step #DBs taken */
+	uint64_t instructions; /* instructions seen retiring */
+	uint64_t branches, taken_branches;
+	uint64_t bts_records, pebs_records;
+	uint64_t pmis, pmis_masked;
+	uint64_t resyncs; /* steps after an exception, a far transfer or a lost step */
+	uint64_t diverted; /* RDMSR, WRMSR and CPUID served */
+};
+/* This CPU's counts, or the sum over every CPU. */
+struct emulator_stats emulator_stats(void);
+struct emulator_stats emulator_stats_all(void);
+
+#define EMULATOR_VIOLATION_MAX 160
+
+/*
+ * Rules broken since the last call, on any CPU: returns how many, and copies the first one's
+ * text ("rule N: ...") to text. The runner fails the test that broke them; tests of the rules
+ * call it themselves.
+ */
+unsigned int emulator_take_violations(char *text, size_t size);
+/* Warnings (e.g. a BTS threshold one record short of the maximum): as above. */
+unsigned int emulator_take_warnings(char *text, size_t size);
+
+#endif

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/* What the files of emulator/ share: the per-CPU model state and the engine's entry points. */
+#ifndef EMULATOR_INTERNAL_H
+#define EMULATOR_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arch/x86/percpu.h"
+#include "arch/x86/regs.h"
+#include "arch/x86/switch_hooks.h"
+#include "emulator/emulator.h"
+#include "emulator/profile.h"
+#include "emulator/registers.h"
+
+/* Which privilege levels the model must observe by single-stepping. */
+#define OBSERVE_KERNEL (1u << 0)
+#define OBSERVE_USER (1u << 1)
+
+/* One buffer's four DS fields as the model last wrote or accepted them (rule 3). */
+struct emulator_ds_fields {
+	uint64_t base, index, max, threshold;
+};
+
+struct emulator_cpu {
+	struct emulator_registers registers;
+	/* Single-stepping: the instruction that runs next, as seen at the last step. */
+	bool pending_valid;
+	bool pending_user;
+	uint64_t pending_rip;
+	uint64_t exceptions_seen; /* this_cpu()->stepped_exceptions at the last step */
+	/*
+	 * Whose TF: the live kernel flow's (it passes from task to task at a switch, as RFLAGS
+	 * does), that of the kernel frame an interrupt saved for a task, and a task's ring-3 frame.
+	 */
+	bool tf_kernel;
+	bool tf_interrupted[SWITCH_TASKS_MAX];
+	bool tf_user[SWITCH_TASKS_MAX];
+	/* Counters whose overflow armed PEBS: the assist comes with their next event. */
+	uint64_t pebs_armed;
+	/* The DS fields, while the feature is on (rule 3). */
+	bool bts_tracking, pebs_tracking;
+	struct emulator_ds_fields bts_seen, pebs_seen;
+	/* A PMI was delivered and its handler has not returned yet (rule 14). */
+	bool pmi_outstanding, pmi_froze;
+	uint64_t pmi_status, pmi_global_ctrl; /* as the handler found them */
+	struct emulator_stats stats;
+	/* Violations of the rules, latched for the runner (never printed from a trap). */
+	unsigned int violations;
+	char violation[EMULATOR_VIOLATION_MAX];
+	unsigned int warnings;
+	char warning[EMULATOR_VIOLATION_MAX];
+};
+
+struct emulator_cpu *emulator_this_cpu(void);
+const struct emulator_profile *emulator_profile(void);
+
+/* Latch a broken rule (rule is its number in docs/emulated-cpu.md) or a warning. */
+void emulator_violation(unsigned int rule, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void emulator_warning(unsigned int rule, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* OBSERVE_* bits: what the registers say must be stepped now. */
+unsigned int emulator_observed(const struct emulator_cpu *cpu);
+
+/* The #DB side: one completed instruction. */
+bool emulator_step(struct cpu_regs *regs);
+/* Count one retired instruction at the given privilege (a diverted RDMSR/WRMSR/CPUID too). */
+void emulator_retire(struct emulator_cpu *cpu, bool user, bool branch, uint64_t eventing_ip,
+		     struct cpu_regs *regs);
+
+/* The Debug Store side (store.c). */
+void emulator_bts_store(struct emulator_cpu *cpu, uint64_t from, uint64_t to, bool user);
+bool emulator_pebs_assist(struct emulator_cpu *cpu, unsigned int counter, uint64_t eventing_ip,
+			  struct cpu_regs *regs);
+/* Rules 2 and 3 while a feature is on; called at every step and when a feature turns on. */
+void emulator_ds_check_fields(struct emulator_cpu *cpu);
+void emulator_ds_features_changed(struct emulator_cpu *cpu, uint64_t old_debugctl,
+				  uint64_t old_pebs_enable);
+
+/* Request a PMI through LVTPC, as the local APIC does for an overflow. */
+void emulator_pmi_request(struct emulator_cpu *cpu);
+
+#endif

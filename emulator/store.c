@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: MIT */
+/* The emulated CPU's Debug Store: BTS and PEBS stores, by the SDM's buffer rules, checked. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/x86/cpu.h"
+#include "arch/x86/msr-index.h"
+#include "arch/x86/paging.h"
+#include "arch/x86/processor-flags.h"
+#include "emulator/internal.h"
+#include "emulator/pebs_record.h"
+
+#define BTS_RECORD_BYTES 24 /* from, to, flags: the 64-bit (DTES64) format */
+#define DS_BTS_FIELDS 0x00 /* base, index, absolute maximum, interrupt threshold */
+#define DS_PEBS_FIELDS 0x20
+#define DS_PEBS_RESET 0x40 /* reset value of GP counter i at 0x40 + 8 i */
+#define DS_FIELDS_BYTES 0x20
+#define PEBS_RESET_FIXED_FMT4 8 /* fixed counter i at slot 8 + i up to format 4 */
+#define PEBS_RESET_FIXED_FMT5 32 /* and at 32 + i from format 5 */
+#define PEBS_ENABLE_FIXED_SHIFT 32
+#define PEBS_FORMAT0_BUFFER_MAX 4096 /* Linux: larger buffers hang Core 2 (rule 12) */
+#define CLOSE_RECORDS 2 /* "several records short" of the maximum: fewer is a warning */
+#define PAGING_LEVELS 4
+#define PAGE_TABLE_INDEX_MASK 0x1ffu
+#define HUGE_LEVEL_1G 1 /* a PDPT entry with PS */
+#define HUGE_LEVEL_2M 2 /* a PD entry with PS */
+
+enum feature {
+	FEATURE_BTS,
+	FEATURE_PEBS,
+};
+
+static const char *const feature_names[] = { "BTS", "PEBS" };
+
+/* Rule 1: linear address present, supervisor-writable, accessed and dirty in the current CR3. */
+static bool page_usable(uint64_t linear, uint64_t *bad_entry)
+{
+	uint64_t table = read_cr3() & PTE_ADDRESS_MASK;
+
+	for (unsigned int level = 0; level < PAGING_LEVELS; level++) {
+		unsigned int shift = 39 - 9 * level;
+		const uint64_t *entries = phys_to_virt(table);
+		uint64_t entry = entries[(linear >> shift) & PAGE_TABLE_INDEX_MASK];
+		bool leaf =
+			level == PAGING_LEVELS - 1 ||
+			((level == HUGE_LEVEL_1G || level == HUGE_LEVEL_2M) && (entry & PTE_HUGE));
+		uint64_t need = PTE_PRESENT | PTE_WRITE | PTE_ACCESSED | (leaf ? PTE_DIRTY : 0);
+
+		if ((entry & need) != need || (leaf && (entry & PTE_USER))) {
+			*bad_entry = entry;
+			return false;
+		}
+		if (leaf)
+			return true;
+		table = entry & PTE_ADDRESS_MASK;
+	}
+	return false;
+}
+
+static bool range_usable(const char *what, uint64_t linear, uint64_t bytes)
+{
+	uint64_t bad = 0;
+
+	for (uint64_t page = linear & ~(PAGE_SIZE - 1); page < linear + bytes; page += PAGE_SIZE) {
+		if (!page_usable(page, &bad)) {
+			emulator_violation(1,
+					   "%s at 0x%llx is not present, supervisor-writable, "
+					   "accessed and dirty in CR3 0x%lx (entry 0x%llx)",
+					   what, (unsigned long long)linear, read_cr3(),
+					   (unsigned long long)bad);
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool canonical(uint64_t linear)
+{
+	return (uint64_t)((int64_t)(linear << 16) >> 16) == linear;
+}
+
+/* The four fields of a feature, read as the CPU reads them; false (reported) if unusable. */
+static bool fields_read(struct emulator_cpu *cpu, enum feature feature,
+			struct emulator_ds_fields *out)
+{
+	uint64_t area = cpu->registers.ds_area;
+	uint64_t at = area + (feature == FEATURE_BTS ? DS_BTS_FIELDS : DS_PEBS_FIELDS);
+	const uint64_t *fields = (const uint64_t *)at;
+
+	if (!area || !canonical(area) || !range_usable("the DS save area", at, DS_FIELDS_BYTES))
+		return false;
+	*out = (struct emulator_ds_fields){ fields[0], fields[1], fields[2], fields[3] };
+	return true;
+}
+
+static void index_write(struct emulator_cpu *cpu, enum feature feature, uint64_t index)
+{
+	uint64_t at = cpu->registers.ds_area +
+		      (feature == FEATURE_BTS ? DS_BTS_FIELDS : DS_PEBS_FIELDS) + 8;
+
+	*(volatile uint64_t *)at = index;
+	(feature == FEATURE_BTS ? &cpu->bts_seen : &cpu->pebs_seen)->index = index;
+}
+
+/* Rule 2: the layout of a buffer that is about to be used. */
+static bool layout_valid(enum feature feature, const struct emulator_ds_fields *f, uint64_t record,
+			 bool interrupt)
+{
+	const char *name = feature_names[feature];
+
+	if (f->base % 4 || f->max < f->base + record || (f->max - f->base) % record) {
+		emulator_violation(2,
+				   "%s buffer base 0x%llx max 0x%llx: not whole %llu-byte records "
+				   "from a 4-byte aligned base",
+				   name, (unsigned long long)f->base, (unsigned long long)f->max,
+				   (unsigned long long)record);
+		return false;
+	}
+	if (!interrupt) {
+		/* Circular BTS: "the threshold must lie beyond the absolute maximum". */
+		if (f->threshold <= f->max) {
+			emulator_violation(
+				2, "circular BTS with threshold 0x%llx not beyond max 0x%llx",
+				(unsigned long long)f->threshold, (unsigned long long)f->max);
+			return false;
+		}
+		return true;
+	}
+	if (f->threshold <= f->base || f->threshold > f->max || (f->threshold - f->base) % record) {
+		emulator_violation(2,
+				   "%s threshold 0x%llx outside (base 0x%llx, max 0x%llx] or not "
+				   "a whole number of %llu-byte records",
+				   name, (unsigned long long)f->threshold,
+				   (unsigned long long)f->base, (unsigned long long)f->max,
+				   (unsigned long long)record);
+		return false;
+	}
+	if (f->threshold + CLOSE_RECORDS * record > f->max && f->threshold != f->base + record)
+		emulator_warning(2,
+				 "%s threshold 0x%llx is less than %u records short of max 0x%llx",
+				 name, (unsigned long long)f->threshold, CLOSE_RECORDS,
+				 (unsigned long long)f->max);
+	return true;
+}
+
+static bool bts_on(const struct emulator_registers *r)
+{
+	return (r->debugctl & (DEBUGCTL_TR | DEBUGCTL_BTS)) == (DEBUGCTL_TR | DEBUGCTL_BTS);
+}
+
+/* Snapshot a feature's fields when it turns on: later changes break rule 3. */
+static void start_tracking(struct emulator_cpu *cpu, enum feature feature)
+{
+	struct emulator_ds_fields *seen = feature == FEATURE_BTS ? &cpu->bts_seen : &cpu->pebs_seen;
+	bool *tracking = feature == FEATURE_BTS ? &cpu->bts_tracking : &cpu->pebs_tracking;
+
+	*tracking = fields_read(cpu, feature, seen);
+}
+
+void emulator_ds_features_changed(struct emulator_cpu *cpu, uint64_t old_debugctl,
+				  uint64_t old_pebs_enable)
+{
+	const struct emulator_registers *r = &cpu->registers;
+	struct emulator_registers old = *r;
+
+	old.debugctl = old_debugctl;
+	if (!bts_on(r))
+		cpu->bts_tracking = false;
+	else if (!bts_on(&old))
+		start_tracking(cpu, FEATURE_BTS);
+	if (!r->pebs_enable) {
+		cpu->pebs_tracking = false;
+		cpu->pebs_armed = 0;
+	} else if (!old_pebs_enable) {
+		start_tracking(cpu, FEATURE_PEBS);
+	}
+}
+
+static void check_one(struct emulator_cpu *cpu, enum feature feature)
+{
+	struct emulator_ds_fields *seen = feature == FEATURE_BTS ? &cpu->bts_seen : &cpu->pebs_seen;
+	struct emulator_ds_fields now;
+
+	if (!fields_read(cpu, feature, &now))
+		return;
+	if (now.base != seen->base || now.index != seen->index || now.max != seen->max ||
+	    now.threshold != seen->threshold) {
+		emulator_violation(3,
+				   "%s fields changed while it was on: base 0x%llx->0x%llx index "
+				   "0x%llx->0x%llx max 0x%llx->0x%llx threshold 0x%llx->0x%llx",
+				   feature_names[feature], (unsigned long long)seen->base,
+				   (unsigned long long)now.base, (unsigned long long)seen->index,
+				   (unsigned long long)now.index, (unsigned long long)seen->max,
+				   (unsigned long long)now.max, (unsigned long long)seen->threshold,
+				   (unsigned long long)now.threshold);
+		*seen = now; /* report a change once */
+	}
+}
+
+void emulator_ds_check_fields(struct emulator_cpu *cpu)
+{
+	if (cpu->bts_tracking && bts_on(&cpu->registers))
+		check_one(cpu, FEATURE_BTS);
+	if (cpu->pebs_tracking && cpu->registers.pebs_enable)
+		check_one(cpu, FEATURE_PEBS);
+}
+
+void emulator_bts_store(struct emulator_cpu *cpu, uint64_t from, uint64_t to, bool user)
+{
+	const struct emulator_profile *p = emulator_profile();
+	struct emulator_registers *r = &cpu->registers;
+	bool interrupt = r->debugctl & DEBUGCTL_BTINT;
+	struct emulator_ds_fields f;
+	uint64_t record[3] = { from, to, 0 };
+	uint64_t *slot;
+
+	if (!bts_on(r) ||
+	    (p->ds_cpl && (r->debugctl & (user ? DEBUGCTL_BTS_OFF_USR : DEBUGCTL_BTS_OFF_OS))))
+		return;
+	if (!fields_read(cpu, FEATURE_BTS, &f) ||
+	    !layout_valid(FEATURE_BTS, &f, BTS_RECORD_BYTES, interrupt))
+		return;
+	if (f.index < f.base || f.index + BTS_RECORD_BYTES > f.max) {
+		if (interrupt)
+			return; /* full: not circular with BTINT, nothing more is stored */
+		emulator_violation(2, "BTS index 0x%llx outside base 0x%llx max 0x%llx",
+				   (unsigned long long)f.index, (unsigned long long)f.base,
+				   (unsigned long long)f.max);
+		return;
+	}
+	if (!range_usable("the BTS record", f.index, BTS_RECORD_BYTES))
+		return;
+	slot = (uint64_t *)f.index;
+	for (unsigned int i = 0; i < 3; i++)
+		slot[i] = record[i];
+	cpu->stats.bts_records++;
+	f.index += BTS_RECORD_BYTES;
+	if (!interrupt && f.index >= f.max)
+		f.index = f.base; /* circular */
+	index_write(cpu, FEATURE_BTS, f.index);
+	if (interrupt && f.index == f.threshold) {
+		r->global_status |= PERF_GLOBAL_STATUS_BUFFER_OVF;
+		emulator_pmi_request(cpu);
+	}
+}
+
+static unsigned int reset_slot(unsigned int bit)
+{
+	if (bit < PEBS_ENABLE_FIXED_SHIFT)
+		return bit;
+	return (emulator_profile()->pebs_format >= 5 ? PEBS_RESET_FIXED_FMT5
+						     : PEBS_RESET_FIXED_FMT4) +
+	       bit - PEBS_ENABLE_FIXED_SHIFT;
+}
+
+static bool event_adaptive(const struct emulator_registers *r, unsigned int bit)
+{
+	if (bit < PEBS_ENABLE_FIXED_SHIFT)
+		return r->evtsel[bit] & PERFEVTSEL_ADAPTIVE;
+	return r->fixed_ctrl & (FIXED_CTR_CTRL_ADAPTIVE
+				<< (FIXED_CTR_CTRL_FIELD_BITS * (bit - PEBS_ENABLE_FIXED_SHIFT)));
+}
+
+static void machine_state(const struct cpu_regs *regs, struct pebs_machine_state *state)
+{
+	*state = (struct pebs_machine_state){
+		.rflags = regs->rflags & ~RFLAGS_TF,
+		.rip = regs->rip,
+		.rax = regs->rax,
+		.rbx = regs->rbx,
+		.rcx = regs->rcx,
+		.rdx = regs->rdx,
+		.rsi = regs->rsi,
+		.rdi = regs->rdi,
+		.rbp = regs->rbp,
+		.rsp = regs->rsp,
+		.r8 = regs->r8,
+		.r9 = regs->r9,
+		.r10 = regs->r10,
+		.r11 = regs->r11,
+		.r12 = regs->r12,
+		.r13 = regs->r13,
+		.r14 = regs->r14,
+		.r15 = regs->r15,
+	};
+}
+
+/*
+ * The assist for counter bit (PEBS_ENABLE numbering), armed by its overflow: one record at the
+ * PEBS index, the counter reloaded from its reset slot, its overflow status cleared, and the PMI
+ * when the index reaches the threshold. False when no record could be written (reported).
+ */
+bool emulator_pebs_assist(struct emulator_cpu *cpu, unsigned int bit, uint64_t eventing_ip,
+			  struct cpu_regs *regs)
+{
+	const struct emulator_profile *p = emulator_profile();
+	struct emulator_registers *r = &cpu->registers;
+	struct pebs_assist assist = {
+		.format = p->pebs_format,
+		.baseline = p->pebs_baseline,
+		.adaptive = event_adaptive(r, bit),
+		.data_cfg = r->pebs_data_cfg,
+		.applicable_counters = 1ull << bit,
+		.eventing_ip = eventing_ip,
+		.tsc = rdtsc_ordered(),
+	};
+	struct emulator_ds_fields f;
+	size_t bytes;
+	uint64_t reset;
+
+	machine_state(regs, &assist.state);
+	bytes = pebs_record_bytes(&assist);
+	if (!fields_read(cpu, FEATURE_PEBS, &f) || !layout_valid(FEATURE_PEBS, &f, bytes, true))
+		return false;
+	if (p->pebs_format == 0 && f.max - f.base > PEBS_FORMAT0_BUFFER_MAX) {
+		emulator_violation(12, "format-0 PEBS buffer of %llu bytes: more than one page",
+				   (unsigned long long)(f.max - f.base));
+		return false;
+	}
+	if (f.index < f.base || f.index + bytes > f.max)
+		return false; /* full: the record is lost, as on silicon */
+	if (!range_usable("the PEBS record", f.index, bytes) ||
+	    !range_usable("the PEBS reset slot", cpu->registers.ds_area + DS_PEBS_RESET, 8 * 48))
+		return false;
+	pebs_record_write(&assist, (void *)f.index, bytes);
+	cpu->stats.pebs_records++;
+	index_write(cpu, FEATURE_PEBS, f.index + bytes);
+	reset = ((const uint64_t *)(r->ds_area + DS_PEBS_RESET))[reset_slot(bit)];
+	if (bit < PEBS_ENABLE_FIXED_SHIFT)
+		r->counter[bit] = reset & emulator_counter_mask(p, false);
+	else
+		r->fixed_counter[bit - PEBS_ENABLE_FIXED_SHIFT] =
+			reset & emulator_counter_mask(p, true);
+	r->global_status &= ~(1ull << bit);
+	if (f.index < f.threshold && f.index + bytes >= f.threshold) {
+		r->global_status |= PERF_GLOBAL_STATUS_BUFFER_OVF;
+		emulator_pmi_request(cpu);
+	}
+	return true;
+}
