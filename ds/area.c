@@ -11,7 +11,9 @@ bool ds_bts_fields(uint64_t base, size_t bytes, bool circular, size_t threshold_
 {
 	size_t records = bytes / BTS_RECORD_SIZE;
 
-	if (records == 0 || (!circular && (threshold_records == 0 || threshold_records > records)))
+	if (records == 0 ||
+	    (!circular &&
+	     (threshold_records == 0 || threshold_records + ds_threshold_room(records) > records)))
 		return false;
 	out->base = base;
 	out->index = base;
@@ -26,7 +28,9 @@ bool ds_pebs_fields(uint64_t base, size_t bytes, size_t record_size, size_t thre
 {
 	size_t records = record_size ? bytes / record_size : 0;
 
-	if (records == 0 || threshold_records == 0 || threshold_records > records)
+	if (records == 0 || threshold_records == 0 ||
+	    (threshold_records > 1 && threshold_records + ds_threshold_room(records) > records) ||
+	    threshold_records > records)
 		return false;
 	out->base = base;
 	out->index = base;

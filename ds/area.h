@@ -33,17 +33,28 @@ struct ds_buffer_fields {
 };
 
 /*
+ * Records an interrupt threshold must leave free before the absolute maximum, so the records
+ * written while the PMI is pending are not lost: the SDM asks for "several records", Linux's
+ * bts.c keeps max/16. A PEBS threshold of one record (a PMI per record) needs no room.
+ */
+static inline size_t ds_threshold_room(size_t records)
+{
+	return records / 16 > 2 ? records / 16 : 2;
+}
+
+/*
  * BTS fields for a buffer of bytes at base: whole records only. Circular: the threshold lies one
  * record past max, so it is never reached and the buffer wraps (SDM: clearing BTINT is not
  * enough). Interrupt mode: the PMI comes when threshold_records records are in. False when the
- * buffer holds no record or threshold_records is 0 or more than it holds.
+ * buffer holds no record, or threshold_records is 0 or leaves less than ds_threshold_room().
  */
 bool ds_bts_fields(uint64_t base, size_t bytes, bool circular, size_t threshold_records,
 		   struct ds_buffer_fields *out);
 
 /*
  * PEBS fields: record_size bytes per record (the largest, for adaptive records), the PMI once
- * threshold_records records are in. Same failure rules as ds_bts_fields().
+ * threshold_records records are in. Same failure rules as ds_bts_fields(), except that a
+ * threshold of one record needs no room.
  */
 bool ds_pebs_fields(uint64_t base, size_t bytes, size_t record_size, size_t threshold_records,
 		    struct ds_buffer_fields *out);

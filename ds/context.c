@@ -233,10 +233,12 @@ enum ds_error ds_attach_pebs(const struct ds_target *target, const struct ds_peb
 }
 
 /*
- * In two steps around ds_sync_target(), which makes the CPU that has the area active stop naming
- * the buffer and, for a user task running there, flush its TLB: only then does the memory go
- * back, so no CPU reaches it through the registers or a stale translation of the user's view.
- * Meanwhile the context is marked detaching, and other attaches and detaches of it are refused.
+ * In two steps around ds_sync_target(). First the user is marked stopping, so that no CPU turns
+ * its feature on any more; the sync makes the CPU that has the area active turn it off (and
+ * IA32_DS_AREA to 0 when no user is left) and, for a user task running there, flush its TLB.
+ * Only then is the buffer drained and its fields cleared (never under a tracing CPU: SDM, and
+ * Linux drains with BTS off), and the memory given back. Meanwhile the context is marked
+ * detaching, and other attaches and detaches of it are refused.
  */
 enum ds_error ds_detach(const struct ds_target *target, enum ds_user user)
 {
@@ -253,18 +255,8 @@ enum ds_error ds_detach(const struct ds_target *target, enum ds_user user)
 		spin_unlock_irqrestore(&ds_lock, flags);
 		return DS_ERROR_NOT_ATTACHED;
 	}
-	ds_drain_context(context, target->cpu ? switch_task_current()->index : target->index);
-	context->buffers[user] = (struct ds_buffer){ 0 };
-	if (user == DS_USER_BTS) {
-		context->bts = (struct ds_bts_config){ 0 };
-		context->area->bts_base = context->area->bts_index = 0;
-		context->area->bts_max = context->area->bts_threshold = 0;
-	} else {
-		context->pebs = (struct ds_pebs_config){ 0 };
-		context->area->pebs_base = context->area->pebs_index = 0;
-		context->area->pebs_max = context->area->pebs_threshold = 0;
-	}
-	last = !context->buffers[DS_USER_BTS].phys && !context->buffers[DS_USER_PEBS].phys;
+	context->stopping[user] = true;
+	last = !ds_user_live(context, DS_USER_BTS) && !ds_user_live(context, DS_USER_PEBS);
 	if (context->address_space) {
 		user_view_unmap(context->address_space, USER_DS_BASE + user_view_offset(user),
 				buffer.pages);
@@ -275,6 +267,18 @@ enum ds_error ds_detach(const struct ds_target *target, enum ds_user user)
 	spin_unlock_irqrestore(&ds_lock, flags);
 	ds_sync_target(target, true);
 	flags = spin_lock_irqsave(&ds_lock);
+	ds_drain_context(context, target->cpu ? switch_task_current()->index : target->index);
+	context->buffers[user] = (struct ds_buffer){ 0 };
+	context->stopping[user] = false;
+	if (user == DS_USER_BTS) {
+		context->bts = (struct ds_bts_config){ 0 };
+		context->area->bts_base = context->area->bts_index = 0;
+		context->area->bts_max = context->area->bts_threshold = 0;
+	} else {
+		context->pebs = (struct ds_pebs_config){ 0 };
+		context->area->pebs_base = context->area->pebs_index = 0;
+		context->area->pebs_max = context->area->pebs_threshold = 0;
+	}
 	pfa_free_pages(buffer.phys, buffer.pages);
 	if (context->release_all && !last) {
 		/* The task exited meanwhile (ds_release_all()): the other user goes too. */

@@ -82,10 +82,7 @@ static void ds_detect(void)
 void ds_init(void)
 {
 	ds_detect();
-	ds_set_backend(support.bts_reason[0] && support.pebs_reason[0] ? DS_BACKEND_SYNTHETIC
-								       : DS_BACKEND_HARDWARE);
-	ktap_diag(0, "ds: backend=%s bts=%s pebs=%s pebs_format=%u",
-		  ds_get_backend() == DS_BACKEND_HARDWARE ? "hardware" : "synthetic",
+	ktap_diag(0, "ds: bts=%s pebs=%s pebs_format=%u",
 		  support.bts_reason[0] ? support.bts_reason : "yes",
 		  support.pebs_reason[0] ? support.pebs_reason : "yes", support.pebs_format);
 	ds_switch_init();

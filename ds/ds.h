@@ -86,17 +86,6 @@ void ds_credit_reset(unsigned int task);
 /* Drain target's buffers now, crediting the task running here. */
 void ds_drain(const struct ds_target *target);
 
-/*
- * Where the three MSRs go: the hardware, or a per-CPU synthetic register file that the synthetic
- * producer (ds/synth.h) reads, for CPUs without a Debug Store. Writes are counted either way.
- */
-enum ds_backend {
-	DS_BACKEND_HARDWARE,
-	DS_BACKEND_SYNTHETIC,
-};
-void ds_set_backend(enum ds_backend backend);
-enum ds_backend ds_get_backend(void);
-
 /* What the three MSRs hold on this CPU (DEBUGCTL: only its BTS bits), as ds/ wrote them. */
 struct ds_registers {
 	uint64_t ds_area;
@@ -123,7 +112,7 @@ const struct ds_support *ds_support(void);
 /* PMIs taken since boot. */
 uint64_t ds_pmi_count(void);
 
-/* Detect support, choose the backend, register the switch hooks and the PMI handler. */
+/* Detect support, register the switch hooks and the PMI handler. */
 void ds_init(void);
 
 #endif

@@ -28,10 +28,13 @@ struct ds_context {
 	struct ds_pebs_config pebs;
 	uint64_t address_space;
 	bool detaching; /* between the two steps of ds_detach(): attach and detach refused */
+	bool stopping[DS_USERS]; /* that user is being detached: its feature stays off */
 	bool release_all; /* the owner exited during a detach: that detach frees everything */
 };
 
 struct ds_context *ds_context_of(const struct ds_target *target);
+/* The user's buffer is attached and not being detached: its feature is on where the area is. */
+bool ds_user_live(const struct ds_context *context, enum ds_user user);
 struct ds_context *ds_context_task(unsigned int task);
 struct ds_context *ds_context_cpu(unsigned int cpu);
 
@@ -58,6 +61,8 @@ void ds_sync_target(const struct ds_target *target, bool detaching);
 void ds_release_all(const struct ds_target *target);
 
 void ds_drain_context(struct ds_context *context, unsigned int credit_task);
+void ds_quiesce(void);
+void ds_resume(void);
 void ds_switch_init(void);
 void ds_pmi_init(void);
 

@@ -73,12 +73,21 @@ static void drain_pebs(struct ds_context *context, struct ds_credit *credit)
 	area->pebs_index = area->pebs_base;
 }
 
+/* With ds_lock held. An area active on this CPU is drained with tracing off (ds_quiesce()). */
 void ds_drain_context(struct ds_context *context, unsigned int credit_task)
 {
+	const struct ds_registers *held = ds_registers_held();
+	bool active = context->area && held->ds_area == (uint64_t)context->area &&
+		      (held->debugctl || held->pebs_enable);
+
 	if (!context->area)
 		return;
+	if (active)
+		ds_quiesce();
 	drain_bts(context, &credits[credit_task]);
 	drain_pebs(context, &credits[credit_task]);
+	if (active)
+		ds_resume();
 }
 
 void ds_drain(const struct ds_target *target)
@@ -105,9 +114,8 @@ static void ds_pmi(struct cpu_regs *regs)
 	if (context)
 		ds_drain_context(context, switch_task_current()->index);
 	spin_unlock(&ds_lock);
-	/* Hardware: acknowledge the DS buffer overflow, or no further PEBS PMI comes (§19.6). */
-	if (ds_get_backend() == DS_BACKEND_HARDWARE && ds_support()->pdcm &&
-	    rdmsr_safe(MSR_IA32_PERF_GLOBAL_STATUS, &status) == 0 &&
+	/* Acknowledge the DS buffer overflow, or no further PEBS PMI comes (§19.6). */
+	if (ds_support()->pdcm && rdmsr_safe(MSR_IA32_PERF_GLOBAL_STATUS, &status) == 0 &&
 	    (status & PERF_GLOBAL_STATUS_BUFFER_OVF))
 		wrmsr_safe(MSR_IA32_PERF_GLOBAL_OVF_CTRL, PERF_GLOBAL_STATUS_BUFFER_OVF);
 }

@@ -19,20 +19,9 @@
 #define DS_DEBUGCTL_BITS \
 	(DEBUGCTL_TR | DEBUGCTL_BTS | DEBUGCTL_BTINT | DEBUGCTL_BTS_OFF_OS | DEBUGCTL_BTS_OFF_USR)
 
-static enum ds_backend backend = DS_BACKEND_SYNTHETIC;
 struct spinlock ds_lock = SPINLOCK_INIT("ds");
 static struct ds_registers held[MAX_CPUS]; /* what the CPU (or synthetic file) holds */
 static struct ds_msr_writes writes[MAX_CPUS];
-
-void ds_set_backend(enum ds_backend new_backend)
-{
-	backend = new_backend;
-}
-
-enum ds_backend ds_get_backend(void)
-{
-	return backend;
-}
 
 const struct ds_registers *ds_registers_held(void)
 {
@@ -49,40 +38,46 @@ struct ds_msr_writes ds_msr_writes(void)
 	return writes[this_cpu_index()];
 }
 
-/* The synthetic backend never touches the MSRs: their writes may #GP (KVM) or vanish (TCG). */
 static void write_ds_area(uint64_t value)
 {
 	writes[this_cpu_index()].ds_area++;
-	if (backend == DS_BACKEND_HARDWARE)
-		wrmsr(MSR_IA32_DS_AREA, value);
+	wrmsr(MSR_IA32_DS_AREA, value);
 	held[this_cpu_index()].ds_area = value;
 }
 
 static void write_debugctl(uint64_t value)
 {
 	writes[this_cpu_index()].debugctl++;
-	if (backend == DS_BACKEND_HARDWARE)
-		debugctl_update(DS_DEBUGCTL_BITS, value);
+	debugctl_update(DS_DEBUGCTL_BITS, value);
 	held[this_cpu_index()].debugctl = value;
 }
 
 static void write_pebs_enable(uint64_t value)
 {
 	writes[this_cpu_index()].pebs_enable++;
-	if (backend == DS_BACKEND_HARDWARE)
-		wrmsr(MSR_IA32_PEBS_ENABLE, value);
+	wrmsr(MSR_IA32_PEBS_ENABLE, value);
 	held[this_cpu_index()].pebs_enable = value;
 }
 
-/* A task's own area wins over its CPU's. */
+bool ds_user_live(const struct ds_context *context, enum ds_user user)
+{
+	return context->area && context->buffers[user].phys && !context->stopping[user];
+}
+
+static bool context_live(const struct ds_context *context)
+{
+	return ds_user_live(context, DS_USER_BTS) || ds_user_live(context, DS_USER_PEBS);
+}
+
+/* A task's own area wins over its CPU's. An area whose users are all leaving is no one's. */
 static struct ds_context *context_for(unsigned int task)
 {
 	struct ds_context *context = ds_context_task(task);
 
-	if (context->area)
+	if (context_live(context))
 		return context;
 	context = ds_context_cpu(this_cpu_index());
-	return context->area ? context : NULL;
+	return context_live(context) ? context : NULL;
 }
 
 struct ds_context *ds_context_active(void)
@@ -94,7 +89,7 @@ static uint64_t debugctl_for(const struct ds_context *context)
 {
 	uint64_t bits;
 
-	if (!context || !context->buffers[DS_USER_BTS].phys)
+	if (!context || !ds_user_live(context, DS_USER_BTS))
 		return 0;
 	bits = DEBUGCTL_TR | DEBUGCTL_BTS;
 	if (!context->bts.circular)
@@ -109,16 +104,17 @@ static uint64_t debugctl_for(const struct ds_context *context)
 /*
  * The order of Linux's old ds_switch_to(): tracing off, then IA32_DS_AREA, then tracing on, so
  * the CPU never writes a record through an area that is being replaced. With no area wanted,
- * IA32_DS_AREA keeps its value: with BTS and PEBS off nothing reads it, and leaving it saves a
- * write for every switch between a traced and an untraced task.
+ * IA32_DS_AREA goes back to 0, as Linux's fini_debug_store_on_cpu() does before the area is
+ * freed: a freed page may come back as the next area, and the CPU must never name a page that
+ * ds/ no longer owns.
  */
 static void ds_apply(struct ds_context *context)
 {
 	struct ds_registers *now = &held[this_cpu_index()];
-	uint64_t area = context ? (uint64_t)context->area : now->ds_area;
+	uint64_t area = context ? (uint64_t)context->area : 0;
 	uint64_t debugctl = debugctl_for(context);
 	uint64_t pebs_enable =
-		context && context->buffers[DS_USER_PEBS].phys ? context->pebs.enable : 0;
+		context && ds_user_live(context, DS_USER_PEBS) ? context->pebs.enable : 0;
 
 	if (area != now->ds_area) {
 		if (now->debugctl)
@@ -131,6 +127,26 @@ static void ds_apply(struct ds_context *context)
 		write_debugctl(debugctl);
 	if (pebs_enable != now->pebs_enable)
 		write_pebs_enable(pebs_enable);
+}
+
+/*
+ * Tracing off on this CPU while software reads and resets the active area's indexes, as Linux
+ * disables BTS before it drains (intel_pmu_disable_bts, intel_bts_disable_local) and drains PEBS
+ * with the counters off; ds_resume() turns it back on. ds_lock held.
+ */
+void ds_quiesce(void)
+{
+	struct ds_registers *now = &held[this_cpu_index()];
+
+	if (now->debugctl)
+		write_debugctl(0);
+	if (now->pebs_enable)
+		write_pebs_enable(0);
+}
+
+void ds_resume(void)
+{
+	ds_apply(ds_context_active());
 }
 
 void ds_activate_cpu(void)

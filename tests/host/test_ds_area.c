@@ -37,8 +37,13 @@ HOST_TEST(ds_bts_fields_refuse_impossible_buffers)
 	host_check(!ds_bts_fields(BASE, 23, true, 0, &fields)); /* no whole record */
 	host_check(!ds_bts_fields(BASE, 24 * 4, false, 0, &fields)); /* no threshold */
 	host_check(!ds_bts_fields(BASE, 24 * 4, false, 5, &fields)); /* past the end */
-	host_check(ds_bts_fields(BASE, 24 * 4, false, 4, &fields)); /* at the end: full */
-	host_check_eq_u64(fields.max, fields.threshold);
+	/* No room left for the records that come while the PMI is pending (SDM, Linux bts.c). */
+	host_check(!ds_bts_fields(BASE, 24 * 4, false, 4, &fields));
+	host_check(!ds_bts_fields(BASE, 24 * 4, false, 3, &fields));
+	host_check(ds_bts_fields(BASE, 24 * 4, false, 2, &fields)); /* two records of room */
+	host_check_eq_u64(fields.max - 2 * 24, fields.threshold);
+	host_check(!ds_bts_fields(BASE, 24 * 64, false, 61, &fields)); /* 64 / 16 = 4 of room */
+	host_check(ds_bts_fields(BASE, 24 * 64, false, 60, &fields));
 }
 
 HOST_TEST(ds_pebs_fields_follow_the_record_size)
@@ -48,8 +53,11 @@ HOST_TEST(ds_pebs_fields_follow_the_record_size)
 	host_check(ds_pebs_fields(BASE, 4096, 200, 1, &fields));
 	host_check_eq_u64(BASE + 200 * 20, fields.max); /* 4096 / 200 = 20 whole records */
 	host_check_eq_u64(BASE + 200, fields.threshold); /* one record: a PMI per record */
-	host_check(ds_pebs_fields(BASE, 4096, 200, 20, &fields));
-	host_check_eq_u64(fields.max, fields.threshold);
+	host_check(!ds_pebs_fields(BASE, 4096, 200, 20, &fields)); /* no room */
+	host_check(ds_pebs_fields(BASE, 4096, 200, 18, &fields));
+	host_check_eq_u64(fields.max - 2 * 200, fields.threshold);
+	host_check(
+		ds_pebs_fields(BASE, 200, 200, 1, &fields)); /* a PMI per record: no room needed */
 	host_check(!ds_pebs_fields(BASE, 4096, 200, 21, &fields));
 	host_check(!ds_pebs_fields(BASE, 4096, 0, 1, &fields));
 	host_check(!ds_pebs_fields(BASE, 199, 200, 1, &fields));

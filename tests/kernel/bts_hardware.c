@@ -19,8 +19,6 @@ static void require_bts(void)
 {
 	if (ds_support()->bts_reason[0])
 		test_skip("%s", ds_support()->bts_reason);
-	if (ds_get_backend() != DS_BACKEND_HARDWARE)
-		test_skip("the synthetic backend is active");
 }
 
 /* Index of the record (from -> to) in [first, last), or -1. */
