@@ -34,6 +34,7 @@ static struct pmu_task tasks[SWITCH_TASKS_MAX];
 static struct pmu_cpu cpus[MAX_CPUS];
 static struct pmu_caps caps;
 static uint64_t gp_mask, fixed_mask; /* the counters' widths */
+static uint64_t counter_status_bits; /* GLOBAL_STATUS bits of the counters this CPU has */
 
 bool pmu_usable(void)
 {
@@ -162,7 +163,8 @@ static void pmu_tick(struct cpu_regs *regs)
 static void pmu_pmi(struct cpu_regs *regs)
 {
 	struct pmu_task *state = &tasks[switch_task_current()->index];
-	uint64_t status = rdmsr(MSR_IA32_PERF_GLOBAL_STATUS), handled = 0;
+	uint64_t status = rdmsr(MSR_IA32_PERF_GLOBAL_STATUS);
+	uint64_t overflowed = status & counter_status_bits;
 
 	(void)regs;
 	for (unsigned int i = 0; state->used && i < state->set.nr_events; i++) {
@@ -175,10 +177,14 @@ static void pmu_pmi(struct cpu_regs *regs)
 		/* Legacy IA32_PMCx writes sign-extend bit 31: fine for a period below 2^31. */
 		wrmsr(caps.full_width ? MSR_IA32_A_PMC0 + counter : counter_msr(counter),
 		      (0 - state->period[i]) & gp_mask);
-		handled |= pmu_global_gp(counter);
 	}
-	if (handled)
-		wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, handled);
+	/*
+	 * Acknowledge every counter overflow the PMI was for, a sampling event's or not, as
+	 * Linux's intel_pmu_handle_irq() acknowledges the whole status: a bit left set is found
+	 * again by every later PMI. A counting event's wrap is already in its delta.
+	 */
+	if (overflowed)
+		wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, overflowed);
 }
 
 static int pmu_add(unsigned int task, int index, uint64_t period)
@@ -287,6 +293,10 @@ void pmu_init(void)
 			  (capabilities & PERF_CAP_FULL_WIDTH_WRITE);
 	gp_mask = info->gp_width >= 64 ? UINT64_MAX : (1ull << info->gp_width) - 1;
 	fixed_mask = info->fixed_width >= 64 ? UINT64_MAX : (1ull << info->fixed_width) - 1;
+	for (unsigned int counter = 0; counter < caps.gp; counter++)
+		counter_status_bits |= pmu_global_gp(counter);
+	for (unsigned int counter = 0; counter < caps.fixed; counter++)
+		counter_status_bits |= 1ull << (GLOBAL_CTRL_FIXED_SHIFT + counter);
 	switch_hooks_register(&pmu_hooks);
 	timer_register_hook(pmu_tick);
 	pmi_register_hook(pmu_pmi);
