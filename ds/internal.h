@@ -29,6 +29,7 @@ struct ds_context {
 	uint64_t address_space;
 	bool detaching; /* between the two steps of ds_detach(): attach and detach refused */
 	bool stopping[DS_USERS]; /* that user is being detached: its feature stays off */
+	uint64_t bts_credited, pebs_credited; /* records below these were credited; 0: none */
 	bool release_all; /* the owner exited during a detach: that detach frees everything */
 };
 
@@ -60,6 +61,9 @@ void ds_sync_target(const struct ds_target *target, bool detaching);
 /* Detach every user of target (a task that exits), or leave it to a detach under way. */
 void ds_release_all(const struct ds_target *target);
 
+/* Credit the records written since the last credit to a task; no write to the area. */
+void ds_credit_context(struct ds_context *context, unsigned int credit_task);
+/* Credit them, then reset the indexes (tracing off meanwhile where the area is active). */
 void ds_drain_context(struct ds_context *context, unsigned int credit_task);
 void ds_quiesce(void);
 void ds_resume(void);

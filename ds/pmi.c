@@ -33,59 +33,83 @@ uint64_t ds_pmi_count(void)
 	return pmis;
 }
 
-/* Interrupt mode only: a circular buffer is a snapshot that its owner reads in place. */
-static void drain_bts(struct ds_context *context, struct ds_credit *credit)
+/*
+ * Credit the BTS records since the last credit, in interrupt mode only (a circular buffer is a
+ * snapshot that its owner reads in place). Reads only: the index is the CPU's while BTS is on.
+ */
+static void credit_bts(struct ds_context *context, struct ds_credit *credit)
 {
 	struct ds_area *area = context->area;
 	struct bts_sample sample;
 	uint64_t index = area->bts_index;
+	uint64_t from =
+		context->bts_credited > area->bts_base ? context->bts_credited : area->bts_base;
 
-	if (!context->buffers[DS_USER_BTS].phys || context->bts.circular || index == area->bts_base)
+	if (!context->buffers[DS_USER_BTS].phys || context->bts.circular || index <= from)
 		return;
-	credit->bts_records += (index - area->bts_base) / BTS_RECORD_SIZE;
+	credit->bts_records += (index - from) / BTS_RECORD_SIZE;
 	if (bts_decode((const void *)(index - BTS_RECORD_SIZE), BTS_RECORD_SIZE, &sample)) {
 		credit->last_from = sample.from;
 		credit->last_to = sample.to;
 	}
-	area->bts_index = area->bts_base; /* as Linux: read, then reset the index (ds.c) */
+	context->bts_credited = index;
 }
 
-/* Walk record by record: adaptive records carry their own size (hardware.md A5.3). */
-static void drain_pebs(struct ds_context *context, struct ds_credit *credit)
+/* The same for PEBS, record by record: adaptive records carry their own size (SDM). */
+static void credit_pebs(struct ds_context *context, struct ds_credit *credit)
 {
 	struct ds_area *area = context->area;
 	const struct ds_pebs_config *pebs = &context->pebs;
-	size_t used = (size_t)(area->pebs_index - area->pebs_base), count = 0, last;
+	uint64_t from =
+		context->pebs_credited > area->pebs_base ? context->pebs_credited : area->pebs_base;
+	size_t used, count = 0, last;
 	struct pebs_sample sample;
 	size_t size;
 
-	if (!context->buffers[DS_USER_PEBS].phys || used == 0)
+	if (!context->buffers[DS_USER_PEBS].phys || area->pebs_index <= from)
 		return;
-	last = pebs_find_last((enum pebs_format)pebs->format, (const void *)area->pebs_base, used,
+	used = (size_t)(area->pebs_index - from);
+	last = pebs_find_last((enum pebs_format)pebs->format, (const void *)from, used,
 			      pebs->data_cfg, &count);
 	if (last != SIZE_MAX) {
 		credit->pebs_records += count;
-		if (pebs_decode((enum pebs_format)pebs->format,
-				(const void *)(area->pebs_base + last), used - last, pebs->data_cfg,
-				&sample, &size))
+		if (pebs_decode((enum pebs_format)pebs->format, (const void *)(from + last),
+				used - last, pebs->data_cfg, &sample, &size))
 			credit->last_pebs_ip = sample.ip;
 	}
-	area->pebs_index = area->pebs_base;
+	context->pebs_credited = area->pebs_index;
 }
 
-/* With ds_lock held. An area active on this CPU is drained with tracing off (ds_quiesce()). */
+void ds_credit_context(struct ds_context *context, unsigned int credit_task)
+{
+	if (!context->area)
+		return;
+	credit_bts(context, &credits[credit_task]);
+	credit_pebs(context, &credits[credit_task]);
+}
+
+/*
+ * With ds_lock held: credit, then give the buffers back to the CPU by resetting their indexes,
+ * as Linux does after reading (ds.c). An area active on this CPU is reset with tracing off
+ * (ds_quiesce()): the CPU must never see its fields change under it.
+ */
 void ds_drain_context(struct ds_context *context, unsigned int credit_task)
 {
 	const struct ds_registers *held = ds_registers_held();
 	bool active = context->area && held->ds_area == (uint64_t)context->area &&
 		      (held->debugctl || held->pebs_enable);
+	struct ds_area *area = context->area;
 
-	if (!context->area)
+	if (!area)
 		return;
 	if (active)
 		ds_quiesce();
-	drain_bts(context, &credits[credit_task]);
-	drain_pebs(context, &credits[credit_task]);
+	ds_credit_context(context, credit_task);
+	if (context->buffers[DS_USER_BTS].phys && !context->bts.circular)
+		area->bts_index = area->bts_base;
+	if (context->buffers[DS_USER_PEBS].phys)
+		area->pebs_index = area->pebs_base;
+	context->bts_credited = context->pebs_credited = 0;
 	if (active)
 		ds_resume();
 }

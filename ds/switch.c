@@ -180,7 +180,7 @@ void ds_sync_target(const struct ds_target *target, bool detaching)
 				  SMP_CALL_TIMEOUT_MS);
 }
 
-/* A CPU-mode area is shared by every task: credit what it holds to the task leaving. */
+/* A CPU-mode area is shared by every task: credit what it took since to the task leaving. */
 static void ds_switch_out(const struct switch_task *prev, const struct switch_task *next)
 {
 	struct ds_context *context;
@@ -189,7 +189,7 @@ static void ds_switch_out(const struct switch_task *prev, const struct switch_ta
 	spin_lock(&ds_lock);
 	context = context_for(prev->index);
 	if (context && context == ds_context_cpu(this_cpu_index()))
-		ds_drain_context(context, prev->index);
+		ds_credit_context(context, prev->index);
 	spin_unlock(&ds_lock);
 }
 
