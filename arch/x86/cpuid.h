@@ -8,6 +8,17 @@
 
 #include "arch/x86/divert.h"
 
+/* The CPU's own answer, even for a leaf a registered CPU model owns. Never faults. */
+static inline struct cpuid_result cpuid_silicon(uint32_t leaf, uint32_t subleaf)
+{
+	struct cpuid_result r;
+
+	asm volatile("cpuid"
+		     : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx)
+		     : "a"(leaf), "c"(subleaf));
+	return r;
+}
+
 /*
  * Never faults. A leaf above the maximum returns the highest basic leaf's data on Intel. A leaf
  * that a registered CPU model owns is answered by the model (arch/x86/divert.h).
@@ -21,9 +32,7 @@ static inline struct cpuid_result cpuid(uint32_t leaf, uint32_t subleaf)
 			     : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx)
 			     : "a"(leaf), "c"(subleaf));
 	else
-		asm volatile("cpuid"
-			     : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx)
-			     : "a"(leaf), "c"(subleaf));
+		r = cpuid_silicon(leaf, subleaf);
 	return r;
 }
 

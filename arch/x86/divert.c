@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/x86/cpuid.h"
 #include "arch/x86/divert.h"
 #include "arch/x86/exceptions.h"
 
@@ -45,16 +46,6 @@ static bool divert_site(uint64_t rip)
 	return false;
 }
 
-static struct cpuid_result cpuid_real(uint32_t leaf, uint32_t subleaf)
-{
-	struct cpuid_result r;
-
-	asm volatile("cpuid"
-		     : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx)
-		     : "a"(leaf), "c"(subleaf));
-	return r;
-}
-
 static bool emulate(struct cpu_regs *regs, uint8_t opcode)
 {
 	uint32_t index = (uint32_t)regs->rcx;
@@ -73,7 +64,7 @@ static bool emulate(struct cpu_regs *regs, uint8_t opcode)
 					 ((regs->rdx & 0xffffffffu) << 32) | (uint32_t)regs->rax);
 	default:
 		result = model->cpuid((uint32_t)regs->rax, (uint32_t)regs->rcx,
-				      cpuid_real((uint32_t)regs->rax, (uint32_t)regs->rcx));
+				      cpuid_silicon((uint32_t)regs->rax, (uint32_t)regs->rcx));
 		regs->rax = result.eax;
 		regs->rbx = result.ebx;
 		regs->rcx = result.ecx;

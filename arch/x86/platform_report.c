@@ -18,19 +18,31 @@
 /* A page for the DS_AREA read-back probe: never used as a DS area (BTS and PEBS stay off). */
 static uint8_t probe_page[PAGE_SIZE] __attribute__((aligned(PAGE_SIZE)));
 
-static void report_identity(void)
+static void report_cpu(const char *what, struct cpuid_result leaf0, struct cpuid_result leaf1)
 {
-	struct cpuid_result leaf1 = cpuid(1, 0);
 	unsigned int family = (leaf1.eax >> 8) & 0xf, model = (leaf1.eax >> 4) & 0xf;
 	char vendor[13];
 
-	cpuid_vendor(vendor);
+	memcpy(vendor, &leaf0.ebx, 4);
+	memcpy(vendor + 4, &leaf0.edx, 4);
+	memcpy(vendor + 8, &leaf0.ecx, 4);
+	vendor[12] = '\0';
 	if (family == 0xf)
 		family += (leaf1.eax >> 20) & 0xff;
 	if (family == 0x6 || family >= 0xf)
 		model |= ((leaf1.eax >> 16) & 0xf) << 4;
-	ktap_diag(0, "platform: vendor=%s family=%u model=%u stepping=%u", vendor, family, model,
+	ktap_diag(0, "%s: vendor=%s family=%u model=%u stepping=%u", what, vendor, family, model,
 		  leaf1.eax & 0xf);
+}
+
+/* The silicon (or hypervisor) first; then, if one is registered, the CPU model's identity. */
+static void report_identity(void)
+{
+	struct cpuid_result leaf1 = cpuid_silicon(1, 0);
+
+	report_cpu("platform", cpuid_silicon(0, 0), leaf1);
+	if (cpu_model_registered())
+		report_cpu("platform: emulated cpu", cpuid(0, 0), cpuid(1, 0));
 	if (leaf1.ecx & CPUID_1_ECX_HYPERVISOR) {
 		struct cpuid_result hv = cpuid(CPUID_LEAF_HYPERVISOR, 0);
 		char signature[13];
@@ -52,6 +64,9 @@ static void report_features(void)
 	uint64_t value;
 	uint32_t fault;
 
+	if (cpu_model_registered())
+		ktap_diag(0, "features: emulated: CPUID leaves 0, 1 and 0xA, and the DS, BTS, PEBS "
+			     "and perfmon MSRs below are the emulated CPU's, not the silicon's");
 	ktap_diag(0, "features: ds=%u dtes64=%u ds_cpl=%u pdcm=%u de=%u",
 		  !!(leaf1.edx & CPUID_1_EDX_DS), !!(leaf1.ecx & CPUID_1_ECX_DTES64),
 		  !!(leaf1.ecx & CPUID_1_ECX_DS_CPL), !!(leaf1.ecx & CPUID_1_ECX_PDCM),
