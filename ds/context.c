@@ -17,6 +17,7 @@
 #define BUFFER_PAGES_MAX 64 /* what pfa_alloc_pages() gives at most */
 #define PEBS_ENABLE_BITS 48 /* GP counters 0-31, fixed counters 32-47 */
 #define PEBS_ENABLE_FIXED_SHIFT 32
+#define PEBS_FORMAT0_BUFFER_MAX PAGE_SIZE
 
 /* The reset-value slot of the counter behind IA32_PEBS_ENABLE bit `bit` (hardware.md A2). */
 static unsigned int ds_reset_slot(unsigned int format, unsigned int bit)
@@ -199,6 +200,27 @@ enum ds_error ds_attach_bts(const struct ds_target *target, const struct ds_bts_
 	return DS_OK;
 }
 
+/*
+ * What this CPU's PEBS can take, refused here rather than met as a #GP under ds_lock: the
+ * CPU's own record format, counters it can sample (ds_support()->pebs_enable_valid), a reset
+ * slot for each, and for format 0 a buffer of at most one page (larger ones hang Core 2; Linux
+ * ds.c).
+ */
+static bool ds_pebs_config_valid(const struct ds_pebs_config *config)
+{
+	const struct ds_support *support = ds_support();
+
+	if (config->format != support->pebs_format || config->enable == 0 ||
+	    (config->enable & ~support->pebs_enable_valid))
+		return false;
+	for (unsigned int bit = 0; bit < PEBS_ENABLE_BITS; bit++)
+		if ((config->enable & (1ull << bit)) &&
+		    ds_reset_slot(config->format, bit) == PEBS_RESET_SLOT_NONE)
+			return false;
+	return config->format != PEBS_FORMAT_0 ||
+	       config->records * config->record_size <= PEBS_FORMAT0_BUFFER_MAX;
+}
+
 enum ds_error ds_attach_pebs(const struct ds_target *target, const struct ds_pebs_config *config)
 {
 	struct ds_context *context = ds_context_of(target);
@@ -206,7 +228,8 @@ enum ds_error ds_attach_pebs(const struct ds_target *target, const struct ds_peb
 	enum ds_error error;
 	unsigned long flags;
 
-	if (!ds_pebs_fields(0, config->records * config->record_size, config->record_size,
+	if (!ds_pebs_config_valid(config) ||
+	    !ds_pebs_fields(0, config->records * config->record_size, config->record_size,
 			    config->threshold_records, &fields))
 		return DS_ERROR_CONFIG;
 	flags = spin_lock_irqsave(&ds_lock);

@@ -8,8 +8,11 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
 #include "ds/internal.h"
+#include "ds/records.h"
 #include "lib/format.h"
 #include "lib/ktap.h"
+
+#define PEBS_ENABLE_FIXED_CTR0_SHIFT 32 /* fixed counter i at bit 32 + i */
 
 static struct ds_support support;
 /* A page for the read-back probe; BTS and PEBS stay off, so nothing is ever written to it. */
@@ -51,10 +54,36 @@ static void first_missing(char *reason, size_t size, bool pebs)
 		format(reason, size, "IA32_MISC_ENABLE.PEBS_UNAVAILABLE=1");
 	else if (pebs && !support.pdcm)
 		format(reason, size, "CPUID.1:ECX.PDCM=0 (no PEBS record format)");
+	else if (pebs && support.pebs_format > PEBS_FORMAT_MAX_KNOWN)
+		format(reason, size, "PEBS record format %u is unknown", support.pebs_format);
 	else if (!support.ds_area_keeps_value)
 		format(reason, size, "IA32_DS_AREA does not keep a written value");
 	else
 		reason[0] = '\0';
+}
+
+/*
+ * Which counters PEBS may use: with baseline every GP counter and the fixed ones at bit 32 + i;
+ * before it PMC0-3 (format 0: PMC0 only, Core 2 and Bonnell). The load-latency and precise-store
+ * bits of Nehalem to Skylake are model-specific and never set here (SDM Vol. 4, Linux ds.c).
+ */
+static void detect_pebs_counters(void)
+{
+	struct cpuid_result leaf = { 0 };
+	unsigned int gp_pebs;
+
+	if (cpuid(0, 0).eax >= CPUID_LEAF_PERFMON)
+		leaf = cpuid(CPUID_LEAF_PERFMON, 0);
+	support.gp_counters = CPUID_PERFMON_GP_COUNTERS(leaf.eax);
+	support.fixed_counters =
+		CPUID_PERFMON_VERSION(leaf.eax) >= 2 ? CPUID_PERFMON_FIXED_COUNTERS(leaf.edx) : 0;
+	gp_pebs = support.pebs_baseline ? support.gp_counters : support.pebs_format == 0 ? 1 : 4;
+	if (gp_pebs > support.gp_counters)
+		gp_pebs = support.gp_counters;
+	support.pebs_enable_valid = gp_pebs >= 64 ? UINT64_MAX : (1ull << gp_pebs) - 1;
+	if (support.pebs_baseline)
+		support.pebs_enable_valid |= ((1ull << support.fixed_counters) - 1)
+					     << PEBS_ENABLE_FIXED_CTR0_SHIFT;
 }
 
 static void ds_detect(void)
@@ -70,9 +99,12 @@ static void ds_detect(void)
 		support.bts_unavailable = value & MISC_ENABLE_BTS_UNAVAILABLE;
 		support.pebs_unavailable = value & MISC_ENABLE_PEBS_UNAVAILABLE;
 	}
-	if (support.pdcm && rdmsr_safe(MSR_IA32_PERF_CAPABILITIES, &value) == 0)
+	if (support.pdcm && rdmsr_safe(MSR_IA32_PERF_CAPABILITIES, &value) == 0) {
 		support.pebs_format = (unsigned int)((value & PERF_CAP_PEBS_FORMAT_MASK) >>
 						     PERF_CAP_PEBS_FORMAT_SHIFT);
+		support.pebs_baseline = value & PERF_CAP_PEBS_BASELINE;
+	}
+	detect_pebs_counters();
 	/* Probe only where CPUID promises a DS area: elsewhere the write may #GP or vanish. */
 	support.ds_area_keeps_value = support.ds && support.dtes64 && ds_area_keeps_value();
 	first_missing(support.bts_reason, sizeof(support.bts_reason), false);

@@ -105,6 +105,9 @@ struct ds_support {
 	bool bts_unavailable, pebs_unavailable; /* IA32_MISC_ENABLE bits 11 and 12 */
 	bool ds_area_keeps_value; /* the read-back probe */
 	unsigned int pebs_format;
+	bool pebs_baseline; /* PERF_CAPABILITIES bit 14: PEBS on every counter, adaptive records */
+	unsigned int gp_counters, fixed_counters; /* CPUID.0AH: what PEBS_ENABLE may name */
+	uint64_t pebs_enable_valid; /* the PEBS_ENABLE bits this driver may set on this CPU */
 	char bts_reason[96], pebs_reason[96];
 };
 const struct ds_support *ds_support(void);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* pebs suite: real PEBS records; runs on hardware (or KVM with PEBS passthrough), skips elsewhere.
  */
+#include "arch/x86/paging.h"
 #include "arch/x86/probe.h"
 #include "ds/ds.h"
 #include "pmu/pmu.h"
@@ -34,10 +35,14 @@ static struct ds_pebs_config pebs_config(void)
 	uint64_t width =
 		pmu_info()->gp_width >= 64 ? UINT64_MAX : (1ull << pmu_info()->gp_width) - 1;
 
+	/* Format 0 buffers fit one page (Linux: larger ones hang Core 2). */
+	size_t records =
+		format == PEBS_FORMAT_0 && RECORDS * size > PAGE_SIZE ? PAGE_SIZE / size : RECORDS;
+
 	return (struct ds_pebs_config){ .format = format,
 					.record_size = size,
-					.records = RECORDS,
-					.threshold_records = RECORDS - ds_threshold_room(RECORDS),
+					.records = records,
+					.threshold_records = records - ds_threshold_room(records),
 					.enable = 1,
 					.reset_value = (0 - PERIOD) & width };
 }
