@@ -31,7 +31,7 @@ static enum ds_mode mode;
 static struct emulator_profile profile;
 static bool profile_chosen;
 static bool active;
-static char description[64] = "hardware";
+static char description[64] = "off";
 static struct emulator_cpu cpus[MAX_CPUS];
 
 struct emulator_cpu *emulator_this_cpu(void)
@@ -403,9 +403,10 @@ void emulator_init(void)
 	bool silicon_has_ds = cpuid(1, 0).edx & CPUID_1_EDX_DS;
 
 	if (mode == DS_MODE_HARDWARE || (mode == DS_MODE_AUTO && silicon_has_ds)) {
-		ktap_diag(0, "emulated cpu: off (ds=%s%s)",
-			  mode == DS_MODE_HARDWARE ? "hardware" : "auto",
-			  silicon_has_ds ? ", CPUID.1:EDX.DS=1" : "");
+		format(description, sizeof(description), "off (ds=%s%s)",
+		       mode == DS_MODE_HARDWARE ? "hardware" : "auto",
+		       silicon_has_ds ? ", CPUID.1:EDX.DS=1" : "");
+		ktap_diag(0, "emulated cpu: %s", description);
 		return;
 	}
 	if (!profile_chosen)

@@ -16,7 +16,7 @@
  */
 void emulator_init(void);
 bool emulator_active(void);
-/* "hardware", or "emulated (PROFILE)". */
+/* "emulated (PROFILE)", or "off (ds=hardware)" and the like. */
 const char *emulator_describe(void);
 
 struct emulator_stats {

@@ -4,7 +4,8 @@ At collection, the kernel is booted once per platform and every KTAP test become
 case with id "PLATFORM-suite.test". Platforms are "tcg" (always) and "kvm" (skipped, with the
 reason, when /dev/kvm cannot be opened or QEMU cannot start a KVM guest), each with one CPU and
 every test; and "tcg-smp2", "tcg-smp4", "kvm-smp2", "kvm-smp4": the smp suite with 2 and 4
-CPUs. A missing kernel image is a failure, never a skip. Known platform defects in
+CPUs; "tcg-pebs-fmtN" and "tcg-kvm-pebs": the bts, pebs, pmu and emulator suites on the
+emulated CPU playing another part; "tcg-ds-hardware": the same suites with the model refused. A missing kernel image is a failure, never a skip. Known platform defects in
 tests/known-defects.toml ([tcg] and [kvm] tables, which also cover the -smpN boots) become
 strict xfails.
 
@@ -44,6 +45,21 @@ BOOTS = {
     "kvm-smp2": ("kvm", 2, "tests=smp.*"),
     "kvm-smp4": ("kvm", 4, "tests=smp.*"),
 }
+# The emulated CPU as each PEBS record format's part (docs/emulated-cpu.md); format 4 is the
+# default profile of the tcg and kvm boots. kvm_pebs is a guest with PEBS but no BTS.
+EMULATED_SUITES = "tests=bts.*,pebs.*,pmu.*,emulator.*"
+EMULATED_PROFILES = {
+    "pebs-fmt0": "core2",
+    "pebs-fmt1": "nehalem",
+    "pebs-fmt2": "haswell",
+    "pebs-fmt3": "skylake",
+    "pebs-fmt5": "arrowlake",
+    "kvm-pebs": "kvm_pebs",
+}
+for _name, _profile in EMULATED_PROFILES.items():
+    BOOTS[f"tcg-{_name}"] = ("tcg", 1, f"emulate=cpu:{_profile} {EMULATED_SUITES}")
+# The same suites where the model is refused: each skips with the silicon's exact reason.
+BOOTS["tcg-ds-hardware"] = ("tcg", 1, f"ds=hardware {EMULATED_SUITES}")
 PLATFORMS = tuple(BOOTS)
 
 

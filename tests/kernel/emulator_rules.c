@@ -26,7 +26,7 @@ static uint8_t buffer[PAGE_SIZE] __attribute__((aligned(PAGE_SIZE)));
 static void require_emulator(void)
 {
 	if (!emulator_active())
-		test_skip("the emulated CPU is off: %s", emulator_describe());
+		test_skip("the emulated CPU is %s", emulator_describe());
 }
 
 /* Circular BTS over buffer, by the SDM's rules, unless a test breaks one. */
