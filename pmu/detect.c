@@ -29,7 +29,12 @@ void pmu_detect(void)
 	info.gp_width = CPUID_PERFMON_GP_WIDTH(leaf.eax);
 	info.unavailable_events = leaf.ebx;
 	if (info.version >= 2) {
-		info.fixed_counters = CPUID_PERFMON_FIXED_COUNTERS(leaf.edx);
+		/* Fixed counter i exists if ECX[i] (version 5 on) or EDX[4:0] > i (SDM Vol. 3B
+		 * 21.2.5); pmu/ drives the ones from 0 up to the first missing. */
+		while (info.fixed_counters < 32 &&
+		       ((info.version >= 5 && (leaf.ecx & (1u << info.fixed_counters))) ||
+			CPUID_PERFMON_FIXED_COUNTERS(leaf.edx) > info.fixed_counters))
+			info.fixed_counters++;
 		info.fixed_width = CPUID_PERFMON_FIXED_WIDTH(leaf.edx);
 	}
 	if (!info.intel)
@@ -38,6 +43,10 @@ void pmu_detect(void)
 	else if (info.version == 0)
 		format(info.reason, sizeof(info.reason),
 		       "CPUID.0AH:EAX[7:0]=0 (no architectural performance monitoring)");
+	else if (info.version == 1)
+		format(info.reason, sizeof(info.reason),
+		       "CPUID.0AH:EAX[7:0]=1: perfmon version 1 has no GLOBAL_CTRL, which pmu/ "
+		       "uses");
 	else if (info.gp_counters == 0)
 		format(info.reason, sizeof(info.reason), "CPUID.0AH:EAX[15:8]=0 (no GP counters)");
 	else

@@ -277,6 +277,38 @@ void pmu_release(unsigned int task)
 	local_irq_restore(flags);
 }
 
+/*
+ * Start this CPU's counters from a known state. Out of reset GLOBAL_CTRL enables the GP
+ * counters (SDM since 2023), and firmware may leave counters running (Linux's
+ * check_hw_exists() meets it): stop every control, say what was found, and make the shadow
+ * match, so the switch plans never skip a write on a wrong belief.
+ */
+void pmu_init_cpu(void)
+{
+	struct pmu_cpu *cpu = this_pmu_cpu();
+	uint64_t global_ctrl, fixed_ctrl, evtsel;
+
+	if (!pmu_usable())
+		return;
+	global_ctrl = rdmsr(MSR_IA32_PERF_GLOBAL_CTRL);
+	fixed_ctrl = caps.fixed ? rdmsr(MSR_IA32_FIXED_CTR_CTRL) : 0;
+	if (global_ctrl || fixed_ctrl)
+		ktap_diag(0, "pmu: CPU %u started with GLOBAL_CTRL=0x%llx FIXED_CTR_CTRL=0x%llx",
+			  this_cpu_index(), (unsigned long long)global_ctrl,
+			  (unsigned long long)fixed_ctrl);
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	if (caps.fixed)
+		wrmsr(MSR_IA32_FIXED_CTR_CTRL, 0);
+	for (unsigned int i = 0; i < caps.gp; i++) {
+		evtsel = rdmsr(MSR_IA32_PERFEVTSEL0 + i);
+		if (evtsel)
+			ktap_diag(0, "pmu: CPU %u started with PERFEVTSEL%u=0x%llx",
+				  this_cpu_index(), i, (unsigned long long)evtsel);
+		wrmsr(MSR_IA32_PERFEVTSEL0 + i, 0);
+	}
+	cpu->held = (struct pmu_msr_state){ 0 }; /* controls 0, no count known */
+}
+
 void pmu_init(void)
 {
 	const struct pmu_info *info;
@@ -297,6 +329,7 @@ void pmu_init(void)
 		counter_status_bits |= pmu_global_gp(counter);
 	for (unsigned int counter = 0; counter < caps.fixed; counter++)
 		counter_status_bits |= 1ull << (GLOBAL_CTRL_FIXED_SHIFT + counter);
+	pmu_init_cpu();
 	switch_hooks_register(&pmu_hooks);
 	timer_register_hook(pmu_tick);
 	pmi_register_hook(pmu_pmi);

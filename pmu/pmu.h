@@ -11,6 +11,8 @@
 
 /* Detect; where counters are usable, register the switch, tick and PMI hooks. */
 void pmu_init(void);
+/* On each other CPU as it starts: stop whatever counters firmware left running there. */
+void pmu_init_cpu(void);
 
 /* True when this CPU's counters can be used; else pmu_info()->reason says why. */
 bool pmu_usable(void);
