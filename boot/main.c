@@ -129,8 +129,8 @@ void start_kernel(uint32_t magic, uint32_t info_phys)
 	emulator_init(); /* where the CPU has no Debug Store: the emulated one, under the accessors
 			  */
 	dr_init(); /* breakpoints: switch hooks, #DB, CR4.DE */
-	ds_init(); /* Debug Store: detection, backend, switch hooks, PMI */
-	pmu_init(); /* counters: detection, and hooks where they are usable */
+	pmu_init(); /* counters: detection, hooks; first, so its PMI bracket encloses ds/'s drain */
+	ds_init(); /* Debug Store: detection, switch hooks, PMI */
 	smp_init(); /* the other CPUs, each with its own run queue, idle until given work */
 	platform_report();
 	seed_init();

@@ -123,8 +123,10 @@ void ds_drain(const struct ds_target *target)
 }
 
 /*
- * A BTS or PEBS threshold was reached (or a counter overflowed): drain the active area. The
- * PMI interrupt (arch/x86/apic.c) unmasks LVTPC after every hook: N thresholds, N PMIs.
+ * A BTS or PEBS threshold was reached (or a counter overflowed): drain the active area, with
+ * BTS and PEBS off (ds_drain_context()) and, when pmu/ is in use, inside its bracket with the
+ * counters disabled. The PMI interrupt (arch/x86/apic.c) unmasks LVTPC after every hook: N
+ * thresholds, N PMIs.
  */
 static void ds_pmi(struct cpu_regs *regs)
 {
@@ -144,7 +146,11 @@ static void ds_pmi(struct cpu_regs *regs)
 		wrmsr_safe(MSR_IA32_PERF_GLOBAL_OVF_CTRL, PERF_GLOBAL_STATUS_BUFFER_OVF);
 }
 
+static const struct pmi_hooks ds_pmi_hooks = {
+	.enter = ds_pmi,
+};
+
 void ds_pmi_init(void)
 {
-	pmi_register_hook(ds_pmi);
+	pmi_register(&ds_pmi_hooks);
 }

@@ -159,33 +159,58 @@ static void pmu_tick(struct cpu_regs *regs)
 		pmu_apply(task);
 }
 
-/* PMI hook: count and reload every sampling counter that overflowed (SDM Vol. 3 §20.2). */
-static void pmu_pmi(struct cpu_regs *regs)
+/*
+ * The PMI, bracketing ds/'s drain as Linux's intel_pmu_handle_irq() does (SDM Vol. 3B 21.8):
+ * enter disables every counter and reads the status; exit counts and reloads each sampling
+ * counter that overflowed, acknowledges every counter overflow it was called for (a sampling
+ * event's or not: a bit left set is found again by every later PMI; a counting event's wrap is
+ * already in its delta), and re-enables the counters as they were.
+ */
+static uint64_t pmi_status[MAX_CPUS], pmi_global_ctrl[MAX_CPUS];
+
+static void pmu_pmi_enter(struct cpu_regs *regs)
+{
+	struct pmu_cpu *cpu = this_pmu_cpu();
+
+	(void)regs;
+	pmi_global_ctrl[this_cpu_index()] = cpu->held.global_ctrl;
+	if (cpu->held.global_ctrl)
+		wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	pmi_status[this_cpu_index()] = rdmsr(MSR_IA32_PERF_GLOBAL_STATUS);
+}
+
+static void pmu_pmi_exit(struct cpu_regs *regs)
 {
 	struct pmu_task *state = &tasks[switch_task_current()->index];
-	uint64_t status = rdmsr(MSR_IA32_PERF_GLOBAL_STATUS);
+	uint64_t status = pmi_status[this_cpu_index()];
 	uint64_t overflowed = status & counter_status_bits;
+	uint64_t global_ctrl = pmi_global_ctrl[this_cpu_index()];
 
 	(void)regs;
 	for (unsigned int i = 0; state->used && i < state->set.nr_events; i++) {
 		unsigned int counter = event_counter(&state->set.events[i]);
+		uint32_t msr;
 
 		if (counter == PMU_NO_COUNTER || !state->period[i] ||
 		    !(status & pmu_global_gp(counter)))
 			continue;
 		state->overflows[i]++;
 		/* Legacy IA32_PMCx writes sign-extend bit 31: fine for a period below 2^31. */
-		wrmsr(caps.full_width ? MSR_IA32_A_PMC0 + counter : counter_msr(counter),
-		      (0 - state->period[i]) & gp_mask);
+		msr = caps.full_width ? MSR_IA32_A_PMC0 + counter : counter_msr(counter);
+		wrmsr(msr, (0 - state->period[i]) & gp_mask);
+		pmu_shadow_update(&this_pmu_cpu()->held, &caps, msr,
+				  (0 - state->period[i]) & gp_mask);
 	}
-	/*
-	 * Acknowledge every counter overflow the PMI was for, a sampling event's or not, as
-	 * Linux's intel_pmu_handle_irq() acknowledges the whole status: a bit left set is found
-	 * again by every later PMI. A counting event's wrap is already in its delta.
-	 */
 	if (overflowed)
 		wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, overflowed);
+	if (global_ctrl)
+		wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, global_ctrl);
 }
+
+static const struct pmi_hooks pmu_pmi_hooks = {
+	.enter = pmu_pmi_enter,
+	.exit = pmu_pmi_exit,
+};
 
 static int pmu_add(unsigned int task, int index, uint64_t period)
 {
@@ -332,5 +357,5 @@ void pmu_init(void)
 	pmu_init_cpu();
 	switch_hooks_register(&pmu_hooks);
 	timer_register_hook(pmu_tick);
-	pmi_register_hook(pmu_pmi);
+	pmi_register(&pmu_pmi_hooks);
 }

@@ -51,7 +51,7 @@
 #define PIC_MASK_ALL 0xff
 
 static volatile uint32_t *apic_registers;
-static pmi_hook pmi_hooks[PMI_HOOKS];
+static const struct pmi_hooks *pmi_hooks[PMI_HOOKS];
 static timer_hook hooks[TIMER_HOOKS];
 static unsigned int tick_hz;
 static uint32_t counts_per_second;
@@ -219,12 +219,20 @@ void apic_send_startup(uint32_t destination, uint64_t start_phys)
 /* Every subsystem that enables PMIs (ds/, pmu/) looks at its own status; then LVTPC is unmasked. */
 static void pmi_interrupt(struct cpu_regs *regs)
 {
-	for (unsigned int i = 0; i < PMI_HOOKS && pmi_hooks[i]; i++)
-		pmi_hooks[i](regs);
+	unsigned int count = 0;
+
+	while (count < PMI_HOOKS && pmi_hooks[count])
+		count++;
+	for (unsigned int i = 0; i < count; i++)
+		if (pmi_hooks[i]->enter)
+			pmi_hooks[i]->enter(regs);
+	for (unsigned int i = count; i-- > 0;)
+		if (pmi_hooks[i]->exit)
+			pmi_hooks[i]->exit(regs);
 	apic_pmi_unmask();
 }
 
-void pmi_register_hook(pmi_hook hook)
+void pmi_register(const struct pmi_hooks *hook)
 {
 	for (unsigned int i = 0; i < PMI_HOOKS; i++) {
 		if (!pmi_hooks[i]) {

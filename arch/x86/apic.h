@@ -26,13 +26,20 @@ void apic_send_init(uint32_t destination);
 void apic_send_startup(uint32_t destination, uint64_t start_phys);
 
 /*
- * The PMI: the LVT performance-counter entry, fixed delivery at VECTOR_PMI. Each hook runs on
- * every PMI (interrupt context), then LVTPC is unmasked: Intel CPUs set its mask bit when they
+ * The PMI: the LVT performance-counter entry, fixed delivery at VECTOR_PMI. On every PMI
+ * (interrupt context) each registration's enter runs, in the order they registered, then each
+ * exit in the reverse order, then LVTPC is unmasked: Intel CPUs set its mask bit when they
  * deliver a PMI (SDM Vol. 3 §19.6.1; AMD does not), and without the unmask no PMI follows.
+ * So the first to register brackets the others, as Linux's intel_pmu_handle_irq() disables
+ * the counters before the PEBS drain and acknowledges and re-enables after it. Either may be
+ * NULL.
  */
 #define PMI_HOOKS 4
-typedef void (*pmi_hook)(struct cpu_regs *regs);
-void pmi_register_hook(pmi_hook hook);
+struct pmi_hooks {
+	void (*enter)(struct cpu_regs *regs);
+	void (*exit)(struct cpu_regs *regs);
+};
+void pmi_register(const struct pmi_hooks *hooks);
 void apic_pmi_unmask(void);
 bool apic_pmi_masked(void);
 

@@ -21,7 +21,7 @@
 /* Multiplexed estimates within 10% of the true count. */
 #define MULTIPLEX_TOLERANCE_PERCENT 10
 #define SAMPLE_PERIOD 1000ull
-#define MULTIPLEX_TICKS 25 /* rotations enough for the estimate */
+#define MULTIPLEX_TICKS 60 /* rotations enough for the estimate */
 #define MULTIPLEX_ROUNDS_MIN 4
 
 static const struct pmu_event instructions = { .event = INST_RETIRED, .kernel = true };
