@@ -18,6 +18,9 @@
 #define PEBS_ENABLE_BITS 48 /* GP counters 0-31, fixed counters 32-47 */
 #define PEBS_ENABLE_FIXED_SHIFT 32
 #define PEBS_FORMAT0_BUFFER_MAX PAGE_SIZE
+#define PEBS_DATA_CFG_VALID                                                                     \
+	(PEBS_DATA_CFG_MEMINFO | PEBS_DATA_CFG_GPRS | PEBS_DATA_CFG_XMMS | PEBS_DATA_CFG_LBRS | \
+	 (PEBS_DATA_CFG_LBR_MASK << PEBS_DATA_CFG_LBR_SHIFT))
 
 /* The reset-value slot of the counter behind IA32_PEBS_ENABLE bit `bit` (hardware.md A2). */
 static unsigned int ds_reset_slot(unsigned int format, unsigned int bit)
@@ -212,6 +215,11 @@ static bool ds_pebs_config_valid(const struct ds_pebs_config *config)
 
 	if (config->format != support->pebs_format || config->enable == 0 ||
 	    (config->enable & ~support->pebs_enable_valid))
+		return false;
+	/* PEBS_DATA_CFG exists only with adaptive PEBS, and its reserved bits #GP (SDM). */
+	if (config->data_cfg && (!support->pebs_baseline || config->format < PEBS_FORMAT_4 ||
+				 (config->data_cfg & ~PEBS_DATA_CFG_VALID) ||
+				 config->record_size < pebs_adaptive_record_size(config->data_cfg)))
 		return false;
 	for (unsigned int bit = 0; bit < PEBS_ENABLE_BITS; bit++)
 		if ((config->enable & (1ull << bit)) &&

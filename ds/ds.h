@@ -47,7 +47,9 @@ struct ds_pebs_config {
 	size_t record_size; /* bytes per record; the largest one for adaptive formats */
 	size_t records; /* buffer size, in records of record_size */
 	size_t threshold_records; /* records that raise the PMI */
-	uint64_t data_cfg; /* MSR_PEBS_DATA_CFG, for adaptive formats: the record's groups */
+	/* MSR_PEBS_DATA_CFG, for adaptive PEBS (format 4 and up with baseline): the groups each
+	 * record of an event that asks for adaptive records (pmu_event.pebs_adaptive) carries. */
+	uint64_t data_cfg;
 	uint64_t enable; /* IA32_PEBS_ENABLE: GP counter i at bit i, fixed i at bit 32 + i */
 	uint64_t reset_value; /* reload value of every GP counter enabled in enable */
 };
@@ -91,6 +93,7 @@ struct ds_registers {
 	uint64_t ds_area;
 	uint64_t debugctl;
 	uint64_t pebs_enable;
+	uint64_t pebs_data_cfg; /* MSR_PEBS_DATA_CFG, on CPUs with adaptive PEBS */
 };
 struct ds_registers ds_registers(void);
 

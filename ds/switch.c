@@ -52,6 +52,13 @@ static void write_debugctl(uint64_t value)
 	held[this_cpu_index()].debugctl = value;
 }
 
+/* Only with PEBS off and the buffer drained: records of one size per buffer (Linux ds.c). */
+static void write_pebs_data_cfg(uint64_t value)
+{
+	wrmsr(MSR_PEBS_DATA_CFG, value);
+	held[this_cpu_index()].pebs_data_cfg = value;
+}
+
 static void write_pebs_enable(uint64_t value)
 {
 	writes[this_cpu_index()].pebs_enable++;
@@ -113,16 +120,20 @@ static void ds_apply(struct ds_context *context)
 	struct ds_registers *now = &held[this_cpu_index()];
 	uint64_t area = context ? (uint64_t)context->area : 0;
 	uint64_t debugctl = debugctl_for(context);
-	uint64_t pebs_enable =
-		context && ds_user_live(context, DS_USER_PEBS) ? context->pebs.enable : 0;
+	bool pebs = context && ds_user_live(context, DS_USER_PEBS);
+	uint64_t pebs_enable = pebs ? context->pebs.enable : 0;
+	uint64_t data_cfg = pebs ? context->pebs.data_cfg : now->pebs_data_cfg;
 
-	if (area != now->ds_area) {
+	if (area != now->ds_area || data_cfg != now->pebs_data_cfg) {
 		if (now->debugctl)
 			write_debugctl(0);
 		if (now->pebs_enable)
 			write_pebs_enable(0);
-		write_ds_area(area);
 	}
+	if (area != now->ds_area)
+		write_ds_area(area);
+	if (data_cfg != now->pebs_data_cfg)
+		write_pebs_data_cfg(data_cfg);
 	if (debugctl != now->debugctl)
 		write_debugctl(debugctl);
 	if (pebs_enable != now->pebs_enable)

@@ -21,6 +21,8 @@ uint64_t pmu_evtsel_encode(const struct pmu_event *event, bool enable)
 		evtsel |= EVTSEL_INV;
 	if (event->interrupt)
 		evtsel |= EVTSEL_INT;
+	if (event->pebs_adaptive)
+		evtsel |= EVTSEL_ADAPTIVE;
 	if (enable)
 		evtsel |= EVTSEL_EN;
 	return evtsel;
@@ -37,6 +39,7 @@ bool pmu_evtsel_decode(uint64_t evtsel, struct pmu_event *event)
 		.edge = (evtsel & EVTSEL_EDGE) != 0,
 		.invert = (evtsel & EVTSEL_INV) != 0,
 		.interrupt = (evtsel & EVTSEL_INT) != 0,
+		.pebs_adaptive = (evtsel & EVTSEL_ADAPTIVE) != 0,
 	};
 	return (evtsel & EVTSEL_EN) != 0;
 }

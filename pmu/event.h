@@ -26,6 +26,7 @@
 #define EVTSEL_INT (1ull << 20) /* PMI on overflow */
 #define EVTSEL_EN (1ull << 22) /* local enable; GLOBAL_CTRL must enable too (v2+) */
 #define EVTSEL_INV (1ull << 23) /* invert the CMASK comparison */
+#define EVTSEL_ADAPTIVE (1ull << 34) /* adaptive PEBS record (Linux ICL_EVENTSEL_ADAPTIVE) */
 #define EVTSEL_CMASK_SHIFT 24
 #define EVTSEL_CMASK_MASK (0xffull << EVTSEL_CMASK_SHIFT)
 
@@ -63,6 +64,7 @@ struct pmu_event {
 	bool edge;
 	bool invert;
 	bool interrupt;
+	bool pebs_adaptive; /* EVTSEL bit 34: its PEBS records carry PEBS_DATA_CFG's groups */
 };
 
 /*

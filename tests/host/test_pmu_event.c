@@ -10,7 +10,8 @@ static bool events_equal(const struct pmu_event *a, const struct pmu_event *b)
 {
 	return a->event == b->event && a->umask == b->umask && a->cmask == b->cmask &&
 	       a->user == b->user && a->kernel == b->kernel && a->edge == b->edge &&
-	       a->invert == b->invert && a->interrupt == b->interrupt;
+	       a->invert == b->invert && a->interrupt == b->interrupt &&
+	       a->pebs_adaptive == b->pebs_adaptive;
 }
 
 HOST_TEST(pmu_evtsel_bits_are_at_the_sdm_positions)
@@ -52,7 +53,7 @@ HOST_TEST(pmu_evtsel_round_trips_every_field_combination)
 {
 	static const uint8_t bytes[] = { 0, 1, 0x3c, 0x80, 0xff };
 
-	for (unsigned int flags = 0; flags < 64; flags++) {
+	for (unsigned int flags = 0; flags < 128; flags++) {
 		for (unsigned int b = 0; b < sizeof(bytes) * sizeof(bytes); b++) {
 			struct pmu_event event = {
 				.event = bytes[b % sizeof(bytes)],
@@ -63,6 +64,7 @@ HOST_TEST(pmu_evtsel_round_trips_every_field_combination)
 				.edge = flags & 4,
 				.invert = flags & 8,
 				.interrupt = flags & 16,
+				.pebs_adaptive = flags & 64,
 			};
 			bool enable = flags & 32, decoded_enable;
 			struct pmu_event decoded;
@@ -79,8 +81,8 @@ HOST_TEST(pmu_evtsel_round_trips_every_field_combination)
 
 HOST_TEST(pmu_evtsel_decode_ignores_unnamed_bits)
 {
-	/* PC (19), ANY (21) and the upper half are not part of struct pmu_event. */
-	uint64_t other = (1ull << 19) | (1ull << 21) | (0xffffffffull << 32);
+	/* PC (19), ANY (21) and the upper half but bit 34 are not part of struct pmu_event. */
+	uint64_t other = (1ull << 19) | (1ull << 21) | (0xffffffffull << 32 & ~EVTSEL_ADAPTIVE);
 	uint64_t evtsel = 0x004300c0 | other;
 	struct pmu_event event;
 

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/* pebs suite: adaptive records carry exactly the groups PEBS_DATA_CFG selects (SDM "Adaptive
+ * PEBS"). */
+#include <stdint.h>
+
+#include "arch/x86/probe.h"
+#include "ds/ds.h"
+#include "pmu/pmu.h"
+#include "runner/test.h"
+#include "sched/sched.h"
+
+#define PERIOD 1000ull
+#define ITERATIONS 5000ull /* 10,000 instructions: 9 or 10 records, under the threshold */
+#define RECORDS 32
+#define RECORDS_MIN 8
+
+struct group_case {
+	const char *name;
+	uint64_t data_cfg;
+};
+
+static const struct group_case cases[] = {
+	{ "basic", 0 },
+	{ "memory", PEBS_DATA_CFG_MEMINFO },
+	{ "gprs", PEBS_DATA_CFG_GPRS },
+	{ "memory+gprs+xmm", PEBS_DATA_CFG_MEMINFO | PEBS_DATA_CFG_GPRS | PEBS_DATA_CFG_XMMS },
+	{ "lbrs(4)", PEBS_DATA_CFG_LBRS | (3ull << PEBS_DATA_CFG_LBR_SHIFT) },
+};
+
+/* Walk the records in place (PEBS is off by then) and check each one's groups and size. */
+static void check_records(const struct group_case *c, const struct ds_area *area, uint64_t cfg)
+{
+	const uint8_t *at = (const uint8_t *)area->pebs_base;
+	const uint8_t *end = (const uint8_t *)area->pebs_index;
+	size_t expected_size = pebs_adaptive_record_size(cfg), size = 0;
+	unsigned int records = 0;
+	struct pebs_sample sample;
+
+	for (; at < end; at += size, records++) {
+		if (!check(pebs_decode((enum pebs_format)ds_support()->pebs_format, at,
+				       (size_t)(end - at), cfg, &sample, &size),
+			   "%s: record %u does not decode", c->name, records))
+			return;
+		check_eq(expected_size, size);
+		check_eq(!!(cfg & PEBS_DATA_CFG_MEMINFO), sample.has_memory);
+		check_eq(!!(cfg & PEBS_DATA_CFG_GPRS), sample.has_gprs);
+		check_eq(!!(cfg & PEBS_DATA_CFG_XMMS), sample.has_xmm);
+		check_eq(cfg & PEBS_DATA_CFG_LBRS ? 4 : 0, sample.lbr_count);
+		check_eq(1, sample.status); /* counter 0 */
+		if (sample.has_gprs)
+			check(sample.register_ip != sample.ip,
+			      "%s: the GPR group's ip is the next "
+			      "instruction's, the basic group's the eventing one",
+			      c->name);
+	}
+	check(records >= RECORDS_MIN, "%s: %u records, expected at least %u", c->name, records,
+	      RECORDS_MIN);
+}
+
+TEST(pebs, adaptive_records_carry_exactly_the_groups_data_cfg_selects)
+{
+	struct pmu_event event = { .event = 0xc0, .kernel = true, .pebs_adaptive = true };
+	struct ds_target target = { false, sched_current()->index, 0 };
+
+	if (ds_support()->pebs_reason[0])
+		test_skip("%s", ds_support()->pebs_reason);
+	if (!pmu_usable())
+		test_skip("%s", pmu_info()->reason);
+	if (ds_support()->pebs_format < PEBS_FORMAT_4 || !ds_support()->pebs_baseline)
+		test_skip("PEBS format %u%s: no adaptive records", ds_support()->pebs_format,
+			  ds_support()->pebs_baseline ? "" : " without baseline");
+	for (unsigned int i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t cfg = cases[i].data_cfg;
+		size_t size = pebs_adaptive_record_size(cfg);
+		struct ds_pebs_config config = {
+			.format = ds_support()->pebs_format,
+			.record_size = size,
+			.records = RECORDS,
+			.threshold_records = RECORDS - ds_threshold_room(RECORDS),
+			.data_cfg = cfg,
+			.enable = 1,
+			.reset_value = (0 - PERIOD) & ((1ull << pmu_info()->gp_width) - 1),
+		};
+
+		check_eq(DS_OK, ds_attach_pebs(&target, &config));
+		if (pmu_add_sampling_event(sched_current()->index, &event, PERIOD) != 0)
+			test_abort("pmu_add_sampling_event did not get counter 0");
+		probe_instruction_loop(ITERATIONS);
+		pmu_release(sched_current()->index);
+		test_diag("%s: data_cfg 0x%llx, %zu-byte records", cases[i].name,
+			  (unsigned long long)cfg, size);
+		check_records(&cases[i], ds_area_get(&target), cfg);
+		check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS));
+	}
+}
