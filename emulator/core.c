@@ -255,12 +255,23 @@ static bool emulator_read_msr_hook(struct cpu_regs *regs, uint32_t index, uint64
 	return emulator_read_msr(&emulator_this_cpu()->registers, &profile, index, value);
 }
 
+/* What of PEBS_DATA_CFG a record's format field repeats: the four groups and, with LBRs, the
+ * entry count (SDM "Adaptive PEBS"; emulator/pebs_record.c writes it so). */
+static uint64_t record_groups(uint64_t data_cfg)
+{
+	uint64_t groups = data_cfg & (PEBS_DATACFG_MEMINFO | PEBS_DATACFG_GP | PEBS_DATACFG_XMMS |
+				      PEBS_DATACFG_LBRS);
+
+	return data_cfg & PEBS_DATACFG_LBRS ? groups | (data_cfg & PEBS_DATACFG_LBR_MASK) : groups;
+}
+
 /* Rule 4 (IA32_DS_AREA kept while a feature is on) and 5 (DATA_CFG with records of another size
  * in the buffer) are about the order of writes, so they are checked here. */
 static void check_write_order(struct emulator_cpu *cpu, uint32_t index, uint64_t value)
 {
 	const struct emulator_registers *r = &cpu->registers;
 	bool bts_on = (r->debugctl & (DEBUGCTL_TR | DEBUGCTL_BTS)) == (DEBUGCTL_TR | DEBUGCTL_BTS);
+	uint64_t groups;
 
 	if (index == MSR_IA32_DS_AREA && value != r->ds_area && (bts_on || r->pebs_enable))
 		emulator_violation(4,
@@ -269,14 +280,13 @@ static void check_write_order(struct emulator_cpu *cpu, uint32_t index, uint64_t
 				   (unsigned long long)r->ds_area, (unsigned long long)value,
 				   (unsigned long long)r->debugctl,
 				   (unsigned long long)r->pebs_enable);
-	if (index == MSR_PEBS_DATA_CFG && value != r->pebs_data_cfg && r->ds_area &&
-	    cpu->pebs_tracking && cpu->pebs_seen.index != cpu->pebs_seen.base)
-		emulator_violation(
-			5,
-			"PEBS_DATA_CFG 0x%llx -> 0x%llx with %llu bytes of records "
-			"in the buffer",
-			(unsigned long long)r->pebs_data_cfg, (unsigned long long)value,
-			(unsigned long long)(cpu->pebs_seen.index - cpu->pebs_seen.base));
+	if (index == MSR_PEBS_DATA_CFG && value != r->pebs_data_cfg &&
+	    emulator_pebs_buffered_groups(cpu, &groups) && groups != record_groups(value))
+		emulator_violation(5,
+				   "PEBS_DATA_CFG 0x%llx -> 0x%llx while the buffer holds records "
+				   "with groups 0x%llx",
+				   (unsigned long long)r->pebs_data_cfg, (unsigned long long)value,
+				   (unsigned long long)groups);
 }
 
 static bool emulator_write_msr_hook(struct cpu_regs *regs, uint32_t index, uint64_t value)

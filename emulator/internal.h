@@ -76,6 +76,7 @@ bool emulator_pebs_assist(struct emulator_cpu *cpu, unsigned int counter, uint64
 			  struct cpu_regs *regs);
 /* Rules 2 and 3 while a feature is on; called at every step and when a feature turns on. */
 void emulator_ds_check_fields(struct emulator_cpu *cpu);
+bool emulator_pebs_buffered_groups(struct emulator_cpu *cpu, uint64_t *groups);
 void emulator_ds_features_changed(struct emulator_cpu *cpu, uint64_t old_debugctl,
 				  uint64_t old_pebs_enable);
 

@@ -20,6 +20,7 @@
 #define PEBS_RESET_FIXED_FMT5 32 /* and at 32 + i from format 5 */
 #define PEBS_ENABLE_FIXED_SHIFT 32
 #define PEBS_FORMAT0_BUFFER_MAX 4096 /* Linux: larger buffers hang Core 2 (rule 12) */
+#define PEBS_RECORD_GROUPS_MASK 0xffffffffffffull /* basic group's format field, bits 47:0 */
 #define CLOSE_RECORDS 2 /* "several records short" of the maximum: fewer is a warning */
 #define PAGING_LEVELS 4
 #define PAGE_TABLE_INDEX_MASK 0x1ffu
@@ -204,6 +205,26 @@ void emulator_ds_check_fields(struct emulator_cpu *cpu)
 		check_one(cpu, FEATURE_BTS);
 	if (cpu->pebs_tracking && cpu->registers.pebs_enable)
 		check_one(cpu, FEATURE_PEBS);
+}
+
+/*
+ * Rule 5: the groups of the first record the PEBS buffer holds, when it holds one in an
+ * adaptive format; false when it is empty (or unreadable: rule 1 reports that at the store).
+ */
+bool emulator_pebs_buffered_groups(struct emulator_cpu *cpu, uint64_t *groups)
+{
+	struct emulator_ds_fields f;
+	uint64_t bad;
+
+	if (emulator_profile()->pebs_format < 4 || !cpu->registers.ds_area ||
+	    !canonical(cpu->registers.ds_area) ||
+	    !page_usable(cpu->registers.ds_area + DS_PEBS_FIELDS, &bad))
+		return false;
+	f = *(const struct emulator_ds_fields *)(cpu->registers.ds_area + DS_PEBS_FIELDS);
+	if (f.index <= f.base || !canonical(f.base) || !page_usable(f.base, &bad))
+		return false;
+	*groups = *(const uint64_t *)f.base & PEBS_RECORD_GROUPS_MASK;
+	return true;
 }
 
 void emulator_bts_store(struct emulator_cpu *cpu, uint64_t from, uint64_t to, bool user)

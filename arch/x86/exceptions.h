@@ -37,6 +37,7 @@
 #define VECTOR_PMI 0x21
 #define VECTOR_RESCHEDULE 0x22 /* IPI: run the scheduler */
 #define VECTOR_CALL_FUNCTION 0x23 /* IPI: run the calls queued for this CPU */
+#define VECTOR_TEST 0x30 /* free for tests that take an interrupt of their own */
 #define VECTOR_SPURIOUS 0xff
 
 #define VECTOR_COUNT 256

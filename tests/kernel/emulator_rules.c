@@ -3,6 +3,7 @@
  * (docs/emulated-cpu.md). */
 #include <stdint.h>
 
+#include "arch/x86/cpuid.h"
 #include "arch/x86/debugctl.h"
 #include "arch/x86/exceptions.h"
 #include "arch/x86/extable.h"
@@ -182,12 +183,83 @@ TEST(emulator, rule_6_a_plain_wrmsr_of_a_reserved_bit_takes_the_gp)
 
 TEST(emulator, rule_7_a_legacy_counter_write_sign_extends_bit_31)
 {
-	uint64_t value = 0, saved;
+	unsigned int width = CPUID_PERFMON_GP_WIDTH(cpuid(CPUID_LEAF_PERFMON, 0).eax);
+	uint64_t mask = width >= 64 ? UINT64_MAX : (1ull << width) - 1;
+	uint64_t value = 0, saved, full_width = 0;
 
 	require_emulator();
-	saved = rdmsr(MSR_IA32_A_PMC0); /* pmu/ keeps a shadow of it: put it back */
+	saved = rdmsr(MSR_IA32_PMC0); /* pmu/ keeps a shadow of it: put it back */
+	rdmsr_safe(MSR_IA32_PERF_CAPABILITIES, &full_width);
 	wrmsr(MSR_IA32_PMC0, 0x80000000ull);
 	check_eq(0, rdmsr_safe(MSR_IA32_PMC0, &value));
-	check_eq(0xffff80000000ull, value); /* the default profile's 48-bit counters */
-	wrmsr(MSR_IA32_A_PMC0, saved);
+	check_eq(0xffffffff80000000ull & mask, value);
+	wrmsr(MSR_IA32_PMC0, 0x7fffffffull);
+	check_eq(0x7fffffffull, rdmsr(MSR_IA32_PMC0));
+	if (full_width & PERF_CAP_FULL_WIDTH_WRITE) {
+		check_eq(EXINFO(X86_EXC_GP, 0), wrmsr_safe(MSR_IA32_A_PMC0, mask + 1));
+		wrmsr(MSR_IA32_A_PMC0, saved);
+	} else {
+		check_eq(EXINFO(X86_EXC_GP, 0), wrmsr_safe(MSR_IA32_A_PMC0, 0));
+		wrmsr(MSR_IA32_PMC0, saved); /* a count below 2^31, or sign-extended from one */
+	}
+	check_eq(saved, rdmsr(MSR_IA32_PMC0));
+}
+
+TEST(emulator, rule_5_changing_data_cfg_over_buffered_records_is_reported)
+{
+	char text[EMULATOR_VIOLATION_MAX];
+	uint64_t capabilities = 0, *record = (uint64_t *)buffer;
+
+	require_emulator();
+	rdmsr_safe(MSR_IA32_PERF_CAPABILITIES, &capabilities);
+	if (!(capabilities & PERF_CAP_PEBS_BASELINE))
+		test_skip("no adaptive PEBS: PERF_CAPABILITIES.PEBS_BASELINE=0");
+	memset(&area, 0, sizeof(area));
+	area.pebs_base = (uint64_t)buffer;
+	area.pebs_max = area.pebs_base + PAGE_SIZE / 2;
+	area.pebs_threshold = area.pebs_base + 64;
+	/* One record with the GPR group in the buffer, as the CPU would have left it. */
+	record[0] = PEBS_DATACFG_GP | (32ull + 144ull) << 48;
+	area.pebs_index = area.pebs_base + 32 + 144;
+	wrmsr(MSR_IA32_DS_AREA, (uint64_t)&area);
+	wrmsr(MSR_PEBS_DATA_CFG, PEBS_DATACFG_GP); /* the same groups: allowed */
+	check_eq(0, emulator_take_violations(text, sizeof(text)));
+	wrmsr(MSR_PEBS_DATA_CFG, PEBS_DATACFG_MEMINFO); /* another size over that record */
+	wrmsr(MSR_PEBS_DATA_CFG, 0);
+	wrmsr(MSR_IA32_DS_AREA, 0);
+	expect_violation(5);
+}
+
+/* Format 0 only (Core 2): a buffer over one page hangs it (Linux ds.c); PEBS is then skipped. */
+TEST(emulator, rule_12_a_format_0_pebs_buffer_over_one_page_is_reported)
+{
+	static uint8_t pages[2 * PAGE_SIZE] __attribute__((aligned(PAGE_SIZE)));
+	uint64_t capabilities = 0;
+	unsigned int counter = 0;
+
+	require_emulator();
+	rdmsr_safe(MSR_IA32_PERF_CAPABILITIES, &capabilities);
+	if ((capabilities & PERF_CAP_PEBS_FORMAT_MASK) >> PERF_CAP_PEBS_FORMAT_SHIFT != 0)
+		test_skip("PEBS format %llu: the rule is format 0's",
+			  (unsigned long long)((capabilities & PERF_CAP_PEBS_FORMAT_MASK) >>
+					       PERF_CAP_PEBS_FORMAT_SHIFT));
+	memset(&area, 0, sizeof(area));
+	area.pebs_base = area.pebs_index = (uint64_t)pages;
+	area.pebs_max = area.pebs_base + 28 * 144 + 144; /* 29 records: 4,176 bytes */
+	area.pebs_threshold = area.pebs_base + 144;
+	area.pebs_reset[counter] = (uint64_t)-100;
+	wrmsr(MSR_IA32_DS_AREA, (uint64_t)&area);
+	wrmsr(MSR_IA32_PMC0 + counter, (uint64_t)-100 & 0xffffffff);
+	wrmsr(MSR_IA32_PERFEVTSEL0 + counter, 0xc0 | PERFEVTSEL_OS | PERFEVTSEL_EN);
+	wrmsr(MSR_IA32_PEBS_ENABLE, 1ull << counter);
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 1ull << counter);
+	probe_instruction_loop(200); /* 400 instructions: one overflow */
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	wrmsr(MSR_IA32_PEBS_ENABLE, 0);
+	wrmsr(MSR_IA32_PERFEVTSEL0 + counter, 0);
+	wrmsr(MSR_IA32_PMC0 + counter, 0);
+	wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, rdmsr(MSR_IA32_PERF_GLOBAL_STATUS));
+	wrmsr(MSR_IA32_DS_AREA, 0);
+	expect_violation(12);
+	check_eq(area.pebs_base, area.pebs_index); /* no record: PEBS was skipped */
 }

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/* emulator suite: PMI delivery through LVTPC (rule 13) and its acknowledgement (rule 14). */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arch/x86/apic.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/cpuid.h"
+#include "arch/x86/exceptions.h"
+#include "arch/x86/msr.h"
+#include "arch/x86/probe.h"
+#include "arch/x86/traps.h"
+#include "emulator/emulator.h"
+#include "lib/format.h"
+#include "lib/string.h"
+#include "runner/test.h"
+
+#define EVENT_INSTRUCTIONS 0xc0
+#define OVERFLOW_AFTER 64 /* instructions */
+#define LOOP 1000 /* iterations: 2,000 instructions, far past the overflow */
+
+static volatile unsigned int test_pmis;
+static volatile uint32_t lvtpc_in_handler;
+
+/* A PMI handler that does nothing a driver must: no acknowledgement, no unmask. */
+static void lazy_pmi(struct cpu_regs *regs)
+{
+	(void)regs;
+	lvtpc_in_handler = apic_read_lvtpc();
+	test_pmis++;
+}
+
+static void require_emulator(void)
+{
+	if (!emulator_active())
+		test_skip("the emulated CPU is %s", emulator_describe());
+}
+
+/* The last GP counter, which pmu/ leaves alone while the runner has no event. */
+static unsigned int test_counter(void)
+{
+	return CPUID_PERFMON_GP_COUNTERS(cpuid(CPUID_LEAF_PERFMON, 0).eax) - 1;
+}
+
+static uint64_t counter_mask(void)
+{
+	unsigned int width = CPUID_PERFMON_GP_WIDTH(cpuid(CPUID_LEAF_PERFMON, 0).eax);
+
+	return width >= 64 ? UINT64_MAX : (1ull << width) - 1;
+}
+
+/* Count kernel instructions on the test counter, overflowing after OVERFLOW_AFTER, with a PMI. */
+static void arm(void)
+{
+	unsigned int counter = test_counter();
+
+	wrmsr(MSR_IA32_PMC0 + counter, (0 - OVERFLOW_AFTER) & counter_mask());
+	wrmsr(MSR_IA32_PERFEVTSEL0 + counter,
+	      EVENT_INSTRUCTIONS | PERFEVTSEL_OS | PERFEVTSEL_INT | PERFEVTSEL_EN);
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 1ull << counter);
+}
+
+/* Back to what pmu/'s shadow says: controls 0, the overflow acknowledged, LVTPC as it was. */
+static void disarm(uint32_t lvtpc)
+{
+	unsigned int counter = test_counter();
+
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	wrmsr(MSR_IA32_PERFEVTSEL0 + counter, 0);
+	wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, rdmsr(MSR_IA32_PERF_GLOBAL_STATUS));
+	apic_write_lvtpc(lvtpc);
+}
+
+TEST(emulator, rule_13_a_pmi_masks_lvtpc_and_a_masked_lvtpc_delivers_nothing)
+{
+	uint32_t lvtpc = apic_read_lvtpc();
+	unsigned long flags;
+
+	require_emulator();
+	test_pmis = 0;
+	interrupt_register(VECTOR_TEST, lazy_pmi);
+	/* Masked: the overflow sets its status bit, and no interrupt comes. */
+	apic_write_lvtpc(VECTOR_TEST | APIC_LVT_MASKED);
+	arm();
+	probe_instruction_loop(LOOP);
+	check_eq(1ull << test_counter(),
+		 rdmsr(MSR_IA32_PERF_GLOBAL_STATUS) & (1ull << test_counter()));
+	check_eq(0, test_pmis);
+	disarm(VECTOR_TEST);
+	/* Unmasked: one PMI, and LVTPC is masked when it is delivered, as on Intel. */
+	arm();
+	probe_instruction_loop(LOOP);
+	flags = local_irq_save();
+	disarm(lvtpc);
+	local_irq_restore(flags);
+	interrupt_register(VECTOR_TEST, NULL);
+	emulator_take_violations(NULL, 0); /* lazy_pmi broke rule 14: not this test's subject */
+	check_eq(1, test_pmis);
+	check_eq((uint32_t)(VECTOR_TEST | APIC_LVT_MASKED), lvtpc_in_handler);
+}
+
+TEST(emulator, rule_14_a_pmi_handler_that_acknowledges_nothing_is_reported)
+{
+	uint32_t lvtpc = apic_read_lvtpc();
+	char text[EMULATOR_VIOLATION_MAX];
+	unsigned int count;
+	unsigned long flags;
+
+	require_emulator();
+	test_pmis = 0;
+	interrupt_register(VECTOR_TEST, lazy_pmi);
+	apic_write_lvtpc(VECTOR_TEST);
+	arm();
+	probe_instruction_loop(LOOP);
+	flags = local_irq_save();
+	disarm(lvtpc);
+	local_irq_restore(flags);
+	interrupt_register(VECTOR_TEST, NULL);
+	count = emulator_take_violations(text, sizeof(text));
+	test_diag("reported: %s", count ? text : "nothing");
+	check_eq(1, test_pmis);
+	check(count >= 1 && strncmp(text, "rule 14:", 8) == 0,
+	      "expected a rule 14 report, got %u: %s", count, text);
+}
