@@ -14,6 +14,7 @@
 #include "lib/format.h"
 #include "lib/string.h"
 #include "runner/test.h"
+#include "tests/kernel/emulator_util.h"
 
 #define EVENT_INSTRUCTIONS 0xc0
 #define OVERFLOW_AFTER 64 /* instructions */
@@ -30,31 +31,12 @@ static void lazy_pmi(struct cpu_regs *regs)
 	test_pmis++;
 }
 
-static void require_emulator(void)
-{
-	if (!emulator_active())
-		test_skip("the emulated CPU is %s", emulator_describe());
-}
-
-/* The last GP counter, which pmu/ leaves alone while the runner has no event. */
-static unsigned int test_counter(void)
-{
-	return CPUID_PERFMON_GP_COUNTERS(cpuid(CPUID_LEAF_PERFMON, 0).eax) - 1;
-}
-
-static uint64_t counter_mask(void)
-{
-	unsigned int width = CPUID_PERFMON_GP_WIDTH(cpuid(CPUID_LEAF_PERFMON, 0).eax);
-
-	return width >= 64 ? UINT64_MAX : (1ull << width) - 1;
-}
-
 /* Count kernel instructions on the test counter, overflowing after OVERFLOW_AFTER, with a PMI. */
 static void arm(void)
 {
-	unsigned int counter = test_counter();
+	unsigned int counter = emulator_test_counter();
 
-	wrmsr(MSR_IA32_PMC0 + counter, (0 - OVERFLOW_AFTER) & counter_mask());
+	wrmsr(MSR_IA32_PMC0 + counter, (0 - OVERFLOW_AFTER) & emulator_counter_width_mask());
 	wrmsr(MSR_IA32_PERFEVTSEL0 + counter,
 	      EVENT_INSTRUCTIONS | PERFEVTSEL_OS | PERFEVTSEL_INT | PERFEVTSEL_EN);
 	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 1ull << counter);
@@ -63,7 +45,7 @@ static void arm(void)
 /* Back to what pmu/'s shadow says: controls 0, the overflow acknowledged, LVTPC as it was. */
 static void disarm(uint32_t lvtpc)
 {
-	unsigned int counter = test_counter();
+	unsigned int counter = emulator_test_counter();
 
 	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
 	wrmsr(MSR_IA32_PERFEVTSEL0 + counter, 0);
@@ -83,8 +65,8 @@ TEST(emulator, rule_13_a_pmi_masks_lvtpc_and_a_masked_lvtpc_delivers_nothing)
 	apic_write_lvtpc(VECTOR_TEST | APIC_LVT_MASKED);
 	arm();
 	probe_instruction_loop(LOOP);
-	check_eq(1ull << test_counter(),
-		 rdmsr(MSR_IA32_PERF_GLOBAL_STATUS) & (1ull << test_counter()));
+	check_eq(1ull << emulator_test_counter(),
+		 rdmsr(MSR_IA32_PERF_GLOBAL_STATUS) & (1ull << emulator_test_counter()));
 	check_eq(0, test_pmis);
 	disarm(VECTOR_TEST);
 	/* Unmasked: one PMI, and LVTPC is masked when it is delivered, as on Intel. */

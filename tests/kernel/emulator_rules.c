@@ -16,6 +16,7 @@
 #include "lib/format.h"
 #include "lib/string.h"
 #include "runner/test.h"
+#include "tests/kernel/emulator_util.h"
 
 #define BTS_RECORD 24
 #define RECORDS 16
@@ -23,12 +24,6 @@
 
 static struct ds_area area __attribute__((aligned(PAGE_SIZE)));
 static uint8_t buffer[PAGE_SIZE] __attribute__((aligned(PAGE_SIZE)));
-
-static void require_emulator(void)
-{
-	if (!emulator_active())
-		test_skip("the emulated CPU is %s", emulator_describe());
-}
 
 /* Circular BTS over buffer, by the SDM's rules, unless a test breaks one. */
 static void area_fill_bts(uint64_t base, uint64_t records)

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* emulator suite helpers: the model's presence, and a GP counter pmu/ leaves alone. */
+#ifndef TESTS_KERNEL_EMULATOR_UTIL_H
+#define TESTS_KERNEL_EMULATOR_UTIL_H
+
+#include <stdint.h>
+
+#include "arch/x86/cpuid.h"
+#include "emulator/emulator.h"
+#include "runner/test.h"
+
+static inline void require_emulator(void)
+{
+	if (!emulator_active())
+		test_skip("the emulated CPU is %s", emulator_describe());
+}
+
+/* The last GP counter: pmu/ leaves it alone while the runner has no event. */
+static inline unsigned int emulator_test_counter(void)
+{
+	return CPUID_PERFMON_GP_COUNTERS(cpuid(CPUID_LEAF_PERFMON, 0).eax) - 1;
+}
+
+static inline uint64_t emulator_counter_width_mask(void)
+{
+	unsigned int width = CPUID_PERFMON_GP_WIDTH(cpuid(CPUID_LEAF_PERFMON, 0).eax);
+
+	return width >= 64 ? UINT64_MAX : (1ull << width) - 1;
+}
+
+#endif
