@@ -328,3 +328,29 @@ def test_lava_check_rejects_a_start_string_in_the_commands(tmp_path, job):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1 and re.search(r"start .* occurs in the boot command",
                                               proc.stderr), proc.stderr
+
+
+@pytest.mark.parametrize("job", LAVA_JOBS, ids=[job.stem for job in LAVA_JOBS])
+@pytest.mark.timeout(60)
+def test_lava_check_rejects_a_kernel_that_may_run_the_emulated_cpu(tmp_path, job):
+    data = yaml.safe_load(job.read_text())
+    boot = next(a["boot"] for a in data["actions"] if "boot" in a)
+    boot["commands"] = [c.replace(" ds=hardware", "") for c in boot["commands"]]
+    broken = tmp_path / job.name
+    broken.write_text(yaml.safe_dump(data))
+    proc = subprocess.run([sys.executable, str(LAVA_CHECK), str(broken)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and "lacks ds=hardware" in proc.stderr, proc.stderr
+
+
+def test_lava_case_names_keep_the_emulated_label(tmp_path):
+    """A result from the model reaches LAVA as ..._emulated, never under a hardware name."""
+    body = ["KTAP version 1", "# switchyard 0.1 (x86-64)", "1..1", "    KTAP version 1",
+            "    # Subtest: bts", "    1..1", "    ok 1 known_branch_sequence__emulated",
+            "ok 1 bts"]
+    log = tmp_path / "serial.log"
+    log.write_text("".join(line + "\r\n" for line in body + [ktap.final_line(body)]))
+    monitor = yaml.safe_load(LAVA_JOBS[0].read_text())["actions"][2]["test"]["monitors"][0]
+    pattern = re.compile(monitor["pattern"])
+    found = [m.group("test_case_id") for m in pattern.finditer(log.read_text())]
+    assert found and all(name.endswith("__emulated") for name in found), found
