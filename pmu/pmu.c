@@ -76,8 +76,14 @@ static void pmu_account(unsigned int task)
 		unsigned int counter = event_counter(event);
 		uint64_t value;
 
-		if (counter == PMU_NO_COUNTER || state->period[i])
+		if (counter == PMU_NO_COUNTER)
 			continue;
+		if (state->period[i]) {
+			/* A sampling counter moved, and PEBS may have reloaded it: unknown now. */
+			if (counter < PMU_MAX_GP)
+				cpu->held.count_known &= ~pmu_global_gp(counter);
+			continue;
+		}
 		value = rdmsr(counter_msr(counter));
 		event->count += (value - cpu->baseline[counter]) & counter_mask(counter);
 		cpu->baseline[counter] = value;
@@ -292,14 +298,28 @@ struct pmu_reading pmu_read(unsigned int task, unsigned int index)
 	return reading;
 }
 
-void pmu_release(unsigned int task)
+bool pmu_idle(void)
+{
+	const struct pmu_msr_state *held = &this_pmu_cpu()->held;
+
+	for (unsigned int i = 0; i < PMU_MAX_GP; i++)
+		if (held->evtsel[i])
+			return false;
+	return held->global_ctrl == 0 && held->fixed_ctrl == 0;
+}
+
+bool pmu_release(unsigned int task)
 {
 	unsigned long flags = local_irq_save();
+	bool used = tasks[task].used;
 
+	if (used && pmu_usable() && switch_task_current()->index == task)
+		pmu_account(task); /* the last slice: counts, and what the shadow may still know */
 	tasks[task].used = false;
 	if (pmu_usable() && switch_task_current()->index == task)
 		pmu_apply(task);
 	local_irq_restore(flags);
+	return used;
 }
 
 /*

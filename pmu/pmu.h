@@ -39,7 +39,10 @@ struct pmu_reading {
 /* Read an event; for the calling task, its running counters are read first. */
 struct pmu_reading pmu_read(unsigned int task, unsigned int index);
 
-/* Drop every event of a task (also done when it exits). */
-void pmu_release(unsigned int task);
+/* Drop every event of a task (also done when it exits); true if it had any. */
+bool pmu_release(unsigned int task);
+
+/* True when this CPU's counters are all stopped, as pmu/'s shadow has them. */
+bool pmu_idle(void);
 
 #endif

@@ -62,17 +62,20 @@ static void run_counted_loop(void)
 	ds_detach(&target, DS_USER_PEBS); /* drains the partial buffer, credits this task */
 }
 
+/* Twice: the second run must start from a full period again, whatever the first left. */
 TEST(pebs, record_count_follows_the_counter_period)
 {
 	uint64_t records, expected = ITERATIONS * PROBE_LOOP_INSTRUCTIONS_PER_ITERATION / PERIOD;
 
 	require_pebs();
-	ds_credit_reset(sched_current()->index);
-	run_counted_loop();
-	records = ds_credit(sched_current()->index).pebs_records;
-	check(records + RECORD_SLACK >= expected && records <= expected + RECORD_SLACK,
-	      "%llu records, expected %llu +- %u", (unsigned long long)records,
-	      (unsigned long long)expected, RECORD_SLACK);
+	for (int run = 1; run <= 2; run++) {
+		ds_credit_reset(sched_current()->index);
+		run_counted_loop();
+		records = ds_credit(sched_current()->index).pebs_records;
+		check(records + RECORD_SLACK >= expected && records <= expected + RECORD_SLACK,
+		      "run %d: %llu records, expected %llu +- %u", run, (unsigned long long)records,
+		      (unsigned long long)expected, RECORD_SLACK);
+	}
 }
 
 TEST(pebs, bts_and_pebs_are_active_at_once_on_one_ds_area)
