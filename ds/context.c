@@ -8,6 +8,7 @@
 #include "arch/x86/cpuid.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/pfa.h"
+#include "arch/x86/smp.h"
 #include "arch/x86/user-abi.h"
 #include "ds/internal.h"
 #include "lib/string.h"
@@ -345,6 +346,31 @@ void ds_release_all(const struct ds_target *target)
 		spin_unlock_irqrestore(&ds_lock, flags);
 		ds_detach(target, user);
 	}
+}
+
+static unsigned int release_counting(const struct ds_target *target)
+{
+	const struct ds_context *context = ds_context_of(target);
+	unsigned int users = context->area ? !!context->buffers[DS_USER_BTS].phys +
+						     !!context->buffers[DS_USER_PEBS].phys
+					   : 0;
+
+	if (users)
+		ds_release_all(target);
+	return users;
+}
+
+unsigned int ds_release_leftovers(unsigned int task)
+{
+	struct ds_target own = { false, task, 0 };
+	unsigned int left = release_counting(&own);
+
+	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++) {
+		struct ds_target target = { true, cpu, 0 };
+
+		left += release_counting(&target);
+	}
+	return left;
 }
 
 struct ds_area *ds_area_get(const struct ds_target *target)

@@ -97,6 +97,15 @@ struct ds_registers {
 };
 struct ds_registers ds_registers(void);
 
+/*
+ * For the runner, between tests: detach every user of every CPU's area and of task's own area
+ * (the tasks that ended released theirs), and return how many were left attached.
+ */
+unsigned int ds_release_leftovers(unsigned int task);
+/* Write each register of this CPU as ds/'s shadow says, whatever the CPU holds now: after a
+ * write behind ds/'s back. */
+void ds_registers_rewrite(void);
+
 struct ds_msr_writes {
 	uint64_t ds_area, debugctl, pebs_enable;
 };

@@ -160,6 +160,17 @@ void ds_resume(void)
 	ds_apply(ds_context_active());
 }
 
+void ds_registers_rewrite(void)
+{
+	unsigned long flags = spin_lock_irqsave(&ds_lock);
+	const struct ds_registers *now = &held[this_cpu_index()];
+
+	wrmsr(MSR_IA32_PEBS_ENABLE, now->pebs_enable);
+	debugctl_rewrite();
+	wrmsr(MSR_IA32_DS_AREA, now->ds_area);
+	spin_unlock_irqrestore(&ds_lock, flags);
+}
+
 void ds_activate_cpu(void)
 {
 	unsigned long flags = spin_lock_irqsave(&ds_lock);

@@ -6,13 +6,16 @@
 #include <stdint.h>
 
 #include "arch/x86/debug-registers.h"
+#include "arch/x86/debugctl.h"
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/smp.h"
+#include "ds/ds.h"
 #include "lib/format.h"
 #include "lib/ktap.h"
 #include "lib/report.h"
+#include "pmu/pmu.h"
 #include "runner/debug_state.h"
 
 struct msr_state {
@@ -56,8 +59,12 @@ struct check_request {
 	bool clean;
 };
 
-/* On the CPU being checked (by a call IPI from the runner's, which waits): report, and reset
- * what is not at its reset value so that the next test starts clean. */
+/*
+ * On the CPU being checked (by a call IPI from the runner's, which waits): report what is not at
+ * its reset value, in the hardware and in ds/'s and pmu/'s own views of it, and make the
+ * hardware what the owners' shadows say again, through the owners, so that the next test starts
+ * clean and no shadow is left believing a register holds what it does not.
+ */
 static void check_here(void *arg)
 {
 	struct check_request *request = arg;
@@ -72,6 +79,21 @@ static void check_here(void *arg)
 		write_dr7(DR7_RESET);
 		request->clean = false;
 	}
+	struct ds_registers ds = ds_registers();
+	bool rewrite = false;
+
+	if (ds.ds_area || ds.debugctl || ds.pebs_enable) {
+		report_fail("debug state %s the test%s: ds/ holds DS_AREA 0x%llx DEBUGCTL 0x%llx "
+			    "PEBS_ENABLE 0x%llx",
+			    request->when, where, (unsigned long long)ds.ds_area,
+			    (unsigned long long)ds.debugctl, (unsigned long long)ds.pebs_enable);
+		request->clean = false;
+	}
+	if (pmu_usable() && !pmu_idle()) {
+		report_fail("debug state %s the test%s: pmu/ has counters enabled", request->when,
+			    where);
+		request->clean = false;
+	}
 	for (size_t i = 0; i < MSR_COUNT; i++) {
 		uint64_t value;
 
@@ -79,8 +101,12 @@ static void check_here(void *arg)
 			continue;
 		report_fail("debug state %s the test%s: %s expected 0x0, got 0x%llx", request->when,
 			    where, msrs[i].name, (unsigned long long)value);
-		wrmsr_safe(msrs[i].index, 0);
+		rewrite = true;
 		request->clean = false;
+	}
+	if (rewrite) {
+		debugctl_rewrite();
+		ds_registers_rewrite();
 	}
 }
 

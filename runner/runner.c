@@ -9,12 +9,14 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/traps.h"
 #include "dr/dr.h"
+#include "ds/ds.h"
 #include "emulator/emulator.h"
 #include "lib/format.h"
 #include "lib/glob.h"
 #include "lib/ktap.h"
 #include "lib/report.h"
 #include "lib/string.h"
+#include "pmu/pmu.h"
 #include "runner/debug_state.h"
 #include "runner/isolation.h"
 #include "runner/runner.h"
@@ -159,6 +161,12 @@ static enum ktap_result run_test(const struct test_case *test, struct test_repor
 	       dr_uninstall_all_pinned();
 	if (left && outcome.end == ISOLATION_RETURNED)
 		report_fail("the test left %u breakpoints installed; they were removed", left);
+	left = ds_release_leftovers(sched_current()->index);
+	if (left && outcome.end == ISOLATION_RETURNED)
+		report_fail("the test left %u Debug Store users attached; they were detached",
+			    left);
+	if (pmu_release(sched_current()->index) && outcome.end == ISOLATION_RETURNED)
+		report_fail("the test left counters in use; they were released");
 	report_emulator_rules();
 	debug_state_check("after");
 	return report_end(report);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The per-CPU shadow of IA32_DEBUGCTL (reset value 0, SDM Vol. 4). */
+/* The per-CPU shadow of IA32_DEBUGCTL, started from what each CPU holds (SDM Vol. 4 Table 2-2). */
 #include <stdint.h>
 
 #include "arch/x86/debugctl.h"
@@ -23,4 +23,19 @@ void debugctl_update(uint64_t mask, uint64_t value)
 uint64_t debugctl_shadow(void)
 {
 	return shadow[this_cpu_index()];
+}
+
+void debugctl_rewrite(void)
+{
+	wrmsr(MSR_IA32_DEBUGCTL, shadow[this_cpu_index()]);
+}
+
+uint32_t debugctl_init_cpu(uint64_t *value)
+{
+	uint64_t found = 0;
+	uint32_t fault = rdmsr_safe(MSR_IA32_DEBUGCTL, &found);
+
+	shadow[this_cpu_index()] = fault ? 0 : found;
+	*value = fault ? 0 : found;
+	return fault;
 }

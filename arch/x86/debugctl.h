@@ -13,4 +13,13 @@
 void debugctl_update(uint64_t mask, uint64_t value);
 uint64_t debugctl_shadow(void);
 
+/*
+ * Start the calling CPU's shadow from the MSR, once as the CPU comes up: firmware may have set
+ * bits, and a shadow that starts at 0 would write them away. Returns RDMSR's exinfo (0 when it
+ * read; the shadow is then 0), and the value read in *value.
+ */
+uint32_t debugctl_init_cpu(uint64_t *value);
+/* Write the shadow to the MSR, whatever the MSR holds: after a write behind the shadow. */
+void debugctl_rewrite(void);
+
 #endif
