@@ -67,7 +67,7 @@ boot_entry:
 	loop .uncache_pd
 
 	mov edi, boot_pdpt_direct - KERNEL_VIRTUAL_BASE
-	mov eax, boot_pd_direct - KERNEL_VIRTUAL_BASE + (PTE_PRESENT | PTE_WRITE)
+	mov eax, boot_pd_direct - KERNEL_VIRTUAL_BASE + (PTE_PRESENT | PTE_WRITE | PTE_ACCESSED)
 	mov ecx, 4
 .fill_pdpt:
 	mov [edi], eax
@@ -76,16 +76,16 @@ boot_entry:
 	loop .fill_pdpt
 
 	mov edi, boot_pdpt_kernel - KERNEL_VIRTUAL_BASE
-	mov eax, boot_pd_direct - KERNEL_VIRTUAL_BASE + (PTE_PRESENT | PTE_WRITE)
+	mov eax, boot_pd_direct - KERNEL_VIRTUAL_BASE + (PTE_PRESENT | PTE_WRITE | PTE_ACCESSED)
 	mov [edi + 510 * 8], eax
 	add eax, 4096
 	mov [edi + 511 * 8], eax
 
 	mov edi, boot_pml4 - KERNEL_VIRTUAL_BASE
-	mov eax, boot_pdpt_direct - KERNEL_VIRTUAL_BASE + (PTE_PRESENT | PTE_WRITE)
+	mov eax, boot_pdpt_direct - KERNEL_VIRTUAL_BASE + (PTE_PRESENT | PTE_WRITE | PTE_ACCESSED)
 	mov [edi], eax
 	mov [edi + 256 * 8], eax
-	mov eax, boot_pdpt_kernel - KERNEL_VIRTUAL_BASE + (PTE_PRESENT | PTE_WRITE)
+	mov eax, boot_pdpt_kernel - KERNEL_VIRTUAL_BASE + (PTE_PRESENT | PTE_WRITE | PTE_ACCESSED)
 	mov [edi + 511 * 8], eax
 
 	mov cr3, edi

@@ -86,6 +86,15 @@ static void user_view_unmap(uint64_t root, uint64_t virt, unsigned int pages)
 		address_space_unmap(root, virt + i * PAGE_SIZE);
 }
 
+/*
+ * Frames the CPU may store records into: write-back, below the uncached part of the direct map
+ * (the SDM recommends WB for the DS area and buffers).
+ */
+static bool write_back(uint64_t phys, unsigned int pages)
+{
+	return phys + (uint64_t)pages * PAGE_SIZE <= DIRECT_MAP_UNCACHED;
+}
+
 /* The area: one zeroed page in the direct map, so at one linear address in every CR3, A/D set. */
 static bool context_acquire(struct ds_context *context, const struct ds_target *target)
 {
@@ -96,6 +105,10 @@ static bool context_acquire(struct ds_context *context, const struct ds_target *
 	phys = pfa_alloc();
 	if (!phys)
 		return false;
+	if (!write_back(phys, 1)) {
+		pfa_free(phys);
+		return false;
+	}
 	if (target->address_space && !user_view_map(target->address_space, USER_DS_BASE, phys, 1)) {
 		user_view_unmap(target->address_space, USER_DS_BASE, 1);
 		pfa_free(phys);
@@ -132,6 +145,10 @@ static bool buffer_alloc(struct ds_context *context, enum ds_user user, size_t r
 	phys = pfa_alloc_pages(pages);
 	if (!phys)
 		return false;
+	if (!write_back(phys, pages)) {
+		pfa_free_pages(phys, pages);
+		return false;
+	}
 	memset((uint8_t *)phys_to_virt(phys) + bytes, DS_CANARY, DS_CANARY_BYTES);
 	if (context->address_space &&
 	    !user_view_map(context->address_space, USER_DS_BASE + user_view_offset(user), phys,

@@ -52,8 +52,10 @@ static bool page_usable(uint64_t linear, uint64_t *bad_entry)
 			*bad_entry = entry;
 			return false;
 		}
-		if (leaf)
+		if (leaf) {
+			*bad_entry = entry; /* the leaf, for its memory type */
 			return true;
+		}
 		table = entry & PTE_ADDRESS_MASK;
 	}
 	return false;
@@ -72,6 +74,9 @@ static bool range_usable(const char *what, uint64_t linear, uint64_t bytes)
 					   (unsigned long long)bad);
 			return false;
 		}
+		if (bad & (PTE_PCD | PTE_PWT))
+			emulator_warning(1, "%s at 0x%llx is not write-back memory (entry 0x%llx)",
+					 what, (unsigned long long)linear, (unsigned long long)bad);
 	}
 	return true;
 }

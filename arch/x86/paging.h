@@ -16,6 +16,7 @@
  */
 #define DIRECT_MAP_BASE 0xffff800000000000ul
 #define DIRECT_MAP_LIMIT 0x100000000ul
+#define DIRECT_MAP_UNCACHED 0xc0000000ul /* from here to the limit: PCD|PWT, for MMIO */
 #define KERNEL_VIRTUAL_BASE 0xffffffff80000000ul
 #define PML4_FIRST_KERNEL_ENTRY 256
 
