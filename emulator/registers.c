@@ -25,7 +25,7 @@
 #define MISC_ENABLE_MODELLED \
 	(MISC_ENABLE_PERFMON_AVAILABLE | MISC_ENABLE_BTS_UNAVAILABLE | MISC_ENABLE_PEBS_UNAVAILABLE)
 #define DEBUGCTL_BTS_FEATURE (DEBUGCTL_TR | DEBUGCTL_BTS | DEBUGCTL_BTINT)
-#define DEBUGCTL_NOT_MODELLED (DEBUGCTL_LBR | DEBUGCTL_BTF)
+#define DEBUGCTL_NOT_MODELLED DEBUGCTL_LBR
 #define PEBS_DATACFG_DEFINED                                                              \
 	(PEBS_DATACFG_MEMINFO | PEBS_DATACFG_GP | PEBS_DATACFG_XMMS | PEBS_DATACFG_LBRS | \
 	 PEBS_DATACFG_LBR_MASK)
@@ -85,8 +85,8 @@ static bool any_thread_defined(const struct emulator_profile *p)
 }
 
 /*
- * IA32_DEBUGCTL (SDM Vol. 4 Table 2-2). LBR and BTF are accepted and dropped: the model has no
- * LBR stack and does not single-step branches for software (KVM drops them the same way).
+ * IA32_DEBUGCTL (SDM Vol. 4 Table 2-2). LBR is accepted and dropped: the model has no LBR stack
+ * (KVM drops it the same way). BTF is kept, and the engine single-steps on branches with it.
  * BTS_OFF_OS/USR are accepted and stored on every profile (the table ties them to CPU models,
  * not to DS-CPL); the engine applies them only with DS-CPL. Bits 11-12 need PDCM and perfmon
  * version 2 ("If CPUID.01H:ECX[15] = 1 && CPUID.0AH:EAX[7:0] > 1"). Every other bit (bus-lock
@@ -94,8 +94,8 @@ static bool any_thread_defined(const struct emulator_profile *p)
  */
 static uint64_t debugctl_defined(const struct emulator_profile *p)
 {
-	uint64_t bits = DEBUGCTL_NOT_MODELLED | DEBUGCTL_BTS_FEATURE | DEBUGCTL_BTS_OFF_OS |
-			DEBUGCTL_BTS_OFF_USR;
+	uint64_t bits = DEBUGCTL_NOT_MODELLED | DEBUGCTL_BTF | DEBUGCTL_BTS_FEATURE |
+			DEBUGCTL_BTS_OFF_OS | DEBUGCTL_BTS_OFF_USR;
 
 	if (p->pdcm && p->perfmon_version >= 2)
 		bits |= DEBUGCTL_FREEZE_LBRS_ON_PMI | DEBUGCTL_FREEZE_PERFMON_ON_PMI;

@@ -231,8 +231,12 @@ static bool read_instruction(uint64_t rip, struct decoded_instruction *out)
 	return decode_instruction((const uint8_t *)rip, DECODE_MAX_LENGTH, out);
 }
 
-/* The instruction at pending_rip completed and the CPU is at regs->rip now. */
-static void complete_pending(struct emulator_cpu *cpu, struct cpu_regs *regs)
+/*
+ * The instruction at pending_rip completed and the CPU is at regs->rip now. Returns whether
+ * control went elsewhere than the next instruction: a taken branch, or a transfer the model
+ * could not see (what DEBUGCTL.BTF traps on: "branches, interrupts and exceptions", SDM).
+ */
+static bool complete_pending(struct emulator_cpu *cpu, struct cpu_regs *regs)
 {
 	struct decoded_instruction insn;
 	bool taken;
@@ -240,16 +244,16 @@ static void complete_pending(struct emulator_cpu *cpu, struct cpu_regs *regs)
 	if (!read_instruction(cpu->pending_rip, &insn)) {
 		cpu->stats.resyncs++;
 		emulator_retire(cpu, cpu->pending_user, false, cpu->pending_rip, regs);
-		return;
+		return true;
 	}
 	/* A REP string instruction traps after each iteration and retires once, at the end. */
 	if (insn.rep_string && regs->rip == cpu->pending_rip)
-		return;
+		return false;
 	if (insn.branch == DECODE_NOT_BRANCH) {
 		if (regs->rip != cpu->pending_rip + insn.length)
 			cpu->stats.resyncs++; /* a step was lost (e.g. after STI on TCG) */
 		emulator_retire(cpu, cpu->pending_user, false, cpu->pending_rip, regs);
-		return;
+		return regs->rip != cpu->pending_rip + insn.length;
 	}
 	taken = insn.branch != DECODE_JCC || regs->rip != cpu->pending_rip + insn.length;
 	cpu->stats.taken_branches += taken;
@@ -257,10 +261,11 @@ static void complete_pending(struct emulator_cpu *cpu, struct cpu_regs *regs)
 	/* A far transfer's other side ran unobserved: no record for it (docs/emulated-cpu.md). */
 	if (insn.branch == DECODE_FAR) {
 		cpu->stats.resyncs++;
-		return;
+		return true;
 	}
 	if (taken)
 		emulator_bts_store(cpu, cpu->pending_rip, regs->rip, cpu->pending_user);
+	return taken;
 }
 
 bool emulator_step(struct cpu_regs *regs)
@@ -269,30 +274,45 @@ bool emulator_step(struct cpu_regs *regs)
 	unsigned long dr6 = read_dr6();
 	bool user = regs_from_user(regs);
 	bool *mine = user ? &cpu->tf_user[switch_task_current()->index] : &cpu->tf_kernel;
+	bool btf = cpu->registers.debugctl & DEBUGCTL_BTF;
+	bool branched = true;
 	unsigned int observed;
 
-	if (!(dr6 & DR6_BS))
+	if (!(dr6 & DR6_BS)) {
+		/* A #DB the model did not cause: the CPU clears BTF when it delivers one (SDM). */
+		cpu->registers.debugctl &= ~DEBUGCTL_BTF;
 		return false;
+	}
 	observed = emulator_observed(cpu);
-	if (observed || *mine)
+	if (observed || *mine || btf)
 		cpu->stats.steps++;
-	if (observed) {
+	if (observed || btf) {
 		if (cpu->pending_valid &&
 		    cpu->exceptions_seen + 1 == this_cpu()->stepped_exceptions)
-			complete_pending(cpu, regs);
+			branched = complete_pending(cpu, regs);
 		else if (cpu->pending_valid) {
 			/* An exception came between: one instruction ran after it, unseen. */
 			cpu->stats.resyncs++;
 			emulator_retire(cpu, cpu->pending_user, false, regs->rip, regs);
 		}
-		emulator_ds_check_fields(cpu);
+		if (observed)
+			emulator_ds_check_fields(cpu);
 	}
-	cpu->pending_valid = observed != 0;
+	cpu->pending_valid = observed != 0 || btf;
 	cpu->pending_user = user;
 	cpu->pending_rip = regs->rip;
 	cpu->exceptions_seen = this_cpu()->stepped_exceptions;
-	if (!*mine)
-		return false; /* someone else's single step: theirs to handle too */
+	if (!*mine) {
+		/* Someone else's single step. With BTF it traps only after a branch, once. */
+		if (!btf)
+			return false;
+		if (!branched) {
+			write_dr6(dr6 & ~DR6_BS);
+			return true;
+		}
+		cpu->registers.debugctl &= ~DEBUGCTL_BTF;
+		return false;
+	}
 	if (!(observed & (user ? OBSERVE_USER : OBSERVE_KERNEL))) {
 		regs->rflags &= ~RFLAGS_TF;
 		*mine = false;

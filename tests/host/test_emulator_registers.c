@@ -85,14 +85,14 @@ static void expect_write_at(int line, const struct emulator_profile *p,
 	expect_read_at(line, p, r, msr, expected);
 }
 
-HOST_TEST(emulator_debugctl_keeps_bts_and_freeze_bits_and_drops_lbr_btf)
+HOST_TEST(emulator_debugctl_keeps_btf_bts_and_freeze_bits_and_drops_lbr)
 {
 	struct emulator_profile p = named("skylake");
 	struct emulator_registers r = fresh(&p);
 
 	/* LBR(0) BTF(1) TR(6) BTS(7) BTINT(8) BTS_OFF_OS(9) BTS_OFF_USR(10) FREEZE(11, 12) */
-	expect_write(&p, &r, 0x1d9, 0x1fc3, 0x1fc0);
-	expect_write(&p, &r, 0x1d9, BIT(0) | BIT(1), 0);
+	expect_write(&p, &r, 0x1d9, 0x1fc3, 0x1fc2);
+	expect_write(&p, &r, 0x1d9, BIT(0) | BIT(1), BIT(1));
 }
 
 HOST_TEST(emulator_debugctl_reserved_bits_raise_gp)
