@@ -27,6 +27,7 @@ static const char *const error_names[DR_ERROR_COUNT] = {
 	[DR_ERROR_NO_MEMORY] = "out of memory",
 	[DR_ERROR_UNSUPPORTED] = "not supported here",
 	[DR_ERROR_NO_CPU] = "no such CPU online",
+	[DR_ERROR_DEBUG_MEMORY] = "the #DB handler uses that memory",
 };
 
 const char *dr_error_name(enum dr_error error)
@@ -66,6 +67,20 @@ enum dr_error dr_validate(const struct dr_breakpoint *breakpoint, enum dr_reques
 	if (requester == DR_REQUESTER_USER &&
 	    (address >= DR_USER_ADDRESS_LIMIT || length > DR_USER_ADDRESS_LIMIT - address))
 		return DR_ERROR_KERNEL_ADDRESS;
+	return DR_OK;
+}
+
+enum dr_error dr_validate_ranges(const struct dr_breakpoint *breakpoint,
+				 const struct dr_range *ranges, unsigned int count)
+{
+	/* Cannot wrap: a valid breakpoint is aligned to its length. */
+	uint64_t last = breakpoint->address + breakpoint->length - 1;
+
+	if (breakpoint->type == DR_TYPE_IO)
+		return DR_OK;
+	for (unsigned int i = 0; i < count; i++)
+		if (breakpoint->address <= ranges[i].last && last >= ranges[i].first)
+			return DR_ERROR_DEBUG_MEMORY;
 	return DR_OK;
 }
 

@@ -36,6 +36,7 @@ enum dr_error {
 	DR_ERROR_NO_MEMORY,
 	DR_ERROR_UNSUPPORTED, /* the CPU (or hypervisor) does not keep the setting */
 	DR_ERROR_NO_CPU, /* a pinned breakpoint for a CPU that is not online */
+	DR_ERROR_DEBUG_MEMORY, /* overlaps memory that #DB delivery and dr/'s handler use */
 	DR_ERROR_COUNT,
 };
 
@@ -53,6 +54,22 @@ enum dr_requester {
 /* Check a request against every rule above; io_allowed is CR4.DE. DR_OK when it may be used. */
 enum dr_error dr_validate(const struct dr_breakpoint *breakpoint, enum dr_requester requester,
 			  bool io_allowed);
+
+/* Linear addresses first to last, both included, so that a range may end at the top of memory. */
+struct dr_range {
+	uint64_t first;
+	uint64_t last;
+};
+
+/*
+ * DR_ERROR_DEBUG_MEMORY when a valid breakpoint watches, or executes at, a byte of one of
+ * ranges, else DR_OK. I/O breakpoints watch ports, not memory: never refused here. For kernel
+ * requests, ranges is the memory that #DB itself uses (dr_debug_regions()): a breakpoint there
+ * would raise #DB inside the #DB handler, on its own IST stack, as Linux's
+ * hw_breakpoint_arch_parse() refuses through within_cpu_entry().
+ */
+enum dr_error dr_validate_ranges(const struct dr_breakpoint *breakpoint,
+				 const struct dr_range *ranges, unsigned int count);
 
 /*
  * The DR7 bits of one slot: its global enable bit and its R/W and LEN field. The breakpoint must

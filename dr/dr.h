@@ -94,6 +94,20 @@ bool dr_is_lazy(void);
  * switch): a test checks that none happened. */
 uint64_t dr_sync_failures(void);
 
+/* A piece of the memory that #DB uses, named for diagnostics. */
+struct dr_region {
+	const char *name;
+	struct dr_range range;
+};
+
+/*
+ * The memory that #DB delivery and dr/'s handler read or write before DR7 is cleared or after
+ * it is restored: every CPU's IST stacks, GDT, TSS and per-CPU structs, the IDT, the entry
+ * code, and dr/'s shadows, hit rings and locks. Kernel requests overlapping any of it fail with
+ * DR_ERROR_DEBUG_MEMORY. Sets *regions; returns how many there are (valid after dr_init()).
+ */
+unsigned int dr_debug_regions(const struct dr_region **regions);
+
 /* What this CPU's debug registers hold according to dr/ (its shadow), for tests. */
 struct dr_hardware dr_shadow(void);
 /* Write the shadow back to the hardware: after a test wrote the registers behind dr/'s back. */

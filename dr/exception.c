@@ -7,6 +7,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/debug-registers.h"
 #include "arch/x86/exceptions.h"
+#include "arch/x86/gdt.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/processor-flags.h"
 #include "arch/x86/spinlock.h"
@@ -16,6 +17,13 @@
 
 /* Every task's hit ring: written in #DB on the task's CPU, read by dr_read_hits() anywhere. */
 static struct spinlock hits_lock = SPINLOCK_INIT("dr hits");
+
+/* The IST stacks, GDT and TSS; the IDT; the entry code; struct cpu each; dr/'s four. */
+#define DEBUG_REGIONS_MAX (3 + MAX_CPUS + 4)
+
+/* dr_debug_regions(), filled once by dr_exception_init(). */
+static struct dr_region debug_regions[DEBUG_REGIONS_MAX];
+static unsigned int debug_region_count;
 
 static void dr_record(struct dr_task *state, const struct dr_hit *hit)
 {
@@ -106,12 +114,13 @@ static void dr_dispatch_slot(unsigned int slot, unsigned long dr6, struct cpu_re
 
 static bool dr_debug_exception(struct cpu_regs *regs)
 {
+	/* First of all: DR7 cleared, so that nothing below can raise #DB on this IST stack. */
+	unsigned long dr7 = dr_debug_enter();
 	unsigned long dr6 = read_dr6();
-	unsigned long dr7 = dr_held_dr7();
 	const struct switch_task *current = switch_task_current();
 	bool handled = false;
 
-	/* The CPU never clears DR6 (§18.2.3): do it first, so a nested #DB starts clean. */
+	/* The CPU never clears DR6 (§18.2.3): reset it, so the next #DB starts clean. */
 	write_dr6(DR6_RESET);
 	for (unsigned int slot = 0; slot < DR_SLOTS; slot++) {
 		/* B0-B3 may also be set for conditions that matched a disabled slot: skip those. */
@@ -157,10 +166,62 @@ static bool dr_debug_exception(struct cpu_regs *regs)
 	}
 	if (!handled)
 		write_dr6(dr6); /* for whoever reports the unexpected #DB */
+	dr_debug_exit();
 	return handled;
+}
+
+unsigned int dr_debug_regions(const struct dr_region **regions)
+{
+	*regions = debug_regions;
+	return debug_region_count;
+}
+
+enum dr_error dr_validate_debug_memory(const struct dr_breakpoint *breakpoint)
+{
+	for (unsigned int i = 0; i < debug_region_count; i++)
+		if (dr_validate_ranges(breakpoint, &debug_regions[i].range, 1))
+			return DR_ERROR_DEBUG_MEMORY;
+	return DR_OK;
+}
+
+/* [start, end) */
+static void dr_add_region(const char *name, uint64_t start, uint64_t end)
+{
+	debug_regions[debug_region_count++] = (struct dr_region){ name, { start, end - 1 } };
+}
+
+/*
+ * What #DB reads or writes before dr_debug_enter() cleared DR7 or after dr_debug_exit() set it
+ * again, after Linux's within_cpu_entry() (arch/x86/kernel/hw_breakpoint.c): the CPU reads the
+ * IDT, GDT and TSS and pushes onto the IST stack; the entry code runs and pops it; struct cpu
+ * gives the CPU index and counts the DR7 writes; dr/'s shadow says what DR7 holds. The hit rings
+ * and locks are written only while DR7 is clear, refused as Linux refuses cpu_dr7 and
+ * cpu_tlbstate: they are the handler's own state.
+ */
+static void dr_find_debug_regions(void)
+{
+	uint64_t start, end;
+
+	cpu_tables_range(&start, &end);
+	dr_add_region("IST stacks, GDT and TSS of every CPU", start, end);
+	idt_range(&start, &end);
+	dr_add_region("IDT", start, end);
+	entry_text_range(&start, &end);
+	dr_add_region("exception entry code", start, end);
+	for (unsigned int cpu = 0; cpu < MAX_CPUS; cpu++) {
+		start = (uint64_t)percpu_get(cpu);
+		dr_add_region("struct cpu", start, start + sizeof(struct cpu));
+	}
+	dr_cpus_range(&start, &end);
+	dr_add_region("dr/ per-CPU shadows", start, end);
+	dr_tasks_range(&start, &end);
+	dr_add_region("dr/ task states and hit rings", start, end);
+	dr_add_region("dr_lock", (uint64_t)&dr_lock, (uint64_t)(&dr_lock + 1));
+	dr_add_region("dr/ hit ring lock", (uint64_t)&hits_lock, (uint64_t)(&hits_lock + 1));
 }
 
 void dr_exception_init(void)
 {
+	dr_find_debug_regions();
 	exception_register(X86_EXC_DB, dr_debug_exception);
 }

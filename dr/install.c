@@ -49,6 +49,20 @@ struct dr_task *dr_task_get(unsigned int task)
 	return &tasks[task];
 }
 
+void dr_tasks_range(uint64_t *start, uint64_t *end)
+{
+	*start = (uint64_t)&tasks[0];
+	*end = (uint64_t)&tasks[SWITCH_TASKS_MAX];
+}
+
+/* Every rule of dr_validate(), then, for breakpoints on memory, the memory #DB uses. */
+static enum dr_error dr_check(const struct dr_breakpoint *breakpoint, enum dr_requester requester)
+{
+	enum dr_error error = dr_validate(breakpoint, requester, read_cr4() & CR4_DE);
+
+	return error ? error : dr_validate_debug_memory(breakpoint);
+}
+
 const struct dr_set *dr_system_set(void)
 {
 	return &system_set;
@@ -74,7 +88,7 @@ static int dr_install_locked(unsigned int task, const struct dr_breakpoint *brea
 {
 	struct dr_task *state = &tasks[task];
 	unsigned int held = bits_set(state->set.used);
-	enum dr_error error = dr_validate(breakpoint, requester, read_cr4() & CR4_DE);
+	enum dr_error error = dr_check(breakpoint, requester);
 	unsigned int slot = 0;
 
 	if (error)
@@ -186,7 +200,7 @@ unsigned int dr_task_free_slots(unsigned int task)
 
 int dr_install_system(const struct dr_breakpoint *breakpoint, dr_handler handler, void *context)
 {
-	enum dr_error error = dr_validate(breakpoint, DR_REQUESTER_KERNEL, read_cr4() & CR4_DE);
+	enum dr_error error = dr_check(breakpoint, DR_REQUESTER_KERNEL);
 	unsigned long flags;
 	int slot = DR_SLOTS - 1;
 
@@ -229,7 +243,7 @@ int dr_uninstall_system(int slot)
 int dr_install_pinned(unsigned int cpu, const struct dr_breakpoint *breakpoint, dr_handler handler,
 		      void *context)
 {
-	enum dr_error error = dr_validate(breakpoint, DR_REQUESTER_KERNEL, read_cr4() & CR4_DE);
+	enum dr_error error = dr_check(breakpoint, DR_REQUESTER_KERNEL);
 	unsigned long flags;
 	int slot = 0;
 

@@ -40,7 +40,21 @@ const struct dr_handler_entry *dr_pinned_handler(unsigned int cpu, unsigned int 
 /* This CPU's map from hardware slot to the running task's, or the pinned, logical slot. */
 uint8_t dr_logical_of(unsigned int hardware_slot);
 uint8_t dr_pinned_of(unsigned int hardware_slot);
-unsigned long dr_held_dr7(void);
+
+/*
+ * Around dr/'s #DB handling, on the CPU that took it: enter clears DR7 and returns what it held
+ * (the slots that were enabled); exit writes it back, or what dr_apply() decided meanwhile. Both
+ * go through the per-CPU shadow: one DR7 write each, none when DR7 enabled nothing.
+ */
+unsigned long dr_debug_enter(void);
+void dr_debug_exit(void);
+
+/* dr/'s own memory that the #DB handler touches, as [*start, *end), for dr_debug_regions():
+ * the per-CPU shadows (switch.c) and every task's state with its hit ring (install.c). */
+void dr_cpus_range(uint64_t *start, uint64_t *end);
+void dr_tasks_range(uint64_t *start, uint64_t *end);
+/* DR_ERROR_DEBUG_MEMORY when breakpoint overlaps one of dr_debug_regions(), else DR_OK. */
+enum dr_error dr_validate_debug_memory(const struct dr_breakpoint *breakpoint);
 
 /* Bumped by every change of any breakpoint set: cached layouts with another value are stale. */
 uint64_t dr_generation(void);

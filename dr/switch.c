@@ -17,16 +17,23 @@
 #include "dr/dr.h"
 #include "dr/internal.h"
 #include "lib/cmdline.h"
+#include "lib/report.h"
 #include "lib/string.h"
 
-/* Per CPU: what the registers hold, which logical slot of the current task is where, and the
- * system-wide plus pinned breakpoints laid out for this CPU (valid while generation matches). */
+/*
+ * Per CPU: what the registers hold, which logical slot of the current task is where, and the
+ * system-wide plus pinned breakpoints laid out for this CPU (valid while generation matches).
+ * While a #DB handler runs here (in_debug), DR7 is held at DR7_RESET and resume_dr7 is what it
+ * goes back to on return: dr_apply() changes resume_dr7 instead of DR7 meanwhile.
+ */
 struct dr_cpu {
 	struct dr_hardware held;
 	uint8_t logical_of[DR_SLOTS];
 	struct dr_set fixed;
 	uint8_t pinned_of[DR_SLOTS];
 	uint64_t fixed_generation;
+	bool in_debug;
+	unsigned long resume_dr7;
 };
 
 static struct dr_cpu cpus[MAX_CPUS];
@@ -52,9 +59,62 @@ uint8_t dr_pinned_of(unsigned int hardware_slot)
 	return this_dr_cpu()->pinned_of[hardware_slot];
 }
 
-unsigned long dr_held_dr7(void)
+void dr_cpus_range(uint64_t *start, uint64_t *end)
 {
-	return this_dr_cpu()->held.dr7;
+	*start = (uint64_t)&cpus[0];
+	*end = (uint64_t)&cpus[MAX_CPUS];
+}
+
+/*
+ * Linux's local_db_save(): nothing may fire while #DB runs on its IST stack, so DR7 is cleared
+ * first (one write, and none when no slot is enabled). Only this CPU's shadow and per-CPU
+ * struct are touched before: dr_debug_regions() keeps breakpoints off both.
+ */
+unsigned long dr_debug_enter(void)
+{
+	struct dr_cpu *cpu = this_dr_cpu();
+	unsigned long dr7 = cpu->held.dr7;
+
+	if (dr7 != DR7_RESET) {
+		write_dr7(DR7_RESET);
+		cpu->held.dr7 = DR7_RESET;
+	}
+	cpu->resume_dr7 = dr7;
+	cpu->in_debug = true;
+	/* "The processor clears the BTF flag when it generates a debug exception" (SDM, as quoted
+	 * in Linux's exc_debug_user()). */
+	if (btf_supported)
+		debugctl_cleared(DEBUGCTL_BTF);
+	return dr7;
+}
+
+/*
+ * Linux's local_db_restore(): DR7 back to resume_dr7, through the shadow, last of all. BTF
+ * again first if the running task steps on branches: the #DB cleared it.
+ */
+void dr_debug_exit(void)
+{
+	struct dr_cpu *cpu = this_dr_cpu();
+	unsigned long dr7 = cpu->resume_dr7;
+
+	if (btf_supported && dr_task_get(switch_task_current()->index)->branch_step)
+		debugctl_update(DEBUGCTL_BTF, DEBUGCTL_BTF);
+	cpu->in_debug = false;
+	if (dr7 != cpu->held.dr7) {
+		cpu->held.dr7 = dr7; /* before the write: nothing of dr/'s is written once armed */
+		write_dr7(dr7);
+	}
+}
+
+/* DR7 as the plan says, or, inside #DB, what DR7 returns to when the handler is done. */
+static void dr_set_dr7(struct dr_cpu *cpu, unsigned long dr7)
+{
+	if (cpu->in_debug) {
+		cpu->resume_dr7 = dr7;
+		return;
+	}
+	write_dr7(dr7);
+	cpu->held.dr7 = dr7;
 }
 
 static bool dr_hardware_equal(const struct dr_hardware *a, const struct dr_hardware *b)
@@ -74,6 +134,7 @@ static void dr_apply(unsigned int task)
 {
 	struct dr_cpu *cpu = this_dr_cpu();
 	struct dr_task *state = dr_task_get(task);
+	struct dr_hardware now = cpu->held; /* inside #DB: with the DR7 it returns to */
 	struct dr_write_plan plan;
 	uint64_t debugctl = state->branch_step ? DEBUGCTL_BTF : 0;
 
@@ -89,22 +150,20 @@ static void dr_apply(unsigned int task)
 	}
 	for (unsigned int slot = 0; slot < DR_SLOTS; slot++)
 		cpu->logical_of[slot] = state->logical_of[slot];
-	if (!lazy || !dr_hardware_equal(&state->wanted, &cpu->held)) {
-		dr_plan(&cpu->held, &state->wanted, !lazy, &plan);
-		if (plan.disable_first) {
-			write_dr7(plan.dr7_disabled);
-			cpu->held.dr7 = plan.dr7_disabled;
-		}
+	if (cpu->in_debug)
+		now.dr7 = cpu->resume_dr7;
+	if (!lazy || !dr_hardware_equal(&state->wanted, &now)) {
+		dr_plan(&now, &state->wanted, !lazy, &plan);
+		if (plan.disable_first)
+			dr_set_dr7(cpu, plan.dr7_disabled);
 		for (unsigned int slot = 0; slot < DR_SLOTS; slot++) {
 			if (plan.address_mask & (1u << slot)) {
 				write_dr_address(slot, plan.address[slot]);
 				cpu->held.address[slot] = plan.address[slot];
 			}
 		}
-		if (plan.write_dr7) {
-			write_dr7(plan.dr7);
-			cpu->held.dr7 = plan.dr7;
-		}
+		if (plan.write_dr7)
+			dr_set_dr7(cpu, plan.dr7);
 	}
 	if (btf_supported)
 		debugctl_update(DEBUGCTL_BTF, debugctl);
@@ -228,21 +287,40 @@ void dr_restore_hardware(void)
 	spin_unlock_irqrestore(&dr_lock, flags);
 }
 
-/* Whether DEBUGCTL keeps BTF: TCG and KVM here drop it (platforms.md), real CPUs keep it. */
+/*
+ * Whether DEBUGCTL keeps BTF: TCG and KVM here drop it (platforms.md); real CPUs, and the
+ * emulated one where it owns DEBUGCTL, keep it. The other bits keep what the shadow says.
+ */
 static bool dr_probe_btf(void)
+{
+	uint64_t held = debugctl_shadow();
+	uint64_t value = 0;
+
+	if (wrmsr_safe(MSR_IA32_DEBUGCTL, held | DEBUGCTL_BTF) ||
+	    rdmsr_safe(MSR_IA32_DEBUGCTL, &value))
+		return false;
+	wrmsr_safe(MSR_IA32_DEBUGCTL, held);
+	return value & DEBUGCTL_BTF;
+}
+
+/* Firmware may leave DEBUGCTL bits set (SDM Vol. 4 gives 0 only at reset): keep them. */
+static void dr_init_debugctl(void)
 {
 	uint64_t value = 0;
 
-	if (wrmsr_safe(MSR_IA32_DEBUGCTL, DEBUGCTL_BTF) || rdmsr_safe(MSR_IA32_DEBUGCTL, &value))
-		return false;
-	wrmsr_safe(MSR_IA32_DEBUGCTL, 0);
-	return value & DEBUGCTL_BTF;
+	if (debugctl_init_cpu(&value))
+		report_diag("CPU %u: IA32_DEBUGCTL faults on RDMSR; its shadow starts at 0",
+			    this_cpu_index());
+	else if (value)
+		report_diag("CPU %u: IA32_DEBUGCTL=0x%llx at start; its shadow starts there",
+			    this_cpu_index(), (unsigned long long)value);
 }
 
 void dr_init_cpu(void)
 {
 	struct dr_cpu *cpu = this_dr_cpu();
 
+	dr_init_debugctl();
 	write_cr4(read_cr4() | CR4_DE);
 	write_dr7(DR7_RESET);
 	write_dr6(DR6_RESET);

@@ -25,6 +25,11 @@ uint64_t debugctl_shadow(void)
 	return shadow[this_cpu_index()];
 }
 
+void debugctl_cleared(uint64_t mask)
+{
+	shadow[this_cpu_index()] &= ~mask;
+}
+
 void debugctl_rewrite(void)
 {
 	wrmsr(MSR_IA32_DEBUGCTL, shadow[this_cpu_index()]);

@@ -13,10 +13,14 @@
 void debugctl_update(uint64_t mask, uint64_t value);
 uint64_t debugctl_shadow(void);
 
+/* The CPU cleared the bits of mask itself (BTF, when it delivers #DB): the shadow follows,
+ * nothing is written. */
+void debugctl_cleared(uint64_t mask);
+
 /*
  * Start the calling CPU's shadow from the MSR, once as the CPU comes up: firmware may have set
- * bits, and a shadow that starts at 0 would write them away. Returns RDMSR's exinfo (0 when it
- * read; the shadow is then 0), and the value read in *value.
+ * bits, and a shadow that starts at 0 would write them away. Returns RDMSR's exinfo: 0 when it
+ * read, with the value in *value and the shadow; otherwise *value and the shadow are 0.
  */
 uint32_t debugctl_init_cpu(uint64_t *value);
 /* Write the shadow to the MSR, whatever the MSR holds: after a write behind the shadow. */

@@ -5,6 +5,7 @@ extern handle_exception
 %include "arch/x86/registers.inc"
 
 global interrupt_stubs
+global interrupt_entry_end
 
 
 ; Vectors for which the CPU pushes an error code (SDM Vol. 3 Table 6-1).
@@ -77,3 +78,6 @@ entry_paranoid:
 	pop_general_registers
 	add rsp, 16			; vector and error code
 	iretq
+
+; The end of the code above: dr/ refuses breakpoints in [interrupt_stubs, interrupt_entry_end).
+interrupt_entry_end:

@@ -133,3 +133,19 @@ uint64_t tss_loaded_kernel_stack(void)
 {
 	return this_tables()->tss.rsp[0];
 }
+
+/* The inverse of gdt_set_tss(). */
+uint64_t tss_loaded_base(void)
+{
+	const uint64_t *gdt = (const uint64_t *)gdt_loaded_base();
+	unsigned int index = task_register_loaded() / 8;
+
+	return ((gdt[index] >> 16) & 0xffffff) | (((gdt[index] >> 56) & 0xff) << 24) |
+	       (gdt[index + 1] << 32);
+}
+
+void cpu_tables_range(uint64_t *start, uint64_t *end)
+{
+	*start = (uint64_t)&tables[0];
+	*end = (uint64_t)&tables[MAX_CPUS];
+}

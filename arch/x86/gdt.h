@@ -42,5 +42,14 @@ uint64_t tss_ist_stack_top(unsigned int slot);
 uint64_t gdt_loaded_base(void);
 uint16_t task_register_loaded(void);
 uint64_t tss_loaded_kernel_stack(void);
+/* The base of the TSS that the calling CPU's task register selects, read from its loaded GDT. */
+uint64_t tss_loaded_base(void);
+
+/*
+ * Where every possible CPU's GDT, TSS and IST stacks lie, [*start, *end): exception delivery
+ * reads the first two and pushes onto the third, so dr/ refuses breakpoints there (as Linux's
+ * within_cpu_entry() does for the CPU entry area, the GDT and cpu_tss_rw).
+ */
+void cpu_tables_range(uint64_t *start, uint64_t *end);
 
 #endif

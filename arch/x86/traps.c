@@ -34,6 +34,7 @@ struct descriptor_pointer {
 } __attribute__((packed));
 
 extern const char interrupt_stubs[];
+extern const char interrupt_entry_end[]; /* the end of entry.asm's code */
 extern const struct extable_entry __extable_start[], __extable_end[];
 
 static struct idt_gate idt[VECTOR_COUNT] __attribute__((aligned(16)));
@@ -86,6 +87,26 @@ void idt_init(void)
 	idt_set_gate(X86_EXC_MC, IST_MACHINE_CHECK);
 	idt_set_gate(X86_EXC_DB, IST_DEBUG);
 	idt_load();
+}
+
+void idt_range(uint64_t *start, uint64_t *end)
+{
+	*start = (uint64_t)&idt[0];
+	*end = (uint64_t)&idt[VECTOR_COUNT];
+}
+
+void entry_text_range(uint64_t *start, uint64_t *end)
+{
+	*start = (uint64_t)interrupt_stubs;
+	*end = (uint64_t)interrupt_entry_end;
+}
+
+uint64_t idt_gate_target(unsigned int vector)
+{
+	const struct idt_gate *gate = &idt[vector];
+
+	return gate->offset_low | ((uint64_t)gate->offset_middle << 16) |
+	       ((uint64_t)gate->offset_high << 32);
 }
 
 void exception_register(unsigned int vector, exception_handler handler)

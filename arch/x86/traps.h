@@ -4,6 +4,7 @@
 #define ARCH_X86_TRAPS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "arch/x86/regs.h"
 
@@ -41,5 +42,16 @@ void exception_report(const struct cpu_regs *regs, unsigned int depth);
 void __attribute__((noreturn)) fatal_exception(const struct cpu_regs *regs);
 
 const char *exception_name(unsigned int vector);
+
+/*
+ * The IDT, and the entry code (arch/x86/entry.asm: the stubs and the common paths), each as
+ * [*start, *end): exception delivery reads the one and runs the other before any handler, so
+ * dr/ refuses breakpoints there (Linux's within_cpu_entry() refuses the CPU entry area, which
+ * holds the IDT).
+ */
+void idt_range(uint64_t *start, uint64_t *end);
+void entry_text_range(uint64_t *start, uint64_t *end);
+/* Where vector's gate in the IDT sends the CPU: its entry stub. For tests. */
+uint64_t idt_gate_target(unsigned int vector);
 
 #endif
