@@ -30,6 +30,15 @@ enum ds_mode {
 static enum ds_mode mode;
 static struct emulator_profile profile;
 static bool profile_chosen;
+/*
+ * hybrid:1 plays a hybrid part: odd-numbered CPUs are its small cores, with fewer counters
+ * (Alder Lake's Gracemont cores: 6 GP and 3 fixed counters, the same PEBS format; Linux's
+ * intel_pmu_init_grt()), each CPU telling its type in CPUID leaf 1AH.
+ */
+static bool hybrid;
+static struct emulator_profile profiles[MAX_CPUS];
+#define ATOM_GP_COUNTERS 6
+#define ATOM_FIXED_COUNTERS 3
 static bool active;
 static char description[64] = "off";
 static struct emulator_cpu cpus[MAX_CPUS];
@@ -41,7 +50,7 @@ struct emulator_cpu *emulator_this_cpu(void)
 
 const struct emulator_profile *emulator_profile(void)
 {
-	return &profile;
+	return &profiles[this_cpu_index()];
 }
 
 bool emulator_active(void)
@@ -114,9 +123,16 @@ static bool parse_emulate(const struct cmdline_option *opt, const char *value, c
 			return false;
 		}
 		*colon = '\0';
-		if (strcmp(cursor, "cpu") != 0 &&
-		    !emulator_profile_override(&profile, cursor, colon + 1, err, err_size))
+		if (strcmp(cursor, "hybrid") == 0) {
+			if (strcmp(colon + 1, "0") != 0 && strcmp(colon + 1, "1") != 0) {
+				format(err, err_size, "hybrid:%s: expected 0 or 1", colon + 1);
+				return false;
+			}
+			hybrid = colon[1] == '1';
+		} else if (strcmp(cursor, "cpu") != 0 &&
+			   !emulator_profile_override(&profile, cursor, colon + 1, err, err_size)) {
 			return false;
+		}
 		cursor = comma ? comma + 1 : NULL;
 	}
 	profile_chosen = true;
@@ -252,7 +268,7 @@ static bool emulator_read_msr_hook(struct cpu_regs *regs, uint32_t index, uint64
 {
 	(void)regs;
 	emulator_this_cpu()->stats.diverted++;
-	return emulator_read_msr(&emulator_this_cpu()->registers, &profile, index, value);
+	return emulator_read_msr(&emulator_this_cpu()->registers, emulator_profile(), index, value);
 }
 
 /* What of PEBS_DATA_CFG a record's format field repeats: the four groups and, with LBRs, the
@@ -297,7 +313,7 @@ static bool emulator_write_msr_hook(struct cpu_regs *regs, uint32_t index, uint6
 
 	cpu->stats.diverted++;
 	check_write_order(cpu, index, value);
-	if (emulator_write_msr(&cpu->registers, &profile, index, value))
+	if (emulator_write_msr(&cpu->registers, emulator_profile(), index, value))
 		return true;
 	emulator_ds_features_changed(cpu, old_debugctl, old_pebs_enable);
 	emulator_apply_trap_flag(cpu, regs);
@@ -308,7 +324,7 @@ static struct cpuid_result emulator_cpuid_hook(uint32_t leaf, uint32_t subleaf,
 					       struct cpuid_result real)
 {
 	emulator_this_cpu()->stats.diverted++;
-	return emulator_cpuid(&profile, leaf, subleaf, real);
+	return emulator_cpuid(emulator_profile(), leaf, subleaf, real);
 }
 
 /*
@@ -408,6 +424,19 @@ static const struct cpu_model_ops emulator_ops = {
 	.resume = emulator_resume_hook,
 };
 
+/* The small core of a hybrid part: fewer counters, the same PEBS format. */
+static void make_atom(struct emulator_profile *atom)
+{
+	atom->core_type = CPUID_HYBRID_ATOM;
+	if (atom->gp_counters > ATOM_GP_COUNTERS)
+		atom->gp_counters = ATOM_GP_COUNTERS;
+	if (atom->fixed_counters > ATOM_FIXED_COUNTERS) {
+		atom->fixed_counters = ATOM_FIXED_COUNTERS;
+		atom->fixed_bitmap &= (1u << ATOM_FIXED_COUNTERS) - 1;
+	}
+	atom->pebs_enable_mask = emulator_profile_pebs_enable_mask(atom);
+}
+
 void emulator_init(void)
 {
 	bool silicon_has_ds = cpuid(1, 0).edx & CPUID_1_EDX_DS;
@@ -421,18 +450,25 @@ void emulator_init(void)
 	}
 	if (!profile_chosen)
 		profile = *emulator_profile_default();
-	for (unsigned int i = 0; i < MAX_CPUS; i++)
-		emulator_registers_reset(&cpus[i].registers, &profile);
+	if (hybrid)
+		profile.core_type = CPUID_HYBRID_CORE;
+	for (unsigned int i = 0; i < MAX_CPUS; i++) {
+		profiles[i] = profile;
+		if (hybrid && i % 2)
+			make_atom(&profiles[i]);
+		emulator_registers_reset(&cpus[i].registers, &profiles[i]);
+	}
 	format(description, sizeof(description), "emulated (%s)", profile.name);
 	active = true;
 	cpu_model_register(&emulator_ops);
 	switch_hooks_register(&emulator_switch_hooks);
 	ktap_diag(0,
 		  "emulated cpu: on (ds=%s) profile=%s perfmon=v%u gp=%ux%u fixed=%ux%u "
-		  "pebs_format=%u baseline=%u full_width=%u bts=%u ds_cpl=%u leftovers=%u",
+		  "pebs_format=%u baseline=%u full_width=%u bts=%u ds_cpl=%u leftovers=%u%s",
 		  mode == DS_MODE_EMULATE ? "emulate" : "auto, CPUID.1:EDX.DS=0", profile.name,
 		  profile.perfmon_version, profile.gp_counters, profile.gp_width,
 		  profile.fixed_counters, profile.fixed_width, profile.pebs_format,
 		  profile.pebs_baseline, profile.full_width, profile.bts, profile.ds_cpl,
-		  profile.firmware_leftovers);
+		  profile.firmware_leftovers,
+		  hybrid ? " hybrid=1 (odd CPUs: 6 GP and 3 fixed counters)" : "");
 }

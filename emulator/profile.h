@@ -33,6 +33,9 @@ struct emulator_profile {
 	uint64_t pebs_enable_mask; /* the IA32_PEBS_ENABLE bits this CPU defines (rule 6) */
 	bool firmware_leftovers; /* boot state as firmware left it (rule 8; registers.c) */
 	uint32_t family_model_stepping; /* CPUID.1:EAX to report */
+	/* On a hybrid part (CPUID.07H:EDX[15]) this core's type, CPUID.1AH:EAX[31:24]
+	 * (CPUID_HYBRID_CORE or _ATOM); 0 on a part of one core type. */
+	unsigned int core_type;
 };
 
 /* A named profile (the list is in profile.c), or NULL. */

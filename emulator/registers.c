@@ -395,7 +395,8 @@ bool emulator_write_msr(struct emulator_registers *r, const struct emulator_prof
 bool emulator_owns_cpuid(uint32_t leaf)
 {
 	return leaf == CPUID_LEAF_VENDOR || leaf == CPUID_LEAF_FEATURES ||
-	       leaf == CPUID_LEAF_PERFMON;
+	       leaf == CPUID_LEAF_PERFMON || leaf == CPUID_LEAF_EXTENDED_FEATURES ||
+	       leaf == CPUID_LEAF_HYBRID;
 }
 
 static uint32_t set_bit_if(uint32_t word, uint32_t bit, bool set)
@@ -426,11 +427,10 @@ static struct cpuid_result perfmon_leaf(const struct emulator_profile *p)
 struct cpuid_result emulator_cpuid(const struct emulator_profile *p, uint32_t leaf,
 				   uint32_t subleaf, struct cpuid_result real)
 {
-	(void)subleaf; /* none of the modelled leaves has sub-leaves */
 	switch (leaf) {
 	case CPUID_LEAF_VENDOR:
-		if (real.eax < CPUID_LEAF_PERFMON)
-			real.eax = CPUID_LEAF_PERFMON;
+		if (real.eax < (p->core_type ? CPUID_LEAF_HYBRID : CPUID_LEAF_PERFMON))
+			real.eax = p->core_type ? CPUID_LEAF_HYBRID : CPUID_LEAF_PERFMON;
 		real.ebx = CPUID_VENDOR_INTEL_EBX;
 		real.edx = CPUID_VENDOR_INTEL_EDX;
 		real.ecx = CPUID_VENDOR_INTEL_ECX;
@@ -444,6 +444,14 @@ struct cpuid_result emulator_cpuid(const struct emulator_profile *p, uint32_t le
 		return real;
 	case CPUID_LEAF_PERFMON:
 		return perfmon_leaf(p);
+	case CPUID_LEAF_EXTENDED_FEATURES:
+		if (subleaf == 0)
+			real.edx = set_bit_if(real.edx, CPUID_7_EDX_HYBRID, p->core_type != 0);
+		return real;
+	case CPUID_LEAF_HYBRID:
+		/* The core type, and a native model id of 0 (SDM Vol. 2A CPUID leaf 1AH). */
+		return (struct cpuid_result){ p->core_type ? (uint32_t)p->core_type << 24 : 0, 0, 0,
+					      0 };
 	default:
 		return real;
 	}

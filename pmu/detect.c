@@ -17,6 +17,12 @@ const struct pmu_info *pmu_info(void)
 
 void pmu_detect(void)
 {
+	pmu_detect_cpu(&info);
+}
+
+void pmu_detect_cpu(struct pmu_info *out)
+{
+	struct pmu_info info = { 0 };
 	struct cpuid_result leaf = { 0 };
 	char vendor[13];
 
@@ -49,6 +55,8 @@ void pmu_detect(void)
 		       "uses");
 	else if (info.gp_counters == 0)
 		format(info.reason, sizeof(info.reason), "CPUID.0AH:EAX[15:8]=0 (no GP counters)");
-	else
-		info.reason[0] = '\0';
+	if (cpuid(0, 0).eax >= CPUID_LEAF_HYBRID &&
+	    (cpuid(CPUID_LEAF_EXTENDED_FEATURES, 0).edx & CPUID_7_EDX_HYBRID))
+		info.core_type = CPUID_HYBRID_CORE_TYPE(cpuid(CPUID_LEAF_HYBRID, 0).eax);
+	*out = info;
 }

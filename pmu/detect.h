@@ -14,11 +14,17 @@ struct pmu_info {
 	unsigned int fixed_counters; /* EDX[4:0], version 2 and later */
 	unsigned int fixed_width; /* EDX[12:5] */
 	uint32_t unavailable_events; /* EBX: bit set = architectural event not available */
+	unsigned int core_type; /* hybrid parts: CPUID.1AH:EAX[31:24] (Core 0x40, Atom 0x20) */
 	char reason[128]; /* why counters cannot be used here; "" when they can */
 };
 
 /* Read CPUID once; intel only (AMD has its own counter MSRs, not supported yet). */
 void pmu_detect(void);
+/*
+ * The same for the calling CPU, into out: on a hybrid part each core type has its own counters
+ * (Alder Lake and later; SDM CPUID leaves 0AH and 1AH are per logical processor).
+ */
+void pmu_detect_cpu(struct pmu_info *out);
 const struct pmu_info *pmu_info(void);
 
 #endif

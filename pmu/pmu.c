@@ -6,6 +6,7 @@
 
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
+#include "arch/x86/cpuid.h"
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
@@ -25,6 +26,8 @@ struct pmu_task {
 };
 
 struct pmu_cpu {
+	struct pmu_caps caps; /* this CPU's counters: a hybrid part's core types differ */
+	uint64_t status_bits; /* GLOBAL_STATUS bits of those counters */
 	struct pmu_msr_state held;
 	uint64_t baseline[PMU_MAX_COUNTERS]; /* counter values when the current slice began */
 	uint64_t slice_start; /* TSC */
@@ -32,9 +35,8 @@ struct pmu_cpu {
 
 static struct pmu_task tasks[SWITCH_TASKS_MAX];
 static struct pmu_cpu cpus[MAX_CPUS];
-static struct pmu_caps caps;
+static unsigned int fixed_everywhere = PMU_MAX_FIXED; /* fixed counters every CPU has */
 static uint64_t gp_mask, fixed_mask; /* the counters' widths */
-static uint64_t counter_status_bits; /* GLOBAL_STATUS bits of the counters this CPU has */
 
 bool pmu_usable(void)
 {
@@ -87,7 +89,7 @@ static void pmu_account(unsigned int task)
 		value = rdmsr(counter_msr(counter));
 		event->count += (value - cpu->baseline[counter]) & counter_mask(counter);
 		cpu->baseline[counter] = value;
-		pmu_shadow_update(&cpu->held, &caps, counter_msr(counter), value);
+		pmu_shadow_update(&cpu->held, &cpu->caps, counter_msr(counter), value);
 	}
 	pmu_set_account(&state->set, now - cpu->slice_start);
 	cpu->slice_start = now;
@@ -104,6 +106,10 @@ static void pmu_apply(unsigned int task)
 	memset(wanted.evtsel, 0, sizeof(wanted.evtsel));
 	wanted.fixed_ctrl = 0;
 	wanted.global_ctrl = 0;
+	/* A task that last ran on a CPU with other counters (a hybrid part's other core type):
+	 * its events go on this one's, and those that do not fit rotate here. */
+	if (state->used && state->set.gp_counters != cpu->caps.gp)
+		pmu_set_schedule(&state->set, cpu->caps.gp);
 	if (state->used)
 		pmu_set_config(&state->set, wanted.evtsel, &wanted.fixed_ctrl, &wanted.global_ctrl);
 	for (unsigned int i = 0; state->used && i < state->set.nr_events; i++) {
@@ -116,10 +122,10 @@ static void pmu_apply(unsigned int task)
 		wanted.gp_count[counter] = (0 - state->period[i]) & gp_mask;
 		wanted.count_known &= ~pmu_global_gp(counter);
 	}
-	pmu_switch_plan(&cpu->held, &wanted, &caps, &plan);
+	pmu_switch_plan(&cpu->held, &wanted, &cpu->caps, &plan);
 	for (unsigned int i = 0; i < plan.writes; i++) {
 		wrmsr(plan.write[i].msr, plan.write[i].value);
-		pmu_shadow_update(&cpu->held, &caps, plan.write[i].msr, plan.write[i].value);
+		pmu_shadow_update(&cpu->held, &cpu->caps, plan.write[i].msr, plan.write[i].value);
 	}
 	for (unsigned int counter = 0; counter < PMU_MAX_COUNTERS; counter++)
 		cpu->baseline[counter] = counter < PMU_MAX_GP
@@ -189,7 +195,7 @@ static void pmu_pmi_exit(struct cpu_regs *regs)
 {
 	struct pmu_task *state = &tasks[switch_task_current()->index];
 	uint64_t status = pmi_status[this_cpu_index()];
-	uint64_t overflowed = status & counter_status_bits;
+	uint64_t overflowed = status & this_pmu_cpu()->status_bits;
 	uint64_t global_ctrl = pmi_global_ctrl[this_cpu_index()];
 
 	(void)regs;
@@ -202,9 +208,10 @@ static void pmu_pmi_exit(struct cpu_regs *regs)
 			continue;
 		state->overflows[i]++;
 		/* Legacy IA32_PMCx writes sign-extend bit 31: fine for a period below 2^31. */
-		msr = caps.full_width ? MSR_IA32_A_PMC0 + counter : counter_msr(counter);
+		msr = this_pmu_cpu()->caps.full_width ? MSR_IA32_A_PMC0 + counter
+						      : counter_msr(counter);
 		wrmsr(msr, (0 - state->period[i]) & gp_mask);
-		pmu_shadow_update(&this_pmu_cpu()->held, &caps, msr,
+		pmu_shadow_update(&this_pmu_cpu()->held, &this_pmu_cpu()->caps, msr,
 				  (0 - state->period[i]) & gp_mask);
 	}
 	if (overflowed)
@@ -226,7 +233,7 @@ static int pmu_add(unsigned int task, int index, uint64_t period)
 		return -1;
 	state->used = true;
 	state->period[index] = period;
-	pmu_set_schedule(&state->set, caps.gp);
+	pmu_set_schedule(&state->set, this_pmu_cpu()->caps.gp);
 	if (switch_task_current()->index == task)
 		pmu_apply(task);
 	return index;
@@ -258,7 +265,7 @@ int pmu_add_fixed_event(unsigned int task, unsigned int fixed_counter,
 			const struct pmu_event *event)
 {
 	unsigned long flags = local_irq_save();
-	int index = pmu_prepare(task) && fixed_counter < caps.fixed
+	int index = pmu_prepare(task) && fixed_counter < fixed_everywhere
 			    ? pmu_add(task,
 				      pmu_set_add_fixed(&tasks[task].set, fixed_counter, event), 0)
 			    : -1;
@@ -331,20 +338,40 @@ bool pmu_release(unsigned int task)
 void pmu_init_cpu(void)
 {
 	struct pmu_cpu *cpu = this_pmu_cpu();
-	uint64_t global_ctrl, fixed_ctrl, evtsel;
+	uint64_t global_ctrl, fixed_ctrl, evtsel, capabilities = 0;
+	struct pmu_info here;
 
 	if (!pmu_usable())
 		return;
+	pmu_detect_cpu(&here);
+	cpu->caps.gp = here.gp_counters < PMU_MAX_GP ? here.gp_counters : PMU_MAX_GP;
+	cpu->caps.fixed = here.fixed_counters < PMU_MAX_FIXED ? here.fixed_counters : PMU_MAX_FIXED;
+	cpu->caps.full_width = rdmsr_safe(MSR_IA32_PERF_CAPABILITIES, &capabilities) == 0 &&
+			       (capabilities & PERF_CAP_FULL_WIDTH_WRITE);
+	cpu->status_bits = 0;
+	for (unsigned int counter = 0; counter < cpu->caps.gp; counter++)
+		cpu->status_bits |= pmu_global_gp(counter);
+	for (unsigned int counter = 0; counter < cpu->caps.fixed; counter++)
+		cpu->status_bits |= 1ull << (GLOBAL_CTRL_FIXED_SHIFT + counter);
+	if (cpu->caps.fixed < fixed_everywhere)
+		fixed_everywhere = cpu->caps.fixed;
+	if (here.core_type)
+		ktap_diag(0, "pmu: CPU %u: core type %s (0x%x), %u GP and %u fixed counters",
+			  this_cpu_index(),
+			  here.core_type == CPUID_HYBRID_ATOM	? "Atom"
+			  : here.core_type == CPUID_HYBRID_CORE ? "Core"
+								: "unknown",
+			  here.core_type, cpu->caps.gp, cpu->caps.fixed);
 	global_ctrl = rdmsr(MSR_IA32_PERF_GLOBAL_CTRL);
-	fixed_ctrl = caps.fixed ? rdmsr(MSR_IA32_FIXED_CTR_CTRL) : 0;
+	fixed_ctrl = cpu->caps.fixed ? rdmsr(MSR_IA32_FIXED_CTR_CTRL) : 0;
 	if (global_ctrl || fixed_ctrl)
 		ktap_diag(0, "pmu: CPU %u started with GLOBAL_CTRL=0x%llx FIXED_CTR_CTRL=0x%llx",
 			  this_cpu_index(), (unsigned long long)global_ctrl,
 			  (unsigned long long)fixed_ctrl);
 	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
-	if (caps.fixed)
+	if (cpu->caps.fixed)
 		wrmsr(MSR_IA32_FIXED_CTR_CTRL, 0);
-	for (unsigned int i = 0; i < caps.gp; i++) {
+	for (unsigned int i = 0; i < cpu->caps.gp; i++) {
 		evtsel = rdmsr(MSR_IA32_PERFEVTSEL0 + i);
 		if (evtsel)
 			ktap_diag(0, "pmu: CPU %u started with PERFEVTSEL%u=0x%llx",
@@ -357,23 +384,14 @@ void pmu_init_cpu(void)
 void pmu_init(void)
 {
 	const struct pmu_info *info;
-	uint64_t capabilities = 0;
 
 	pmu_detect();
 	info = pmu_info();
 	ktap_diag(0, "pmu: %s", pmu_usable() ? "architectural perfmon" : info->reason);
 	if (!pmu_usable())
 		return;
-	caps.gp = info->gp_counters < PMU_MAX_GP ? info->gp_counters : PMU_MAX_GP;
-	caps.fixed = info->fixed_counters < PMU_MAX_FIXED ? info->fixed_counters : PMU_MAX_FIXED;
-	caps.full_width = rdmsr_safe(MSR_IA32_PERF_CAPABILITIES, &capabilities) == 0 &&
-			  (capabilities & PERF_CAP_FULL_WIDTH_WRITE);
 	gp_mask = info->gp_width >= 64 ? UINT64_MAX : (1ull << info->gp_width) - 1;
 	fixed_mask = info->fixed_width >= 64 ? UINT64_MAX : (1ull << info->fixed_width) - 1;
-	for (unsigned int counter = 0; counter < caps.gp; counter++)
-		counter_status_bits |= pmu_global_gp(counter);
-	for (unsigned int counter = 0; counter < caps.fixed; counter++)
-		counter_status_bits |= 1ull << (GLOBAL_CTRL_FIXED_SHIFT + counter);
 	pmu_init_cpu();
 	switch_hooks_register(&pmu_hooks);
 	timer_register_hook(pmu_tick);

@@ -60,6 +60,8 @@ EMULATED_PROFILES = {
 for _name, _profile in EMULATED_PROFILES.items():
     BOOTS[f"tcg-{_name}"] = ("tcg", 2 if _name == "leftovers" else 1,
                              f"emulate=cpu:{_profile} {EMULATED_SUITES}")
+# A hybrid part on two CPUs: CPU 1 is a small core with fewer counters.
+BOOTS["tcg-hybrid"] = ("tcg", 2, f"emulate=cpu:icelake,hybrid:1 {EMULATED_SUITES},smp.*")
 # The same suites where the model is refused: each skips with the silicon's exact reason.
 BOOTS["tcg-ds-hardware"] = ("tcg", 1, f"ds=hardware {EMULATED_SUITES}")
 PLATFORMS = tuple(BOOTS)

@@ -69,6 +69,12 @@ static inline struct cpuid_result cpuid(uint32_t leaf, uint32_t subleaf)
 #define CPUID_PERFMON_FIXED_WIDTH_SHIFT 5 /* EDX */
 #define CPUID_PERFMON_EDX_ANYTHREAD_DEPRECATED (1u << 15) /* read from perfmon v5 */
 
+#define CPUID_LEAF_EXTENDED_FEATURES 0x07 /* sub-leaf 0 */
+#define CPUID_7_EDX_HYBRID (1u << 15) /* cores of more than one type: leaf 0x1A tells each's */
+#define CPUID_LEAF_HYBRID 0x1a /* EAX[31:24]: this core's type */
+#define CPUID_HYBRID_CORE_TYPE(eax) ((eax) >> 24)
+#define CPUID_HYBRID_ATOM 0x20
+#define CPUID_HYBRID_CORE 0x40
 #define CPUID_LEAF_TSC 0x15 /* EAX/EBX: TSC to crystal ratio; ECX: crystal Hz */
 #define CPUID_LEAF_HYPERVISOR 0x40000000 /* EBX, ECX, EDX: signature */
 #define CPUID_LEAF_HYPERVISOR_TIMING 0x40000010 /* EAX: TSC kHz (KVM, VMware) */

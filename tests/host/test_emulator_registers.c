@@ -670,10 +670,27 @@ HOST_TEST(emulator_cpuid_other_leaves_are_real)
 {
 	struct emulator_profile p = named("icelake");
 	struct cpuid_result real = { 0x11, 0x22, 0x33, 0x44 };
-	struct cpuid_result r = emulator_cpuid(&p, 7, 0, real);
+	struct cpuid_result r = emulator_cpuid(&p, 0xb, 0, real);
 
 	host_check(memcmp(&r, &real, sizeof(r)) == 0);
+	/* Leaf 7 is the real one but for the hybrid bit, which a part of one core type clears. */
+	r = emulator_cpuid(&p, 7, 0, (struct cpuid_result){ 0x11, 0x22, 0x33, 0x44 | BIT(15) });
+	host_check_eq_u64(0x44, r.edx);
+	host_check_eq_u64(0x22, r.ebx);
 	host_check(emulator_owns_cpuid(0) && emulator_owns_cpuid(1) && emulator_owns_cpuid(0xa));
-	host_check(!emulator_owns_cpuid(7) && !emulator_owns_cpuid(0xb) &&
-		   !emulator_owns_cpuid(0x80000000u));
+	host_check(!emulator_owns_cpuid(0xb) && !emulator_owns_cpuid(0x80000000u));
+}
+
+HOST_TEST(emulator_cpuid_hybrid_parts_tell_each_core_type)
+{
+	struct emulator_profile p = named("icelake");
+	struct cpuid_result none = { 0 };
+
+	host_check_eq_u64(0, emulator_cpuid(&p, 0x1a, 0, none).eax);
+	host_check_eq_u64(0, emulator_cpuid(&p, 7, 0, none).edx & BIT(15));
+	p.core_type = 0x20;
+	host_check_eq_u64(0x20000000u, emulator_cpuid(&p, 0x1a, 0, none).eax);
+	host_check_eq_u64(BIT(15), emulator_cpuid(&p, 7, 0, none).edx & BIT(15));
+	host_check(emulator_cpuid(&p, 0, 0, none).eax >= 0x1a);
+	host_check(emulator_owns_cpuid(7) && emulator_owns_cpuid(0x1a));
 }

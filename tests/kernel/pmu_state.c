@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arch/x86/cpuid.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/smp.h"
@@ -21,7 +22,10 @@ static void read_controls(void *arg)
 
 	out->global_ctrl = rdmsr(MSR_IA32_PERF_GLOBAL_CTRL);
 	out->fixed_ctrl = rdmsr(MSR_IA32_FIXED_CTR_CTRL);
-	for (unsigned int i = 0; i < pmu_info()->gp_counters && i < PMU_MAX_GP; i++)
+	/* This CPU's own counters: a hybrid part's core types have different counts. */
+	unsigned int gp = CPUID_PERFMON_GP_COUNTERS(cpuid(CPUID_LEAF_PERFMON, 0).eax);
+
+	for (unsigned int i = 0; i < gp && i < PMU_MAX_GP; i++)
 		out->evtsel_or |= rdmsr(MSR_IA32_PERFEVTSEL0 + i);
 	out->read = true;
 }

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/* smp suite: counters on a hybrid part, whose core types have different counters (SDM CPUID 1AH).
+ */
+#include <stdint.h>
+
+#include "arch/x86/cpuid.h"
+#include "arch/x86/percpu.h"
+#include "arch/x86/probe.h"
+#include "arch/x86/smp.h"
+#include "pmu/pmu.h"
+#include "pmu/scale.h"
+#include "runner/test.h"
+#include "sched/sched.h"
+#include "tests/kernel/smp_util.h"
+
+#define ITERATIONS 4000 /* a loop: 8,000 instructions */
+#define ROUNDS 3 /* loops on each CPU, moving between them */
+#define TOLERANCE_PERCENT 10
+
+struct counters_seen {
+	unsigned int gp;
+	uint32_t core_type;
+};
+
+static void read_counters(void *arg)
+{
+	struct counters_seen *seen = &((struct counters_seen *)arg)[this_cpu_index()];
+
+	seen->gp = CPUID_PERFMON_GP_COUNTERS(cpuid(CPUID_LEAF_PERFMON, 0).eax);
+	seen->core_type = cpuid(CPUID_LEAF_EXTENDED_FEATURES, 0).edx & CPUID_7_EDX_HYBRID
+				  ? CPUID_HYBRID_CORE_TYPE(cpuid(CPUID_LEAF_HYBRID, 0).eax)
+				  : 0;
+}
+
+struct mover {
+	unsigned int events;
+	struct pmu_reading readings[PMU_MAX_GP + 1];
+	int added;
+};
+
+/* As many GP events as CPU 0 has counters, and fixed counter 0 as the truth, over loops run
+ * alternately on CPU 0 and CPU 1. */
+static void count_while_moving(void *arg)
+{
+	struct mover *mover = arg;
+	static const struct pmu_event instructions = { .event = 0xc0, .kernel = true };
+	unsigned int self = sched_current()->index;
+
+	mover->added = pmu_add_fixed_event(self, 0, &instructions) == 0;
+	for (unsigned int i = 1; i < mover->events; i++)
+		mover->added += pmu_add_event(self, &instructions) == (int)i;
+	for (int round = 0; round < 2 * ROUNDS; round++) {
+		smp_move_self((unsigned int)round % 2);
+		probe_instruction_loop(ITERATIONS);
+	}
+	smp_move_self(0);
+	for (unsigned int i = 0; i < mover->events; i++)
+		mover->readings[i] = pmu_read(self, i);
+	pmu_release(self);
+}
+
+TEST(smp, events_for_a_big_core_keep_counting_on_a_small_one)
+{
+	struct counters_seen seen[MAX_CPUS] = { 0 };
+	struct mover mover = { 0 };
+	struct task *task;
+	uint64_t truth;
+
+	smp_require_cpus(2);
+	if (!pmu_usable())
+		test_skip("%s", pmu_info()->reason);
+	smp_call(0, read_counters, seen);
+	smp_call(1, read_counters, seen);
+	test_diag("CPU 0: core type 0x%x, %u GP counters; CPU 1: core type 0x%x, %u",
+		  seen[0].core_type, seen[0].gp, seen[1].core_type, seen[1].gp);
+	if (seen[1].gp >= seen[0].gp)
+		test_skip("CPU 1 has as many GP counters as CPU 0 (%u): not a hybrid part's small "
+			  "core",
+			  seen[0].gp);
+	mover.events = seen[0].gp + 1;
+	task = smp_task_on(0, "mover", count_while_moving, &mover);
+	task_join(task, NULL);
+	check_eq(mover.events, (unsigned int)mover.added);
+	truth = mover.readings[0].count;
+	check(truth >= 2 * ROUNDS * 2 * ITERATIONS, "fixed counter 0 saw %llu",
+	      (unsigned long long)truth);
+	for (unsigned int i = 1; i < mover.events; i++) {
+		const struct pmu_reading *r = &mover.readings[i];
+
+		test_diag("event %u: count %llu running %llu enabled %llu scaled %llu", i,
+			  (unsigned long long)r->count, (unsigned long long)r->time_running,
+			  (unsigned long long)r->time_enabled, (unsigned long long)r->scaled);
+		check(r->scaled + truth * TOLERANCE_PERCENT / 100 >= truth &&
+			      r->scaled <= truth + truth * TOLERANCE_PERCENT / 100,
+		      "event %u: estimate %llu, true %llu +- %u%%", i,
+		      (unsigned long long)r->scaled, (unsigned long long)truth, TOLERANCE_PERCENT);
+	}
+}
