@@ -397,6 +397,18 @@ static void emulator_resume_hook(struct cpu_regs *regs)
 		cpu->tf_kernel = cpu->tf_interrupted[switch_task_current()->index];
 	check_pmi_return(cpu, regs);
 	emulator_apply_trap_flag(cpu, regs);
+	/*
+	 * Whatever ran before (an exception's handler, a system call, an interrupt), the frame
+	 * resumes at regs->rip: that is the next instruction a step completes, for the model's own
+	 * stepping and for BTF on someone else's.
+	 */
+	if (!this_cpu()->interrupt_depth && (regs->rflags & RFLAGS_TF) &&
+	    (emulator_observed(cpu) || (cpu->registers.debugctl & DEBUGCTL_BTF))) {
+		cpu->pending_valid = true;
+		cpu->pending_user = regs_from_user(regs);
+		cpu->pending_rip = regs->rip;
+		cpu->exceptions_seen = this_cpu()->stepped_exceptions;
+	}
 }
 
 /* At a switch the live flow goes on in the next task: whatever TF it has, the model's or none. */
@@ -408,8 +420,18 @@ static void emulator_switch_in(const struct switch_task *prev, const struct swit
 		emulator_this_cpu()->tf_kernel = false;
 }
 
+/* A task's index is reused: what the model set in its frames ended with it. */
+static void emulator_task_exit(const struct switch_task *task)
+{
+	for (unsigned int i = 0; i < MAX_CPUS; i++) {
+		cpus[i].tf_user[task->index] = false;
+		cpus[i].tf_interrupted[task->index] = false;
+	}
+}
+
 static const struct switch_hooks emulator_switch_hooks = {
 	.switch_in = emulator_switch_in,
+	.task_exit = emulator_task_exit,
 };
 
 static const struct cpu_model_ops emulator_ops = {

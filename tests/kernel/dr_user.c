@@ -4,6 +4,7 @@
 #include "arch/x86/paging.h"
 #include "arch/x86/user.h"
 #include "dr/dr.h"
+#include "emulator/decode.h"
 #include "lib/string.h"
 #include "runner/test.h"
 #include "sched/sched.h"
@@ -155,17 +156,38 @@ TEST(dr, single_step_of_a_user_task_traps_after_each_instruction)
 	}
 }
 
+/*
+ * With BTF a single step traps only after a branch (SDM "Single-Stepping on Branches"): the BTF
+ * run's traps are exactly those of the plain run whose previous instruction branched, decoded
+ * from the plain run's own trace.
+ */
 TEST(dr, branch_single_step_traps_only_on_branches)
 {
 	int result;
 	struct user_dr_script stepped, branches;
+	uint64_t expected[USER_DR_HITS_MAX], previous;
+	unsigned int count = 0;
 
 	if (!dr_branch_step_supported())
 		test_skip("IA32_DEBUGCTL does not keep BTF here (it reads back without it)");
 	stepped = run_stepped(false, &result);
 	branches = run_stepped(true, &result);
 	check_eq(0, result);
-	check(branches.hit_count > 0 && branches.hit_count < stepped.hit_count,
-	      "%lld traps with BTF, %lld without", (long long)branches.hit_count,
-	      (long long)stepped.hit_count);
+	previous = user_text_address(user_dr_script);
+	for (int64_t i = 0; i < stepped.hit_count && i < USER_DR_HITS_MAX; i++) {
+		uint64_t rip = script_hit(&stepped, (unsigned int)i).rip;
+		struct decoded_instruction insn;
+		const uint8_t *bytes =
+			(const uint8_t *)__user_text_start + (previous - USER_TEXT_BASE);
+		bool decoded = decode_instruction(bytes, DECODE_MAX_LENGTH, &insn);
+
+		/* Control went elsewhere than the next instruction, or an unconditional branch. */
+		if (!decoded || rip != previous + insn.length ||
+		    (insn.branch != DECODE_NOT_BRANCH && insn.branch != DECODE_JCC))
+			expected[count++] = rip;
+		previous = rip;
+	}
+	check_eq(count, branches.hit_count);
+	for (unsigned int i = 0; i < count && i < branches.hit_count; i++)
+		check_eq(expected[i], script_hit(&branches, i).rip);
 }
