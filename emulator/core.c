@@ -36,6 +36,9 @@ static bool profile_chosen;
  * intel_pmu_init_grt()), each CPU telling its type in CPUID leaf 1AH.
  */
 static bool hybrid;
+/* bts_status:0 keeps GLOBAL_STATUS bit 62 out of the BTS threshold PMI: the SDM documents the
+ * bit for PEBS only, and a driver must drain BTS without it (Linux does). */
+static bool bts_status = true;
 static struct emulator_profile profiles[MAX_CPUS];
 #define ATOM_GP_COUNTERS 6
 #define ATOM_FIXED_COUNTERS 3
@@ -46,6 +49,11 @@ static struct emulator_cpu cpus[MAX_CPUS];
 struct emulator_cpu *emulator_this_cpu(void)
 {
 	return &cpus[this_cpu_index()];
+}
+
+bool emulator_bts_sets_status(void)
+{
+	return bts_status;
 }
 
 const struct emulator_profile *emulator_profile(void)
@@ -123,12 +131,12 @@ static bool parse_emulate(const struct cmdline_option *opt, const char *value, c
 			return false;
 		}
 		*colon = '\0';
-		if (strcmp(cursor, "hybrid") == 0) {
+		if (strcmp(cursor, "hybrid") == 0 || strcmp(cursor, "bts_status") == 0) {
 			if (strcmp(colon + 1, "0") != 0 && strcmp(colon + 1, "1") != 0) {
-				format(err, err_size, "hybrid:%s: expected 0 or 1", colon + 1);
+				format(err, err_size, "%s:%s: expected 0 or 1", cursor, colon + 1);
 				return false;
 			}
-			hybrid = colon[1] == '1';
+			*(strcmp(cursor, "hybrid") == 0 ? &hybrid : &bts_status) = colon[1] == '1';
 		} else if (strcmp(cursor, "cpu") != 0 &&
 			   !emulator_profile_override(&profile, cursor, colon + 1, err, err_size)) {
 			return false;
@@ -486,11 +494,12 @@ void emulator_init(void)
 	switch_hooks_register(&emulator_switch_hooks);
 	ktap_diag(0,
 		  "emulated cpu: on (ds=%s) profile=%s perfmon=v%u gp=%ux%u fixed=%ux%u "
-		  "pebs_format=%u baseline=%u full_width=%u bts=%u ds_cpl=%u leftovers=%u%s",
+		  "pebs_format=%u baseline=%u full_width=%u bts=%u ds_cpl=%u leftovers=%u%s%s",
 		  mode == DS_MODE_EMULATE ? "emulate" : "auto, CPUID.1:EDX.DS=0", profile.name,
 		  profile.perfmon_version, profile.gp_counters, profile.gp_width,
 		  profile.fixed_counters, profile.fixed_width, profile.pebs_format,
 		  profile.pebs_baseline, profile.full_width, profile.bts, profile.ds_cpl,
 		  profile.firmware_leftovers,
-		  hybrid ? " hybrid=1 (odd CPUs: 6 GP and 3 fixed counters)" : "");
+		  hybrid ? " hybrid=1 (odd CPUs: 6 GP and 3 fixed counters)" : "",
+		  bts_status ? "" : " bts_status=0");
 }

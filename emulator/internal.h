@@ -54,6 +54,8 @@ struct emulator_cpu {
 
 struct emulator_cpu *emulator_this_cpu(void);
 const struct emulator_profile *emulator_profile(void);
+/* Whether the BTS threshold PMI sets GLOBAL_STATUS bit 62 (emulate=...,bts_status:0|1). */
+bool emulator_bts_sets_status(void);
 
 /* Latch a broken rule (rule is its number in docs/emulated-cpu.md) or a warning. */
 void emulator_violation(unsigned int rule, const char *fmt, ...)

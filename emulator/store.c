@@ -266,7 +266,8 @@ void emulator_bts_store(struct emulator_cpu *cpu, uint64_t from, uint64_t to, bo
 		f.index = f.base; /* circular */
 	index_write(cpu, FEATURE_BTS, f.index);
 	if (interrupt && f.index == f.threshold) {
-		r->global_status |= PERF_GLOBAL_STATUS_BUFFER_OVF;
+		if (emulator_bts_sets_status())
+			r->global_status |= PERF_GLOBAL_STATUS_BUFFER_OVF;
 		emulator_pmi_request(cpu);
 	}
 }

@@ -56,6 +56,7 @@ EMULATED_PROFILES = {
     "pebs-fmt5": "arrowlake",
     "kvm-pebs": "kvm_pebs",
     "leftovers": "icelake,leftovers:1",  # counters left running by firmware, on 2 CPUs
+    "bts-no-status": "icelake,bts_status:0",  # no GLOBAL_STATUS bit 62 at the BTS threshold
 }
 for _name, _profile in EMULATED_PROFILES.items():
     BOOTS[f"tcg-{_name}"] = ("tcg", 2 if _name == "leftovers" else 1,
