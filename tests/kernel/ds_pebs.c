@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/* ds suite: PEBS records of a counted loop, drained at the threshold and at detach. */
+#include "tests/kernel/ds_util.h"
+
+/*
+ * A record every PERIOD kernel instructions. The loops are counted in half periods, so what is
+ * counted around them (from the counter's start in pmu_add_sampling_event() to PEBS's end in
+ * ds_detach(): a few hundred instructions) and whether the instruction that takes the assist
+ * counts (the SDM leaves it open) never move a record across the loop's end. Stated tolerance,
+ * where the loop covers 7.5 periods: 7 or 8 records.
+ */
+#define PERIOD 1000
+#define RECORDS 8
+#define THRESHOLD 3
+#define SEVEN_AND_A_HALF_PERIODS (15 * PERIOD / 4) /* iterations: 2 instructions each */
+#define TWO_AND_A_HALF_PERIODS (5 * PERIOD / 4)
+
+struct sampled {
+	uint64_t pmis; /* during the loop */
+	uint64_t credited; /* by those PMIs */
+	uint64_t total; /* credited once detached: the rest was drained at the detach */
+	uint64_t last_ip;
+	struct loop_span loop;
+};
+
+/*
+ * PEBS on counter 0 over a counted loop, then the detach, which turns PEBS off before it drains:
+ * the fewer instructions between the loop and the detach, the fewer are counted outside it.
+ */
+static void sample_loop(const struct ds_pebs_config *config, unsigned long iterations,
+			struct sampled *out)
+{
+	struct ds_target target = self_target();
+	struct pmu_event event = instructions_retired();
+	uint64_t pmis;
+
+	ds_credit_reset(target.index);
+	check_attached(ds_attach_pebs(&target, config));
+	pmis = ds_pmi_count();
+	if (pmu_add_sampling_event(target.index, &event, PERIOD) != 0)
+		test_abort("pmu_add_sampling_event did not get counter 0");
+	counted_loop(iterations, &out->loop);
+	out->pmis = ds_pmi_count() - pmis;
+	out->credited = ds_credit(target.index).pebs_records;
+	check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS));
+	pmu_release(target.index);
+	out->total = ds_credit(target.index).pebs_records;
+	out->last_ip = ds_credit(target.index).last_pebs_ip;
+}
+
+TEST(ds, pebs_records_are_drained_at_each_threshold)
+{
+	struct ds_pebs_config config;
+	struct sampled seen;
+
+	require_pebs();
+	config = pebs_config(RECORDS, THRESHOLD, PERIOD);
+	sample_loop(&config, SEVEN_AND_A_HALF_PERIODS, &seen);
+	check(seen.total == 7 || seen.total == 8, "%llu records in 7.5 periods",
+	      (unsigned long long)seen.total);
+	check_eq(2, seen.pmis); /* 6 to 8 records, 3 a PMI */
+	check_eq(2 * THRESHOLD, seen.credited); /* the rest, 1 or 2, was drained at the detach */
+}
+
+TEST(ds, partial_pebs_buffer_is_drained_when_its_user_detaches)
+{
+	struct ds_pebs_config config;
+	struct sampled seen;
+
+	require_pebs();
+	config = pebs_config(RECORDS, RECORDS - 2, PERIOD); /* 2: ds_threshold_room() */
+	sample_loop(&config, TWO_AND_A_HALF_PERIODS, &seen);
+	check_eq(0, seen.pmis);
+	check_eq(0, seen.credited); /* below the threshold: still in the buffer */
+	check_eq(2, seen.total); /* drained at the detach */
+	/* The second record falls inside the loop: its IP is the DEC, the JNZ or the next one. */
+	check(seen.last_ip >= seen.loop.head && seen.last_ip <= seen.loop.end,
+	      "last record at 0x%llx, the loop is 0x%llx-0x%llx", (unsigned long long)seen.last_ip,
+	      (unsigned long long)seen.loop.head, (unsigned long long)seen.loop.end);
+}
+
+static void stay_stopped(void *unused)
+{
+	(void)unused;
+}
+
+/*
+ * The reset value of GP counter i sits in slot i; fixed counter i's, in slot 8 + i up to format
+ * 4 and 32 + i from format 5 (hardware.md A2). Fixed counters sample from format 4 (baseline).
+ */
+TEST(ds, pebs_reset_values_sit_in_the_format_dependent_slot)
+{
+	struct ds_pebs_config config;
+	unsigned int fixed_slot;
+	struct ds_target target;
+	struct ds_area *area;
+	struct task *task;
+
+	if (ds_support()->pebs_reason[0])
+		test_skip("%s", ds_support()->pebs_reason);
+	config = pebs_config(RECORDS, THRESHOLD, PERIOD);
+	config.reset_value = 0x1234;
+	if (ds_support()->pebs_enable_valid & (1ull << 32))
+		config.enable |= 1ull << 32;
+	fixed_slot = config.format < PEBS_FORMAT_5 ? 8 : 32;
+	/* A task that never runs: its area is laid out, never handed to the CPU. */
+	task = task_create("never runs", stay_stopped, NULL, TASK_START_STOPPED);
+	if (!task)
+		test_abort("task_create failed");
+	target = task_target(task);
+	check_attached(ds_attach_pebs(&target, &config));
+	area = ds_area_get(&target);
+	check_eq(0x1234, area->pebs_reset[0]);
+	if (config.enable & (1ull << 32))
+		check_eq(0x1234, area->pebs_reset[fixed_slot]);
+	else
+		test_diag("format %u: no fixed counter samples", config.format);
+	check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS));
+	task_continue(task);
+	check_eq(0, task_join(task, NULL));
+}

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/* ds suite: one DS area shared by BTS and PEBS, independent teardown, and no leaks. */
+#include "arch/x86/msr.h"
+#include "arch/x86/pfa.h"
+#include "arch/x86/tsc.h"
+#include "tests/kernel/ds_util.h"
+
+#define CYCLES 10000
+#define CYCLE_BUDGET_MS 5000
+#define PROBE_ROUNDS 4
+
+static const struct ds_bts_config bts = { .records = 16, .circular = true };
+
+static void require_bts_and_pebs(void)
+{
+	require_bts();
+	if (ds_support()->pebs_reason[0])
+		test_skip("%s", ds_support()->pebs_reason);
+}
+
+static void stay_stopped(void *unused)
+{
+	(void)unused;
+}
+
+TEST(ds, bts_and_pebs_users_share_one_ds_area)
+{
+	struct ds_pebs_config pebs = pebs_config(8, 4, 1000);
+	struct ds_target target = self_target();
+	struct ds_area *area;
+
+	require_bts_and_pebs();
+	check_attached(ds_attach_bts(&target, &bts));
+	area = ds_area_get(&target);
+	check_attached(ds_attach_pebs(&target, &pebs));
+	check(ds_area_get(&target) == area, "the PEBS user got a second area");
+	check(area->bts_base && area->pebs_base && area->bts_base != area->pebs_base,
+	      "buffers 0x%llx and 0x%llx", (unsigned long long)area->bts_base,
+	      (unsigned long long)area->pebs_base);
+	check_eq(DS_ERROR_BUSY, ds_attach_bts(&target, &bts));
+	check_eq(DS_ERROR_BUSY, ds_attach_pebs(&target, &pebs));
+	check_eq((uint64_t)area, rdmsr(MSR_IA32_DS_AREA));
+	check_eq(pebs.enable, rdmsr(MSR_IA32_PEBS_ENABLE));
+	check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS));
+	check_eq(DS_OK, ds_detach(&target, DS_USER_BTS));
+}
+
+TEST(ds, bts_user_keeps_working_after_the_pebs_user_leaves)
+{
+	struct ds_pebs_config pebs = pebs_config(8, 4, 1000);
+	struct ds_target target = self_target();
+	struct probe_run run;
+	struct ds_area *area;
+
+	require_bts_and_pebs();
+	check_attached(ds_attach_bts(&target, &bts));
+	check_attached(ds_attach_pebs(&target, &pebs));
+	area = ds_area_get(&target);
+	check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS));
+	check(ds_area_get(&target) == area, "the area went with the PEBS user");
+	check_eq(0, area->pebs_base);
+	check_eq(0, rdmsr(MSR_IA32_PEBS_ENABLE));
+	check_eq((uint64_t)area, rdmsr(MSR_IA32_DS_AREA));
+	probe_run(area, PROBE_ROUNDS, &run);
+	check_probe_run(&run, PROBE_ROUNDS);
+	check_eq(DS_OK, ds_detach(&target, DS_USER_BTS));
+	check(ds_area_get(&target) == NULL, "the area outlived its last user");
+	check_eq(DS_ERROR_NOT_ATTACHED, ds_detach(&target, DS_USER_BTS));
+}
+
+/* On a stopped task's target: the areas are laid out, never handed to the CPU, never traced. */
+TEST(ds, ten_thousand_attach_and_detach_cycles_leak_nothing)
+{
+	struct task *task = task_create("never runs", stay_stopped, NULL, TASK_START_STOPPED);
+	struct ds_bts_config interrupt = { .records = 16, .threshold_records = 8 };
+	struct ds_pebs_config pebs = pebs_config(8, 4, 1000);
+	bool with_pebs = !ds_support()->pebs_reason[0]; /* else BTS alone */
+	uint64_t start = rdtsc_ordered(), deadline = start + tsc_cycles_from_ms(CYCLE_BUDGET_MS);
+	unsigned int cycles = 0;
+	struct ds_target target;
+	size_t free_before;
+
+	if (!task)
+		test_abort("task_create failed");
+	target = task_target(task);
+	free_before = pfa_free_count();
+	for (; cycles < CYCLES && rdtsc_ordered() < deadline; cycles++) {
+		if (ds_attach_bts(&target, &interrupt) != DS_OK ||
+		    (with_pebs && ds_attach_pebs(&target, &pebs) != DS_OK))
+			break;
+		if (with_pebs && cycles % 2 == 0)
+			ds_detach(&target, DS_USER_PEBS); /* either user may leave first */
+		ds_detach(&target, DS_USER_BTS);
+		if (with_pebs && cycles % 2)
+			ds_detach(&target, DS_USER_PEBS);
+	}
+	test_diag("metric ds.attach_detach_cycles cycles=%u pebs=%d milliseconds=%llu", cycles,
+		  with_pebs, (unsigned long long)((rdtsc_ordered() - start) * 1000 / tsc_hz()));
+	check(cycles == CYCLES || rdtsc_ordered() >= deadline, "attach failed at cycle %u", cycles);
+	check_eq(free_before, pfa_free_count());
+	check(ds_area_get(&target) == NULL, "an area was left behind");
+	task_continue(task);
+	check_eq(0, task_join(task, NULL));
+}
+
+TEST(ds, impossible_buffers_are_refused)
+{
+	struct ds_target target = self_target();
+	struct ds_bts_config empty = { .records = 0, .circular = true };
+	struct ds_bts_config threshold = { .records = 4, .threshold_records = 5 };
+	struct ds_bts_config no_room = { .records = 16, .threshold_records = 16 };
+	struct ds_bts_config huge = { .records = 100000, .circular = true }; /* 2.4 MB */
+	struct ds_pebs_config pebs = pebs_config(8, 4, 1000);
+
+	check_eq(DS_ERROR_CONFIG, ds_attach_bts(&target, &empty));
+	check_eq(DS_ERROR_CONFIG, ds_attach_bts(&target, &threshold));
+	check_eq(DS_ERROR_CONFIG, ds_attach_bts(&target, &no_room)); /* a PMI would lose records */
+	check_eq(DS_ERROR_NO_MEMORY, ds_attach_bts(&target, &huge));
+	if (!ds_support()->pebs_reason[0]) {
+		pebs.format++; /* a layout this CPU does not write */
+		check_eq(DS_ERROR_CONFIG, ds_attach_pebs(&target, &pebs));
+		pebs = pebs_config(100000, 4, 1000);
+		check_eq(DS_ERROR_NO_MEMORY, ds_attach_pebs(&target, &pebs));
+	}
+	check(ds_area_get(&target) == NULL, "a refused request left an area");
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/* ds suite: the owning user task's read-only view of its Debug Store. */
+#include "arch/x86/exceptions.h"
+#include "arch/x86/user.h"
+#include "tests/kernel/ds_util.h"
+
+/*
+ * user_ds_poll starts "mov rsi, rdi" (3 bytes), "mov ecx, 16" (5), then its loop: "dec ecx"
+ * (2) at +8 and "jnz" (75 rel8) at +10, taken 15 times. The bytes are checked before use.
+ */
+#define POLL_LOOP_DEC 8
+#define POLL_LOOP_JNZ 10
+#define POLL_LOOP_TAKEN 15
+#define JNZ_REL8 0x75
+
+TEST(ds, owner_user_task_polls_its_index_and_finds_the_last_record)
+{
+	/* BTS_OFF_OS: only ring 3 is recorded, so the poller's loop is all its buffer holds. */
+	struct ds_bts_config config = { .records = 64, .circular = true, .off_os = true };
+	const uint8_t *code = (const uint8_t *)user_ds_poll;
+	struct task *task;
+	struct ds_target target;
+	const uint64_t *seen;
+	uint64_t result[3];
+
+	require_bts();
+	if (!ds_support()->ds_cpl)
+		test_skip("CPUID.1:ECX.DS-CPL=0");
+	if (code[POLL_LOOP_JNZ] != JNZ_REL8 ||
+	    (int8_t)code[POLL_LOOP_JNZ + 1] != POLL_LOOP_DEC - POLL_LOOP_JNZ - 2)
+		test_abort("user_ds_poll changed: no JNZ to +%u at +%u", POLL_LOOP_DEC,
+			   POLL_LOOP_JNZ);
+	task = task_create_user("poller", user_ds_poll, USER_DATA_BASE, TASK_START_STOPPED);
+	if (!task)
+		test_abort("task_create_user failed");
+	target = task_target(task);
+	check_attached(ds_attach_bts(&target, &config));
+	task_continue(task);
+	while (task->state != TASK_DEAD)
+		sched_sleep_ms(1);
+	seen = task_user_data(task);
+	result[0] = seen[0];
+	result[1] = seen[1];
+	result[2] = seen[2];
+	check_eq(0, task_join(task, NULL));
+	check_eq(POLL_LOOP_TAKEN, result[0]);
+	check_eq(user_text_address(user_ds_poll) + POLL_LOOP_JNZ, result[1]);
+	check_eq(user_text_address(user_ds_poll) + POLL_LOOP_DEC, result[2]);
+}
+
+TEST(ds, user_write_to_its_view_faults_and_other_tasks_have_no_view)
+{
+	struct ds_bts_config config = { .records = 16, .circular = true };
+	struct task *owner, *other;
+	struct ds_target target;
+	struct user_fault fault;
+
+	require_bts();
+	owner = task_create_user("owner", user_write_byte, USER_DS_BASE, TASK_START_STOPPED);
+	other = task_create_user("other", user_read_byte, USER_DS_BASE, TASK_START_STOPPED);
+	if (!owner || !other)
+		test_abort("task_create_user failed");
+	target = task_target(owner);
+	check_attached(ds_attach_bts(&target, &config));
+	task_continue(owner);
+	check_eq(TASK_EXIT_FAULTED, task_join(owner, &fault));
+	check_eq(X86_EXC_PF, fault.vector);
+	check_eq(PF_ERROR_PRESENT | PF_ERROR_WRITE | PF_ERROR_USER, fault.error_code);
+	check_eq(USER_DS_BASE, fault.cr2);
+	task_continue(other);
+	check_eq(TASK_EXIT_FAULTED, task_join(other, &fault));
+	check_eq(X86_EXC_PF, fault.vector);
+	check_eq(PF_ERROR_USER, fault.error_code & (PF_ERROR_PRESENT | PF_ERROR_USER));
+	check_eq(USER_DS_BASE, fault.cr2);
+}
