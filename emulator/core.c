@@ -419,13 +419,27 @@ static void emulator_resume_hook(struct cpu_regs *regs)
 	}
 }
 
-/* At a switch the live flow goes on in the next task: whatever TF it has, the model's or none. */
+/*
+ * At a switch the live flow goes on in the next task, with whatever TF it has: the model's, or
+ * none (a switch made inside an interrupt handler, whose TF the CPU cleared). A next task that
+ * will not come back through an exit of its own (it starts, or it left by switching) is
+ * observed from here on if the CPU observes the kernel; one preempted inside an interrupt gets
+ * TF when that interrupt returns (the resume hook).
+ */
 static void emulator_switch_in(const struct switch_task *prev, const struct switch_task *next)
 {
+	struct emulator_cpu *cpu = emulator_this_cpu();
+
 	(void)prev;
 	(void)next;
 	if (!(read_rflags() & RFLAGS_TF))
-		emulator_this_cpu()->tf_kernel = false;
+		cpu->tf_kernel = false;
+	if (!this_cpu()->interrupt_depth && !cpu->tf_kernel &&
+	    (emulator_observed(cpu) & OBSERVE_KERNEL)) {
+		cpu->pending_valid = false;
+		cpu->tf_kernel = true;
+		set_trap_flag();
+	}
 }
 
 /* A task's index is reused: what the model set in its frames ended with it. */

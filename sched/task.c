@@ -288,6 +288,7 @@ struct switch_task task_switch_view(const struct task *task)
 		.index = task->index,
 		.id = task->id,
 		.user = task_is_user(task),
+		.first_run = task->switches_in == 1,
 		.user_regs = task_is_user(task) && task != sched_current() ? task_user_frame(task)
 									   : NULL,
 	};

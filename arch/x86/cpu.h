@@ -45,6 +45,12 @@ static inline unsigned long read_rflags(void)
 	return flags;
 }
 
+/* Set RFLAGS.TF in the running flow: a single-step #DB follows the instruction after the POPF. */
+static inline void set_trap_flag(void)
+{
+	asm volatile("pushfq; orq %0, (%%rsp); popfq" : : "i"(1ul << 8) : "memory", "cc");
+}
+
 /* Waits for the next interrupt; with interrupts off it waits for an NMI or for ever. */
 static inline void halt(void)
 {

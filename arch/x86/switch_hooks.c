@@ -31,7 +31,7 @@ void switch_hooks_run(const struct switch_task *prev, const struct switch_task *
 	/* A task switched inside an interrupt handler resumes inside it: the depth is the task's.
 	 */
 	interrupt_depths[prev->index] = this_cpu()->interrupt_depth;
-	this_cpu()->interrupt_depth = interrupt_depths[next->index];
+	this_cpu()->interrupt_depth = next->first_run ? 0 : interrupt_depths[next->index];
 	for (unsigned int i = 0; i < SWITCH_HOOKS_MAX; i++)
 		if (registered[i] && registered[i]->switch_out)
 			registered[i]->switch_out(prev, next);

@@ -19,6 +19,7 @@ struct switch_task {
 	unsigned int index; /* stable while the task lives; reused after it exits */
 	unsigned int id; /* unique for the whole run */
 	bool user;
+	bool first_run; /* as the incoming task: this is the first time it is switched in */
 	/* The saved ring-3 frame of a user task that is off the CPU, or NULL (kernel task, or a
 	 * user task that has not entered ring 3 yet). A hook may edit its rflags. */
 	struct cpu_regs *user_regs;
