@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* smp suite: counters on a hybrid part, whose core types have different counters (SDM CPUID 1AH).
+/* pmu suite: counters on a hybrid part, whose core types have different counters (SDM CPUID 1AH).
  */
 #include <stdint.h>
 
@@ -59,7 +59,7 @@ static void count_while_moving(void *arg)
 	pmu_release(self);
 }
 
-TEST(smp, events_for_a_big_core_keep_counting_on_a_small_one)
+TEST(pmu, events_for_a_big_core_keep_counting_on_a_small_one)
 {
 	struct counters_seen seen[MAX_CPUS] = { 0 };
 	struct mover mover = { 0 };
