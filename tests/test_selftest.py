@@ -68,3 +68,26 @@ def test_a_fault_in_the_kernel_bails_out_with_a_register_dump(tmp_path):
         result.bail_out
     assert any(line.startswith("rax=0x") for line in result.diagnostics), result.diagnostics
     assert result.integrity_error is None
+
+
+@pytest.mark.boot
+def test_a_test_that_leaks_fails_itself_and_the_next_starts_clean(tmp_path):
+    proc, result = boot(tmp_path, "tests=leaks.*")
+    assert proc.returncode == 1, proc.stderr
+    assert result.verdict == ktap.FAIL and not result.errors, result.errors
+    tests = {test.name.replace("__emulated", ""): test for test in result.tests}
+    expected = {
+        "leaks_a_debug_store_user": "the test left 1 Debug Store users attached",
+        "finds_no_debug_store_user": None,
+        "leaks_a_counter": "the test left counters in use",
+        "finds_no_counter": None,
+        "leaks_a_task": "the test left 1 tasks running or unjoined",
+        "finds_no_task": None,
+    }
+    assert list(tests) == list(expected)
+    for name, message in expected.items():
+        if message:
+            assert tests[name].status == "fail", (name, tests[name])
+            assert any(message in line for line in tests[name].diagnostics), tests[name]
+        else:
+            assert tests[name].status == "pass", (name, tests[name])

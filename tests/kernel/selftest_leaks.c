@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/* leaks suite (manual): a test that leaves state behind fails itself, and the next starts clean. */
+#include "arch/x86/probe.h"
+#include "ds/ds.h"
+#include "pmu/pmu.h"
+#include "runner/test.h"
+#include "sched/sched.h"
+
+/*
+ * Run with tests=leaks.*: each leaks_* test leaves something behind and must fail with the
+ * runner's message; each finds_* test after it must pass, finding nothing of it.
+ */
+static struct ds_target self(void)
+{
+	return (struct ds_target){ false, sched_current()->index, 0 };
+}
+
+TEST_FLAGS(leaks, leaks_a_debug_store_user, TEST_MANUAL)
+{
+	struct ds_bts_config config = { .records = 16, .circular = true };
+	struct ds_target target = self();
+
+	if (ds_support()->bts_reason[0])
+		test_skip("%s", ds_support()->bts_reason);
+	check_eq(DS_OK, ds_attach_bts(&target, &config));
+}
+
+TEST_FLAGS(leaks, finds_no_debug_store_user, TEST_MANUAL)
+{
+	struct ds_target target = self();
+	struct ds_registers registers = ds_registers();
+
+	check(ds_area_get(&target) == NULL, "an area is still attached");
+	check_eq(0, registers.ds_area);
+	check_eq(0, registers.debugctl);
+}
+
+TEST_FLAGS(leaks, leaks_a_counter, TEST_MANUAL)
+{
+	static const struct pmu_event instructions = { .event = 0xc0, .kernel = true };
+
+	if (!pmu_usable())
+		test_skip("%s", pmu_info()->reason);
+	check_eq(0, pmu_add_event(sched_current()->index, &instructions));
+}
+
+TEST_FLAGS(leaks, finds_no_counter, TEST_MANUAL)
+{
+	if (!pmu_usable())
+		test_skip("%s", pmu_info()->reason);
+	check(pmu_idle(), "a counter is still enabled");
+	check_eq(0, pmu_read(sched_current()->index, 0).time_enabled);
+}
+
+static void sleep_for_ever(void *arg)
+{
+	(void)arg;
+	for (;;)
+		sched_sleep_ms(1000);
+}
+
+TEST_FLAGS(leaks, leaks_a_task, TEST_MANUAL)
+{
+	check(task_create("leaked", sleep_for_ever, NULL, TASK_START_RUNNABLE) != NULL,
+	      "task_create");
+}
+
+TEST_FLAGS(leaks, finds_no_task, TEST_MANUAL)
+{
+	check_eq(0, sched_kill_others());
+}
