@@ -89,7 +89,10 @@ OBJS := \
 	pmu/scale.o \
 	pmu/switch.o \
 	runner/debug_state.o \
+	runner/identity.o \
+	runner/identity_probe.o \
 	runner/isolation.o \
+	runner/known_defects.o \
 	runner/options.o \
 	runner/runner.o \
 	sched/scheduler.o \
@@ -103,10 +106,13 @@ TEST_OBJS := $(patsubst %.c,%.o,$(sort $(wildcard tests/kernel/*.c)))
 KERNEL_OBJS := $(addprefix $(BUILD)/,$(OBJS) $(TEST_OBJS))
 
 # Debian packages the build and the tests need; `make deps` installs only the missing ones.
+# linux-source-6.1 (139 MB) is for Linux's own KTAP parser, tools/testing/kunit/kunit.py, which
+# tests/test_known_defects.py runs on our logs.
 DEPS := gcc make binutils nasm qemu-system-x86 python3 python3-pytest python3-pytest-timeout \
 	python3-matplotlib \
 	grub-pc-bin grub-efi-amd64-bin grub-common xorriso mtools ovmf ipxe-qemu dnsmasq-base iproute2 \
-	python3-serial python3-yaml lava-common
+	python3-serial python3-yaml lava-common \
+	linux-source-6.1
 
 # The two commands of the README: each installs what it needs first.
 ACCEL ?= auto
@@ -126,6 +132,24 @@ BENCH_OUT ?= $(BUILD)/bench
 bench: deps all
 	$(PYTHON) scripts/bench --out $(BENCH_OUT)
 
+# Linux as the peer (docs/compare.md): Debian's kernel image and busybox-static, fetched with
+# apt-get download and unpacked into $(BUILD)/compare (never installed), boot on the same QEMU as
+# switchyard's benchmarks, which boot in the same run: $(BENCH_OUT)/compare.json, compare.png/.svg.
+compare: DEPS += libc6-dev
+compare: deps all
+	$(PYTHON) scripts/compare --out $(BENCH_OUT) --work $(BUILD)/compare \
+		--kernel $(BUILD)/switchyard32.elf
+
+# Long budgets (budget=soak: stress tests for up to a minute, benchmarks at full size) with
+# SEEDS random seeds under TCG, and KVM when usable; each seed is printed with its verdict and
+# its log kept in $(SOAK_OUT). Fails if any boot does. CMDLINE adds kernel options (tests=...).
+SEEDS ?= 5
+SOAK_OUT ?= $(BUILD)/soak
+
+soak: deps all
+	$(PYTHON) scripts/soak --kernel $(BUILD)/switchyard32.elf --seeds $(SEEDS) --smp $(SMP) \
+		--cmdline "$(CMDLINE)" --out $(SOAK_OUT)
+
 # Real hardware: a hybrid BIOS+UEFI GRUB ISO, and a TFTP tree with GRUB netboot images, an iPXE
 # script and a dnsmasq.conf. GRUB and the kernel share the serial port CONSOLE (ttyS0, ttyS1,
 # 0x2f8[,BAUD]); CMDLINE holds the other kernel options.
@@ -141,14 +165,18 @@ pxe: deps all
 delivery: deps all
 	$(PYTHON) -m pytest -m delivery tests/test_delivery.py
 
-# With LOG=path, judge a log captured elsewhere (real hardware) instead of booting.
+# With LOG=path, judge a log captured elsewhere (real hardware) instead of booting. Both write
+# JUnit XML for CI systems to $(BUILD)/junit.xml: a testcase per kernel test, named
+# test_ktap[PLATFORM-suite.test], "__emulated" kept.
+JUNIT := --junitxml=$(BUILD)/junit.xml
+
 ifeq ($(LOG),)
 check: deps all host-test
-	$(PYTHON) -m pytest
+	$(PYTHON) -m pytest $(JUNIT)
 else
 check: deps
 	$(PYTHON) scripts/run --check-log "$(LOG)"
-	SWITCHYARD_LOG="$(abspath $(LOG))" $(PYTHON) -m pytest tests/test_kernel.py
+	SWITCHYARD_LOG="$(abspath $(LOG))" $(PYTHON) -m pytest $(JUNIT) tests/test_kernel.py
 endif
 
 deps:
@@ -167,6 +195,21 @@ deps:
 $(BUILD)/switchyard.elf: $(KERNEL_OBJS) boot/kernel.ld
 	$(LD) $(LDFLAGS) -o $@ $(KERNEL_OBJS)
 
+# The known-defects table, from its one source, as C rows that runner/known_defects.c includes
+# (kernel and host tests alike). KNOWN_DEFECTS names another file, for tests of the matcher.
+KNOWN_DEFECTS ?= tests/known-defects.toml
+KNOWN_DEFECTS_TABLE := $(BUILD)/generated/known_defects_table.h
+
+$(KNOWN_DEFECTS_TABLE): $(KNOWN_DEFECTS) scripts/switchyard_defects.py
+	@mkdir -p $(dir $@)
+	@echo "  GEN     $@"
+	@$(PYTHON) scripts/switchyard_defects.py --c-table $(KNOWN_DEFECTS) > $@.tmp
+	@mv $@.tmp $@
+
+$(BUILD)/runner/known_defects.o $(BUILD)/host/obj/runner/known_defects.o: $(KNOWN_DEFECTS_TABLE)
+$(BUILD)/runner/known_defects.o: CFLAGS += -I$(BUILD)/generated
+$(BUILD)/host/obj/runner/known_defects.o: HOST_CFLAGS += -I$(BUILD)/generated
+
 # QEMU's -kernel takes multiboot1 only from a 32-bit ELF; the entry code is 32-bit already.
 $(BUILD)/switchyard32.elf: $(BUILD)/switchyard.elf
 	$(OBJCOPY) -O elf32-i386 $< $@
@@ -176,10 +219,13 @@ $(BUILD)/%.o: %.c Makefile
 	@echo "  CC      $<"
 	@$(CC) $(CFLAGS) -c $< -o $@
 
+# The dependencies come from a preprocessing pass (-M): nasm 2.16.01's -MD lists only the .asm,
+# never the files it %includes (NASM bug 3392832, fixed in 2.16.02).
 $(BUILD)/%.o: %.asm Makefile
 	@mkdir -p $(dir $@)
 	@echo "  NASM    $<"
-	@$(NASM) $(NASMFLAGS) -MD $(BUILD)/$*.d -MP $< -o $@
+	@$(NASM) $(NASMFLAGS) -M -MP -MT $@ -MF $(BUILD)/$*.d $<
+	@$(NASM) $(NASMFLAGS) $< -o $@
 
 # Host unit tests of the pure code in lib/ (and later dr/, ds/), with sanitizers.
 HOST_LIB_SRCS := \
@@ -204,22 +250,74 @@ HOST_LIB_SRCS := \
 	pmu/event.c \
 	pmu/rotate.c \
 	pmu/scale.c \
-	pmu/switch.c
+	pmu/switch.c \
+	runner/identity.c \
+	runner/known_defects.c
 HOST_TEST_SRCS := $(sort $(wildcard tests/host/*.c))
+HOST_OBJS := $(addprefix $(BUILD)/host/obj/,$(patsubst %.c,%.o,$(HOST_TEST_SRCS) $(HOST_LIB_SRCS)))
 
-$(BUILD)/host/host-tests: $(HOST_TEST_SRCS) $(HOST_LIB_SRCS) $(wildcard tests/host/*.h lib/*.h dr/*.h ds/*.h emulator/*.h pmu/*.h) Makefile
+# Host objects apart from the kernel's, each with the headers it includes (-MMD).
+$(BUILD)/host/obj/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
-	@echo "  HOSTCC  $@"
-	@$(HOST_CC) $(HOST_CFLAGS) -o $@ $(HOST_TEST_SRCS) $(HOST_LIB_SRCS)
+	@echo "  HOSTCC  $<"
+	@$(HOST_CC) $(HOST_CFLAGS) -MMD -MP -c $< -o $@
 
-host-test: $(BUILD)/host/host-tests
+$(BUILD)/host/host-tests: $(HOST_OBJS) Makefile
+	@echo "  HOSTLD  $@"
+	@$(HOST_CC) $(HOST_CFLAGS) -o $@ $(HOST_OBJS)
+
+# The second host binary: the real ds/ and pmu/ on the emulated CPU's register file
+# (emulator/registers.c) as the MSR and CPUID model. tests/host/shim/include/ comes first on the
+# include path, so its arch/x86/ headers replace the ones with instructions; each test runs in a
+# process of its own (tests/host/shim/shim.h). Its objects are apart: same sources, other headers.
+HOST_SHIM_SRCS := \
+	$(sort $(wildcard tests/host/shim/*.c)) \
+	tests/host/host_test.c \
+	tests/host/console_capture.c \
+	arch/x86/cpuid.c \
+	arch/x86/debugctl.c \
+	arch/x86/switch_hooks.c \
+	ds/area.c \
+	ds/context.c \
+	ds/detect.c \
+	ds/pmi.c \
+	ds/records.c \
+	ds/switch.c \
+	emulator/profile.c \
+	emulator/registers.c \
+	lib/console.c \
+	lib/crc32.c \
+	lib/format.c \
+	lib/ktap.c \
+	pmu/detect.c \
+	pmu/event.c \
+	pmu/pmu.c \
+	pmu/rotate.c \
+	pmu/scale.c \
+	pmu/switch.c
+HOST_SHIM_OBJS := $(addprefix $(BUILD)/host/shim-obj/,$(patsubst %.c,%.o,$(HOST_SHIM_SRCS)))
+
+$(BUILD)/host/shim-obj/%.o: %.c Makefile
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $< (shim)"
+	@$(HOST_CC) -Itests/host/shim/include $(HOST_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/host/ds-pmu-host-tests: $(HOST_SHIM_OBJS) Makefile
+	@echo "  HOSTLD  $@"
+	@$(HOST_CC) $(HOST_CFLAGS) -o $@ $(HOST_SHIM_OBJS)
+
+-include $(HOST_SHIM_OBJS:.o=.d)
+
+host-test: $(BUILD)/host/host-tests $(BUILD)/host/ds-pmu-host-tests
 	$(BUILD)/host/host-tests
+	$(BUILD)/host/ds-pmu-host-tests
 
 # The filter that tests/test_decoder.py feeds objdump's instructions through.
-$(BUILD)/host/decode-check: tests/decode_check/decode_check.c emulator/decode.c emulator/decode.h Makefile
-	@mkdir -p $(dir $@)
-	@echo "  HOSTCC  $@"
-	@$(HOST_CC) $(HOST_CFLAGS) -o $@ tests/decode_check/decode_check.c emulator/decode.c
+DECODE_CHECK_OBJS := $(addprefix $(BUILD)/host/obj/,tests/decode_check/decode_check.o emulator/decode.o)
+
+$(BUILD)/host/decode-check: $(DECODE_CHECK_OBJS) Makefile
+	@echo "  HOSTLD  $@"
+	@$(HOST_CC) $(HOST_CFLAGS) -o $@ $(DECODE_CHECK_OBJS)
 
 FORMAT_SRCS := $(sort $(wildcard boot/*.[ch] arch/x86/*.[ch] dr/*.[ch] ds/*.[ch] lib/*.[ch] pmu/*.[ch] runner/*.[ch] sched/*.[ch] \
 	emulator/*.[ch] tests/kernel/*.c tests/host/*.[ch] tests/decode_check/*.c))
@@ -230,6 +328,6 @@ format-check:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all run check bench deps host-test format-check clean iso pxe delivery
+.PHONY: all run check bench compare soak deps host-test format-check clean iso pxe delivery
 
--include $(KERNEL_OBJS:.o=.d)
+-include $(KERNEL_OBJS:.o=.d) $(sort $(HOST_OBJS:.o=.d) $(DECODE_CHECK_OBJS:.o=.d))

@@ -55,13 +55,25 @@ void ktap_subtest(unsigned int depth, const char *name)
 }
 
 void ktap_result(unsigned int depth, unsigned int number, enum ktap_result result, const char *name,
-		 const char *skip_reason)
+		 const char *reason)
 {
-	if (result == KTAP_SKIP)
-		ktap_linef(depth, "ok %u %s # SKIP %s", number, name,
-			   skip_reason && *skip_reason ? skip_reason : "no reason given");
+	/* The result word, and the directive that follows "# " (docs/output.md). */
+	static const struct {
+		const char *word;
+		const char *directive;
+	} forms[] = {
+		[KTAP_PASS] = { "ok", NULL }, /* passed */
+		[KTAP_FAIL] = { "not ok", NULL }, /* failed */
+		[KTAP_SKIP] = { "ok", "SKIP" }, /* skipped, with the reason */
+		[KTAP_XFAIL] = { "ok", "XFAIL" }, /* as kselftest's ksft_test_result_xfail() */
+		[KTAP_XPASS] = { "not ok", "XPASS" }, /* strict: kselftest's xpass says "ok" */
+	};
+
+	if (forms[result].directive)
+		ktap_linef(depth, "%s %u %s # %s %s", forms[result].word, number, name,
+			   forms[result].directive, reason && *reason ? reason : "no reason given");
 	else
-		ktap_linef(depth, "%s %u %s", result == KTAP_PASS ? "ok" : "not ok", number, name);
+		ktap_linef(depth, "%s %u %s", forms[result].word, number, name);
 }
 
 void ktap_diag(unsigned int depth, const char *fmt, ...)

@@ -14,14 +14,19 @@ enum ktap_result {
 	KTAP_PASS,
 	KTAP_FAIL,
 	KTAP_SKIP,
+	KTAP_XFAIL, /* a known defect of the platform occurred: "ok" (kselftest's XFAIL) */
+	KTAP_XPASS, /* a known defect did not occur: "not ok", so every reader sees it (strict) */
 };
 
 void ktap_version(unsigned int depth);
 void ktap_plan(unsigned int depth, unsigned int count);
 void ktap_subtest(unsigned int depth, const char *name);
-/* "ok N name", "not ok N name", or "ok N name # SKIP reason". */
+/*
+ * "ok N name", "not ok N name", "ok N name # SKIP reason", "ok N name # XFAIL reason" or
+ * "not ok N name # XPASS reason". reason is used only with a directive.
+ */
 void ktap_result(unsigned int depth, unsigned int number, enum ktap_result result, const char *name,
-		 const char *skip_reason);
+		 const char *reason);
 void ktap_diag(unsigned int depth, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ktap_bail_out(const char *reason);
 /* The final line: "# switchyard-end crc32=0x... lines=N" over everything before it. */

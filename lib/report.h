@@ -11,17 +11,35 @@
 
 #define REPORT_REASON_MAX 160
 
+/*
+ * A check that is expected to fail on this platform: a known defect (kvm-unit-tests'
+ * report_kfail). check is the expression exactly as a failure prints it after "check failed: "
+ * ("EXPECTED == ACTUAL" for report_check_equal); its failure counts as known, not as a failure.
+ */
+struct report_expected {
+	const char *check;
+	const char *reason;
+	unsigned int failed; /* failures of the check so far */
+};
+
 struct test_report {
 	unsigned int depth; /* KTAP depth of the test's diagnostics */
 	unsigned int checks; /* checks evaluated */
 	unsigned int failures; /* checks that failed, plus report_fail() calls */
+	unsigned int known_failures; /* failed checks that an expected failure names */
 	bool skipped;
-	char reason[REPORT_REASON_MAX]; /* the skip reason */
+	struct report_expected *expected; /* the test's known defects on this platform */
+	unsigned int expected_count;
+	char reason[REPORT_REASON_MAX]; /* the SKIP, XFAIL or XPASS reason */
 };
 
 /* Make report the current one, emptied. Checks go to the current report. */
 void report_begin(struct test_report *report, unsigned int depth);
 struct test_report *report_current(void);
+
+/* After report_begin(): these checks are expected to fail (their failed counts are reset). */
+void report_expect_failures(struct test_report *report, struct report_expected *expected,
+			    unsigned int count);
 
 /* Count a check; when it fails print "FILE:LINE: check failed: EXPRESSION: MESSAGE". */
 bool report_check(bool ok, const char *file, int line, const char *expression, const char *fmt, ...)
@@ -37,8 +55,10 @@ void report_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void report_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
- * The verdict: FAIL when anything failed; SKIP when skipped; FAIL, with a diagnostic, when the
- * test made no check at all (a test that cannot fail is a defect); PASS otherwise.
+ * The verdict: FAIL when anything failed but expected checks; SKIP when skipped; with expected
+ * failures, XFAIL when each of them failed, else XPASS, with a diagnostic for each that did not
+ * (strict: a known defect that went away is reported, never absorbed); FAIL, with a diagnostic,
+ * when the test made no check at all (a test that cannot fail is a defect); PASS otherwise.
  */
 enum ktap_result report_end(struct test_report *report);
 

@@ -18,7 +18,9 @@
 #include "lib/string.h"
 #include "pmu/pmu.h"
 #include "runner/debug_state.h"
+#include "runner/identity.h"
 #include "runner/isolation.h"
+#include "runner/known_defects.h"
 #include "runner/runner.h"
 #include "runner/test.h"
 #include "sched/sched.h"
@@ -31,7 +33,7 @@ extern const struct test_case __tests_start[], __tests_end[];
 static const struct run_options *options;
 
 struct totals {
-	unsigned int passed, failed, skipped;
+	unsigned int passed, failed, skipped, xfailed, xpassed;
 };
 
 uint64_t test_seed(void)
@@ -51,6 +53,18 @@ static bool glob_names_suite(const char *glob, size_t length, const char *suite)
 
 	return length > suite_length && strncmp(glob, suite, suite_length) == 0 &&
 	       glob[suite_length] == '.';
+}
+
+/* glob_selects_fn for glob_list_unmatched(): one glob of tests= against __tests_start[index]. */
+static bool glob_selects_test(const char *glob, size_t length, size_t index, const void *context)
+{
+	const struct test_case *test = &__tests_start[index];
+	char name[FULL_NAME_MAX];
+
+	(void)context;
+	full_name(test, name, sizeof(name));
+	return glob_match(glob, length, name) &&
+	       (!(test->flags & TEST_MANUAL) || glob_names_suite(glob, length, test->suite));
 }
 
 static bool test_is_selected(const struct test_case *test)
@@ -137,11 +151,18 @@ static void report_emulator_rules(void)
 static enum ktap_result run_test(const struct test_case *test, struct test_report *report,
 				 bool *emulated)
 {
+	static struct report_expected expected[KNOWN_DEFECTS_PER_TEST]; /* outlives the report */
+	char name[FULL_NAME_MAX];
 	struct isolation_outcome outcome;
 	uint64_t served;
 	unsigned int left;
 
 	report_begin(report, 1);
+	full_name(test, name, sizeof(name));
+	report_expect_failures(report, expected,
+			       known_defects_select(known_defects, known_defects_count,
+						    platform_identity(), name, expected,
+						    KNOWN_DEFECTS_PER_TEST));
 	debug_state_check("before");
 	emulator_take_violations(NULL, 0); /* what came before the test is not its doing */
 	served = emulator_stats_all().diverted + emulator_stats_all().steps;
@@ -193,14 +214,13 @@ static enum ktap_result run_suite(const struct test_case *first, const struct te
 		/* A result the emulated CPU took part in never passes for a hardware one. */
 		format(name, sizeof(name), "%s%s", test->name, emulated ? EMULATED_SUFFIX : "");
 		ktap_result(1, ++number, result, name, report.reason);
-		if (result == KTAP_FAIL) {
-			totals->failed++;
-			suite_result = KTAP_FAIL;
-		} else if (result == KTAP_SKIP) {
-			totals->skipped++;
-		} else {
-			totals->passed++;
-		}
+		if (result == KTAP_FAIL || result == KTAP_XPASS)
+			suite_result = KTAP_FAIL; /* a "not ok" line makes the suite "not ok" */
+		totals->failed += result == KTAP_FAIL;
+		totals->xpassed += result == KTAP_XPASS;
+		totals->xfailed += result == KTAP_XFAIL;
+		totals->skipped += result == KTAP_SKIP;
+		totals->passed += result == KTAP_PASS;
 	}
 	return suite_result;
 }
@@ -245,11 +265,21 @@ enum platform_exit_code runner_run(const struct run_options *run_options)
 	struct totals totals = { 0 };
 	unsigned int suites = 0, number = 0;
 	char error[CMDLINE_STRING_MAX + 64];
+	const char *unmatched;
+	size_t length;
 
 	options = run_options;
 	if (!test_names_are_valid()) {
 		ktap_bail_out("invalid test name");
 		return EXIT_BAIL_OUT;
+	}
+	unmatched = glob_list_unmatched(options->tests, (size_t)(__tests_end - __tests_start),
+					glob_selects_test, NULL, &length);
+	if (unmatched) {
+		format(error, sizeof(error), "option 'tests': '%.*s' selects no test", (int)length,
+		       unmatched);
+		runner_usage_error(error);
+		return EXIT_USAGE;
 	}
 	for (const struct test_case *first = __tests_start; first < __tests_end;
 	     first = suite_end(first))
@@ -266,6 +296,10 @@ enum platform_exit_code runner_run(const struct run_options *run_options)
 	}
 	if (options->kernel_fault)
 		ud2(); /* outside any test: must bail out with a register dump */
+	platform_identity_report();
+	ktap_diag(0, "known defects: %u of %zu entries apply to %s",
+		  known_defects_on(known_defects, known_defects_count, platform_identity()),
+		  known_defects_count, platform_identity());
 	debug_state_init();
 	debug_state_describe();
 	ktap_plan(0, suites);
@@ -277,7 +311,7 @@ enum platform_exit_code runner_run(const struct run_options *run_options)
 			continue;
 		ktap_result(0, ++number, run_suite(first, end, &totals), first->suite, NULL);
 	}
-	ktap_diag(0, "totals: pass=%u fail=%u skip=%u", totals.passed, totals.failed,
-		  totals.skipped);
-	return totals.failed ? EXIT_FAIL : EXIT_PASS;
+	ktap_diag(0, "totals: pass=%u fail=%u skip=%u xfail=%u xpass=%u", totals.passed,
+		  totals.failed, totals.skipped, totals.xfailed, totals.xpassed);
+	return totals.failed || totals.xpassed ? EXIT_FAIL : EXIT_PASS;
 }

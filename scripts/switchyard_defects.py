@@ -1,27 +1,128 @@
-"""Known defects of the platforms switchyard runs on, from tests/known-defects.toml.
+"""Known defects of the platforms switchyard runs on: tests/known-defects.toml, the one table.
 
-`load(path)` returns {platform: {"suite.test": reason}} and raises ValueError for a malformed
-file. Both scripts/run (which reports a known defect without failing the run) and the pytest
-harness (which makes each one a strict xfail) read the file through it.
+The kernel carries the table (runner/known_defects.c includes the C rows that
+`switchyard_defects.py --c-table FILE` writes at build time) and reports each entry's check
+in-band: `ok N name # XFAIL reason` when it failed as known, `not ok N name # XPASS reason` when
+it did not. scripts/run and the pytest harness judge those lines; they never read this file to
+decide a verdict. This module validates the file (`read`), writes the C rows, and answers which
+entries apply to a platform identity (`applies`), for the tests that check the table itself.
 """
 
+import argparse
+import fnmatch
+import re
+import sys
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 
 PATH = Path(__file__).resolve().parent.parent / "tests" / "known-defects.toml"
-PLATFORMS = ("tcg", "kvm")
+PER_TEST = 8  # KNOWN_DEFECTS_PER_TEST in runner/known_defects.h
+REASON_MAX = 150  # a reason ends a KTAP result line; REPORT_REASON_MAX in lib/report.h is 160
+PLATFORM = re.compile(r"[A-Za-z0-9_*?-]+")
+TEST = re.compile(r"[A-Za-z0-9_]+\.[A-Za-z0-9_]+")
+PRINTABLE = re.compile(r"[\x20-\x7e]+")
+KEYS = {"platform", "test", "check", "reason"}
+
+
+@dataclass(frozen=True)
+class Defect:
+    """One check of one test that fails on the platforms `platform` (a glob) matches."""
+
+    platform: str
+    test: str
+    check: str
+    reason: str
+
+
+def read(path=PATH):
+    """The entries of a known-defects file, in order; ValueError says what is wrong."""
+    with Path(path).open("rb") as file:
+        try:
+            table = tomllib.load(file)
+        except tomllib.TOMLDecodeError as error:
+            raise ValueError(f"{path}: {error}") from None
+    extra = set(table) - {"defect"}
+    if extra:
+        raise ValueError(f"{path}: only [[defect]] entries (platform, test, check, reason), "
+                         f"not {sorted(extra)}")
+    entries = table.get("defect", [])
+    if not isinstance(entries, list):
+        raise ValueError(f"{path}: 'defect' must be an array of tables: [[defect]]")
+    defects, seen, per_test = [], set(), {}
+    for number, entry in enumerate(entries, 1):
+        where = f"{path}: defect {number}"
+        if set(entry) != KEYS:
+            raise ValueError(f"{where}: needs exactly platform, test, check and reason: {entry}")
+        if not all(isinstance(entry[key], str) for key in KEYS):
+            raise ValueError(f"{where}: every value is a string: {entry}")
+        defect = Defect(**entry)
+        _validate(where, defect)
+        if (defect.platform, defect.test, defect.check) in seen:
+            raise ValueError(f"{where}: the same platform, test and check twice")
+        seen.add((defect.platform, defect.test, defect.check))
+        per_test[defect.test] = per_test.get(defect.test, 0) + 1
+        if per_test[defect.test] > PER_TEST:
+            raise ValueError(f"{where}: more than {PER_TEST} entries for {defect.test}")
+        defects.append(defect)
+    return defects
+
+
+def _validate(where, defect):
+    if not PLATFORM.fullmatch(defect.platform):
+        raise ValueError(f"{where}: platform {defect.platform!r} is not a glob of "
+                         "[A-Za-z0-9_-] with * and ?")
+    if not TEST.fullmatch(defect.test):
+        raise ValueError(f"{where}: test {defect.test!r} is not suite.test")
+    for key in ("check", "reason"):
+        value = getattr(defect, key)
+        if not PRINTABLE.fullmatch(value) or value != value.strip():
+            raise ValueError(f"{where}: {key} must be printable ASCII on one line, without "
+                             f"leading or trailing spaces: {value!r}")
+    if len(defect.reason) > REASON_MAX:
+        raise ValueError(f"{where}: reason longer than {REASON_MAX} characters")
+
+
+def applies(defect, identity):
+    """Whether defect applies on the platform identity: glob_match() of lib/glob.c ('*', '?';
+    PLATFORM admits no other wildcard, so fnmatch's '[' never occurs)."""
+    return fnmatch.fnmatchcase(identity, defect.platform)
 
 
 def load(path=PATH):
-    with Path(path).open("rb") as file:
-        table = tomllib.load(file)
-    defects = {}
-    for platform, entries in table.items():
-        if platform not in PLATFORMS or not isinstance(entries, list):
-            raise ValueError(f"{path}: expected [[tcg]] or [[kvm]] entries, not {platform!r}")
-        for entry in entries:
-            if set(entry) != {"test", "reason"} or "." not in entry["test"]:
-                raise ValueError(f"{path}: [{platform}] entries need exactly "
-                                 f"test = \"suite.name\" and reason = \"...\": {entry}")
-            defects.setdefault(platform, {})[entry["test"]] = entry["reason"]
-    return defects
+    """{platform glob: {"suite.test": reason}}: which tests have known defects where."""
+    table = {}
+    for defect in read(path):
+        table.setdefault(defect.platform, {}).setdefault(defect.test, defect.reason)
+    return table
+
+
+def _c_string(text):
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def c_table(defects, source="tests/known-defects.toml"):
+    """The rows of `const struct known_defect known_defects[]` (runner/known_defects.h)."""
+    lines = [f"/* Generated by scripts/switchyard_defects.py from {source}: do not edit. */"]
+    for defect in defects:
+        fields = (defect.platform, defect.test, defect.check, defect.reason)
+        lines.append("{ " + ", ".join(_c_string(field) for field in fields) + " },")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(prog="switchyard_defects.py",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("--c-table", type=Path, metavar="TOML", required=True,
+                        help="write the C rows of this known-defects file to stdout")
+    args = parser.parse_args(argv)
+    try:
+        sys.stdout.write(c_table(read(args.c_table), args.c_table))
+    except (OSError, ValueError) as error:
+        print(f"switchyard_defects.py: error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -26,9 +26,18 @@ BAIL_OUT = re.compile(r"Bail out!(?: (.*))?")
 METRIC = re.compile(r"# metric ([A-Za-z0-9_.]+)((?: [A-Za-z0-9_.]+=\S+)+)")
 
 
+# The directives a result line may carry, with the result word each needs and the status it
+# gives (docs/output.md): SKIP as KTAP has it; XFAIL and XPASS for the platform's known defects.
+DIRECTIVES = {"SKIP": ("ok", "skip"), "XFAIL": ("ok", "xfail"), "XPASS": ("not ok", "xpass")}
+FAILED = ("fail", "xpass")  # the statuses that fail a suite, a run and a pytest case
+
+
 @dataclass
 class KtapTest:
-    """One KTAP test result. status is "pass", "fail" or "skip"; line is 1-based in the log."""
+    """One KTAP test result; line is 1-based in the log. status is "pass", "fail", "skip",
+    "xfail" (a known defect of the platform occurred: "ok ... # XFAIL reason") or "xpass" (a
+    known defect did not occur: "not ok ... # XPASS reason", a failure). reason is the
+    directive's text; skip_reason the same for a SKIP, else ""."""
 
     suite: str
     name: str
@@ -36,6 +45,7 @@ class KtapTest:
     line: int
     skip_reason: str = ""
     diagnostics: list = field(default_factory=list)
+    reason: str = ""
 
     @property
     def id(self):
@@ -58,6 +68,11 @@ class LogResult:
 
     def count(self, status):
         return sum(t.status == status for t in self.tests)
+
+    @property
+    def failed(self):
+        """The tests that fail the run: "not ok", with or without XPASS."""
+        return [t for t in self.tests if t.status in FAILED]
 
     @property
     def usage_error(self):
@@ -128,7 +143,7 @@ def _verdict(result):
         return CRASH
     if result.bail_out is not None:
         return USAGE if result.usage_error is not None else CRASH
-    return FAIL if result.count("fail") else PASS
+    return FAIL if result.failed else PASS
 
 
 def status_disagreement(result, status):
@@ -241,15 +256,21 @@ class _Parser:
     def test_result(self, number, depth, word, index, name, directive):
         if self.plans[depth] is None or self.suite is None:
             return False  # a test before its plan, or a top-level result with no suite
-        skip = directive[len("SKIP "):] if directive and directive.startswith("SKIP ") else None
-        if directive is not None and (skip is None or word != "ok" or not skip.strip()):
-            self.error(number, f"bad directive {directive!r}: only 'ok N name # SKIP reason'")
+        status = "pass" if word == "ok" else "fail"
+        keyword, _, reason = (directive or "").partition(" ")
+        if directive is not None:
+            if DIRECTIVES.get(keyword, ("",))[0] != word or not reason.strip():
+                self.error(number, f"bad directive {directive!r}: only 'ok N name # SKIP "
+                           "reason', 'ok N name # XFAIL reason' and 'not ok N name # XPASS "
+                           "reason'")
+            else:
+                status = DIRECTIVES[keyword][1]
         self.counts[depth] += 1
         if int(index) != self.counts[depth]:
             self.error(number, f"result numbered {index}, expected {self.counts[depth]}")
         if depth == 1:
-            status = "skip" if skip is not None else ("pass" if word == "ok" else "fail")
-            test = KtapTest(self.suite, name, status, number, skip or "", self.pending)
+            test = KtapTest(self.suite, name, status, number,
+                            reason if status == "skip" else "", self.pending, reason)
             self.suite_tests.append(test)
             self.result.tests.append(test)
         else:
@@ -261,7 +282,7 @@ class _Parser:
         if name != self.suite:
             self.error(number, f"suite result names {name!r}, the subtest is {self.suite!r}")
         self.check_plan(number, 1, f"suite {self.suite}")
-        failed = any(t.status == "fail" for t in self.suite_tests)
+        failed = any(t.status in FAILED for t in self.suite_tests)
         if (word == "not ok") != failed:
             self.error(number, f"suite {self.suite} is '{word}' but "
                        f"{'a test failed' if failed else 'no test failed'}")

@@ -12,6 +12,7 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from switchyard_log import clean
 
@@ -52,12 +53,49 @@ def resolve_accel(accel):
     return "tcg" if kvm_unusable_reason() else "kvm"
 
 
-def qemu_command(kernel, accel, *, cpu=None, machine=MACHINE, cmdline="", smp=1, qemu=QEMU):
+def kvm_host(root="/"):
+    """Which KVM runs the guests here, as the kernel's platform.host= names it: "kvm-pvm" when
+    the kvm_pvm module is loaded (a paravirtual nested KVM, no VMX), else "kvm-vmx" or
+    "kvm-svm" when kvm_intel or kvm_amd is loaded and the CPU has the vmx or svm flag; None
+    when none of these holds (the kernel then says identity=kvm). root: for tests."""
+    root = Path(root)
+    try:
+        modules = {line.split()[0] for line in
+                   (root / "proc/modules").read_text().splitlines() if line.strip()}
+    except OSError:
+        modules = set()
+    modules |= {name for name in ("kvm_pvm", "kvm_intel", "kvm_amd")
+                if (root / "sys/module" / name).is_dir()}
+    try:
+        flags = set()
+        for line in (root / "proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                flags.update(line.partition(":")[2].split())
+    except OSError:
+        flags = set()
+    if "kvm_pvm" in modules:
+        return "kvm-pvm"
+    if "kvm_intel" in modules and "vmx" in flags:
+        return "kvm-vmx"
+    if "kvm_amd" in modules and "svm" in flags:
+        return "kvm-svm"
+    return None
+
+
+def qemu_command(kernel, accel, *, cpu=None, machine=MACHINE, cmdline="", smp=1, qemu=QEMU,
+                 host=None):
     """The QEMU argv for one run; accel is "kvm" or "tcg"; cmdline follows exit=isa-debug.
     With more than one CPU the kernel is told how many QEMU gives it (smp.expect=N), so that
-    a CPU that does not come up fails smp.every_cpu_comes_up_and_reports_its_apic_id."""
+    a CPU that does not come up fails smp.every_cpu_comes_up_and_reports_its_apic_id.
+    Under KVM it is told which KVM (platform.host=, from host or else kvm_host()), which the
+    guest cannot see, so that a defect of KVM-PVM is never taken for one of VMX KVM."""
     expect = "" if smp == 1 or "smp.expect=" in cmdline else f"smp.expect={smp}"
-    append = " ".join(part for part in ["exit=isa-debug", cmdline, expect] if part)
+    if accel == "kvm" and "platform.host=" not in cmdline:
+        host = host or kvm_host()
+    else:
+        host = None
+    append = " ".join(part for part in ["exit=isa-debug", cmdline, expect,
+                                        f"platform.host={host}" if host else ""] if part)
     return [qemu, "-M", machine, "-m", "128M", "-display", "none", "-nodefaults",
             "-no-reboot", "-serial", "stdio",
             "-device", "isa-debug-exit,iobase=0xf4,iosize=4",

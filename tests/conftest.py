@@ -5,23 +5,24 @@ case with id "PLATFORM-suite.test". Platforms are "tcg" (always) and "kvm" (skip
 reason, when /dev/kvm cannot be opened or QEMU cannot start a KVM guest), each with one CPU and
 every test; and "tcg-smp2", "tcg-smp4", "kvm-smp2", "kvm-smp4": the smp suite with 2 and 4
 CPUs; "tcg-pebs-fmtN" and "tcg-kvm-pebs": the bts, pebs, pmu and emulator suites on the
-emulated CPU playing another part; "tcg-ds-hardware": the same suites with the model refused. A missing kernel image is a failure, never a skip. Known platform defects in
-tests/known-defects.toml ([tcg] and [kvm] tables, which also cover the -smpN boots) become
-strict xfails.
+emulated CPU playing another part; "tcg-ds-hardware": the same suites with the model refused.
+A missing kernel image is a failure, never a skip.
+
+Known platform defects (tests/known-defects.toml) are compiled into the kernel, which reports
+them in-band: "ok N name # XFAIL reason" becomes a pytest xfail, "not ok N name # XPASS reason"
+(the defect did not occur) a strict xfail that passed, so a failure. The harness reads no table
+of its own, so a recorded log is judged exactly as the kernel that wrote it judged itself.
 
 Environment:
   SWITCHYARD_LOG=PATH           judge this recorded log instead of booting (platform "log")
-  SWITCHYARD_LOG_PLATFORM=NAME  the known-defects table that applies to that log (default none)
   SWITCHYARD_CMDLINE="..."      extra kernel options for the boots
   SWITCHYARD_BOOT_TIMEOUT=S     seconds per boot (default 300)
-  SWITCHYARD_KNOWN_DEFECTS=PATH another known-defects file (default tests/known-defects.toml)
 Raw logs of the boots are kept in build/logs/PLATFORM.log.
 """
 
 import functools
 import os
 import sys
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,13 +30,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
-import switchyard_defects as defects  # noqa: E402
 import switchyard_log as ktap  # noqa: E402
 import switchyard_qemu as qemu  # noqa: E402
 
 KERNEL = ROOT / "build" / "switchyard32.elf"
 LOG_DIR = ROOT / "build" / "logs"
-KNOWN_DEFECTS = Path(os.environ.get("SWITCHYARD_KNOWN_DEFECTS", defects.PATH))
 # name: (accelerator, CPUs, kernel options)
 BOOTS = {
     "tcg": ("tcg", 1, ""),
@@ -124,32 +123,13 @@ def boot_platform(name):
     return platform
 
 
-@functools.cache
-def known_defects():
-    """{platform: {"suite.test": reason}} from tests/known-defects.toml, validated."""
-    try:
-        return defects.load(KNOWN_DEFECTS)
-    except ValueError as error:
-        raise pytest.UsageError(str(error)) from None
-
-
 def ktap_params(platform):
-    """One pytest.param per KTAP test of the platform; known defects become strict xfails."""
-    table = platform.name
-    if table == "log":
-        table = os.environ.get("SWITCHYARD_LOG_PLATFORM", "")
-    else:
-        table = BOOTS[table][0]
-    defects = known_defects().get(table, {})
-    ids = {test.id for test in platform.result.tests}
-    every_test = table == platform.name or platform.name == "log"
-    for test_id in sorted(set(defects) - ids) if every_test else ():
-        warnings.warn(pytest.PytestWarning(
-            f"{KNOWN_DEFECTS.name}: [{table}] entry {test_id!r} names no test in the log"))
+    """One pytest.param per KTAP test of the platform. The kernel's XFAIL and XPASS results
+    are strict xfails: the first fails as expected, the second passes and so fails."""
     for test in platform.result.tests:
         marks = []
-        if test.id in defects:
-            marks.append(pytest.mark.xfail(strict=True, reason=defects[test.id]))
+        if test.status in ("xfail", "xpass"):
+            marks.append(pytest.mark.xfail(strict=True, reason=test.reason))
         yield pytest.param(platform, test, id=f"{platform.name}-{test.id}", marks=marks)
 
 

@@ -132,6 +132,10 @@ def test_no_ktap_output_is_a_crash():
      ("line 20", "malformed line")),
     ("# SKIP CR4.DE cannot be set", "# SKIP", ("line 13", "bad directive")),
     ("# SKIP CR4.DE cannot be set", "# TODO CR4.DE", ("line 13", "bad directive")),
+    ("# SKIP CR4.DE cannot be set", "# XFAIL", ("line 13", "bad directive")),
+    ("# SKIP CR4.DE cannot be set", "# XPASS CR4.DE", ("line 13", "bad directive")),
+    ("    ok 1 long_mode_is_active", "    not ok 1 long_mode_is_active # XFAIL x",
+     ("line 18", "bad directive")),
     ("    1..3", "    1..4", ("suite arch plans 4, has 3",)),
     ("1..2\n", "1..3\n", ("the top level plans 3, has 2",)),
     ("    ok 3 io_", "    ok 4 io_", ("line 13", "numbered 4, expected 3")),
@@ -284,24 +288,37 @@ def test_harness_judges_a_recorded_log(tmp_path):
     assert "1 failed, 3 passed, 2 skipped" in proc.stdout
 
 
-@pytest.mark.parametrize("word, outcome", [("not ok", "1 xfailed"), ("ok", "1 failed")])
-def test_a_known_defect_is_a_strict_xfail(tmp_path, word, outcome):
-    """tests/known-defects.toml: the defect fails as expected; a fixed defect is reported."""
-    suite = """\
+KNOWN_DEFECT_SUITE = """\
     KTAP version 1
     # Subtest: dr
     1..1
-    # GD did not raise #DB
-    {} 1 general_detect_raises_db
-{} 3 dr
-""".format(word, word)
-    body = PASSING_BODY.replace("1..2\n", "1..3\n", 1) + suite
-    known = tmp_path / "known-defects.toml"
-    known.write_text('[[tcg]]\ntest = "dr.general_detect_raises_db"\nreason = "no GD"\n')
-    proc = harness(tmp_path, seal(body), SWITCHYARD_LOG_PLATFORM="tcg",
-                   SWITCHYARD_KNOWN_DEFECTS=str(known))
+    # tests/kernel/dr_semantics.c:80: check failed: 1 == count
+    #   expected 1 (0x1), got 0 (0x0)
+    #   known defect of this platform: no GD
+    {result}
+{word} 3 dr
+"""
+
+
+@pytest.mark.parametrize("result, word, outcome, code", [
+    ("ok 1 general_detect_raises_db # XFAIL no GD", "ok", "1 xfailed", 0),
+    ("not ok 1 general_detect_raises_db # XPASS no GD", "not ok", "1 failed", 1),
+    ("not ok 1 general_detect_raises_db", "not ok", "1 failed", 1)],
+    ids=["xfail", "xpass", "other-failure"])
+def test_a_known_defect_is_a_strict_xfail_in_run_and_pytest_alike(tmp_path, result, word,
+                                                                   outcome, code):
+    """The kernel's in-band verdicts: XFAIL is an xfail and exit 0, XPASS a strict xfail that
+    passed and exit 1, a failure beside the known one a failure; no table is read."""
+    body = (PASSING_BODY.replace("1..2\n", "1..3\n", 1)
+            + KNOWN_DEFECT_SUITE.format(result=result, word=word))
+    proc = harness(tmp_path, seal(body))
     assert outcome in proc.stdout.splitlines()[-1], proc.stdout
     assert "log-dr.general_detect_raises_db" in proc.stdout
+    if "XPASS" in result:
+        assert "[XPASS(strict)] no GD" in proc.stdout, proc.stdout
+    run_proc = run("--check-log", str(tmp_path / "serial.log"))
+    assert run_proc.returncode == code, run_proc.stderr
+    assert (proc.returncode == 0) == (code == 0)
 
 
 # The real kernel under TCG: its command-line errors.

@@ -1,0 +1,475 @@
+"""Known defects in-band (docs/output.md): the one table, the platform identity, and the kernel's
+XFAIL and XPASS verdicts as scripts/run, pytest and Linux's own KTAP parser read them.
+
+The matcher itself is host-tested (tests/host/test_known_defects.c); here: the table against the
+kernel's sources, its C rows, the runner's word on the host (platform.host=), recorded logs of
+KVM-PVM (no KVM here), and, marked "boot", the real kernel under TCG, also playing kvm-pvm and
+kvm-vmx (selftest.platform=) and built with a broken table. SWITCHYARD_KERNEL names another image
+(default build/switchyard32.elf); its directory is the build the rebuild test starts from.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sealed_logs import seal
+
+import switchyard_defects as defects
+import switchyard_log as ktap
+import switchyard_qemu as qemu
+
+ROOT = Path(__file__).resolve().parent.parent
+RUN = ROOT / "scripts" / "run"
+KERNEL = Path(os.environ.get("SWITCHYARD_KERNEL", ROOT / "build" / "switchyard32.elf"))
+TABLE = defects.read()
+# Linux's KTAP parser, from Debian's linux-source-6.1 (make deps installs it).
+LINUX_SOURCE = Path("/usr/src/linux-source-6.1.tar.xz")
+KUNIT_MEMBERS = ["kunit.py", "kunit_config.py", "kunit_json.py", "kunit_kernel.py",
+                 "kunit_parser.py", "kunit_printer.py", "qemu_config.py"]
+TCG_DEFECT_TESTS = "arch.rdmsr_safe_reports_gp_for_an_msr_that_faults," \
+    "dr.general_detect_raises_db_on_the_next_dr_access"
+PVM_DEFECT_TESTS = sorted({d.test for d in TABLE if d.platform == "kvm-pvm"})
+# Every test the table names, by suite (a list of names is over tests='s 255 characters).
+DEFECT_SUITES = ",".join(sorted({d.test.split(".")[0] + ".*" for d in TABLE}))
+
+
+# The table against the sources.
+
+def c_arguments(text, start):
+    """The top-level comma-separated arguments of the call whose '(' is at text[start]."""
+    depth, args, current = 0, [], ""
+    for char in text[start:]:
+        if char in "([{":
+            depth += 1
+            if depth == 1:
+                continue
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                return args + [current]
+        elif char == "," and depth == 1:
+            args.append(current)
+            current = ""
+            continue
+        current += char
+    raise ValueError("unbalanced call")
+
+
+def stringified(argument):
+    """A macro argument as # makes it: whitespace runs become one space, none at the ends."""
+    return re.sub(r"\s+", " ", argument).strip()
+
+
+def checks_in(source):
+    """What each check() and check_eq() of a C file prints after "check failed: "."""
+    found = set()
+    for match in re.finditer(r"(?<![\w.])(check|check_eq)\s*\(", source):
+        args = c_arguments(source, match.end() - 1)
+        if match.group(1) == "check_eq":
+            found.add(f"{stringified(args[0])} == {stringified(args[1])}")
+        else:
+            found.add(stringified(args[0]))
+    return found
+
+
+def kernel_tests():
+    """{"suite.test": the checks of the file that registers it}."""
+    tests = {}
+    for path in sorted((ROOT / "tests" / "kernel").glob("*.c")):
+        source = path.read_text()
+        checks = checks_in(source)
+        for suite, name in re.findall(r"\bTEST(?:_FLAGS)?\(\s*(\w+)\s*,\s*(\w+)", source):
+            tests[f"{suite}.{name}"] = checks
+    return tests
+
+
+def test_checks_in_reads_check_texts_as_the_preprocessor_stringifies_them():
+    source = """check_eq(EXINFO(X86_EXC_GP, 0),\n\t\t rdmsr_safe(MSR_X, &value));
+        check(count == 1, "%s, slot %u", what, slot); report_check(x, y); a.check(z);"""
+    assert checks_in(source) == {"EXINFO(X86_EXC_GP, 0) == rdmsr_safe(MSR_X, &value)",
+                                 "count == 1"}
+
+
+@pytest.mark.parametrize("defect", TABLE, ids=lambda d: f"{d.platform}-{d.test}-{d.check}")
+def test_every_entry_names_a_test_and_one_of_its_checks(defect):
+    tests = kernel_tests()
+    assert defect.test in tests, f"{defect.test}: no TEST() registers it in tests/kernel/"
+    assert defect.check in tests[defect.test], (
+        f"{defect.test}: no check in its file prints {defect.check!r}")
+
+
+def test_the_table_covers_the_known_tcg_and_kvm_pvm_defects():
+    platforms = {d.platform for d in TABLE}
+    assert platforms == {"tcg", "kvm-pvm"}
+    gd = [d.check for d in TABLE
+          if d.test == "dr.general_detect_raises_db_on_the_next_dr_access"]
+    assert gd == ["1 == count", "0 == read_dr7() & DR7_GD"]
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[[tcg]]\ntest = "a.b"\nreason = "r"\n', "only [[defect]] entries"),
+    ('[[defect]]\nplatform = "tcg"\ntest = "a.b"\nreason = "r"\n', "exactly platform"),
+    ('[[defect]]\nplatform = "tcg"\ntest = "a.b"\ncheck = "x"\nreason = "r"\nextra = 1\n',
+     "exactly platform"),
+    ('[[defect]]\nplatform = "kvm pvm"\ntest = "a.b"\ncheck = "x"\nreason = "r"\n', "platform"),
+    ('[[defect]]\nplatform = "kvm[0]"\ntest = "a.b"\ncheck = "x"\nreason = "r"\n', "platform"),
+    ('[[defect]]\nplatform = "tcg"\ntest = "ab"\ncheck = "x"\nreason = "r"\n', "suite.test"),
+    ('[[defect]]\nplatform = "tcg"\ntest = "a.b"\ncheck = " x"\nreason = "r"\n', "check"),
+    ('[[defect]]\nplatform = "tcg"\ntest = "a.b"\ncheck = "x"\nreason = "r\\u00e9"\n', "reason"),
+    ('[[defect]]\nplatform = "tcg"\ntest = "a.b"\ncheck = "x"\nreason = "' + "r" * 151 + '"\n',
+     "longer than 150"),
+    ('[[defect]]\nplatform = "tcg"\ntest = "a.b"\ncheck = "x"\nreason = "r"\n' * 2, "twice"),
+    ("".join(f'[[defect]]\nplatform = "tcg"\ntest = "a.b"\ncheck = "x{i}"\nreason = "r"\n'
+             for i in range(9)), "more than 8"),
+    ('[[defect]]\nplatform = 1\ntest = "a.b"\ncheck = "x"\nreason = "r"\n', "string"),
+    ("[[defect]\n", "defect"),
+], ids=["old-format", "missing-check", "extra-key", "space", "bracket", "not-suite-test",
+        "leading-space", "not-ascii", "long-reason", "duplicate", "too-many", "not-string",
+        "bad-toml"])
+def test_a_malformed_table_is_refused_at_build_time(tmp_path, text, message):
+    path = tmp_path / "known-defects.toml"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        defects.read(path)
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "switchyard_defects.py"),
+                           "--c-table", str(path)], capture_output=True, text=True)
+    assert proc.returncode == 1 and proc.stdout == "" and "error:" in proc.stderr
+
+
+def test_the_c_rows_escape_and_compile(tmp_path):
+    table = [defects.Defect("tcg", "a.b", 'strcmp(s, "x\\\\y") == 0', "a \"quoted\" reason"),
+             *TABLE]
+    (tmp_path / "known_defects_table.h").write_text(defects.c_table(table))
+    (tmp_path / "t.c").write_text(
+        '#include <string.h>\n#include <assert.h>\n'
+        'struct known_defect { const char *platform, *test, *check, *reason; };\n'
+        'static const struct known_defect t[] = {\n#include "known_defects_table.h"\n};\n'
+        'int main(void) { assert(strcmp(t[0].check, "strcmp(s, \\"x\\\\\\\\y\\") == 0") == 0);'
+        ' return sizeof(t) / sizeof(t[0]) == %d ? 0 : 1; }\n' % len(table))
+    subprocess.run(["gcc", "-Wall", "-Werror", "-o", str(tmp_path / "t"), str(tmp_path / "t.c")],
+                   check=True)
+    assert subprocess.run([str(tmp_path / "t")]).returncode == 0
+
+
+@pytest.mark.parametrize("identity, applies", [
+    ("kvm-pvm", True), ("kvm-vmx", False), ("kvm-svm", False), ("kvm", False), ("tcg", False),
+    ("metal-GenuineIntel-6-85", False), ("kvm-pvm-2", False)])
+def test_a_kvm_pvm_entry_applies_on_kvm_pvm_only(identity, applies):
+    pvm = [d for d in TABLE if d.platform == "kvm-pvm"]
+    assert pvm and all(defects.applies(d, identity) == applies for d in pvm)
+    glob = defects.Defect("metal-GenuineIntel-6-*", "a.b", "x", "r")
+    assert defects.applies(glob, "metal-GenuineIntel-6-85")
+    assert not defects.applies(glob, "metal-AuthenticAMD-25-1")
+
+
+# The runner's word on the host.
+
+def fake_host(tmp_path, modules=(), sys_modules=(), flags=""):
+    (tmp_path / "proc").mkdir(exist_ok=True)
+    (tmp_path / "proc" / "modules").write_text(
+        "".join(f"{m} 1234 0 - Live 0x0\n" for m in modules))
+    (tmp_path / "proc" / "cpuinfo").write_text(f"processor\t: 0\nflags\t\t: fpu {flags} sse\n")
+    for module in sys_modules:
+        (tmp_path / "sys" / "module" / module).mkdir(parents=True)
+    return tmp_path
+
+
+@pytest.mark.parametrize("modules, sys_modules, flags, host", [
+    (["kvm_pvm", "kvm"], [], "", "kvm-pvm"),
+    ([], ["kvm_pvm"], "", "kvm-pvm"),
+    (["kvm_pvm", "kvm_intel", "kvm"], [], "vmx", "kvm-pvm"),
+    (["kvm_intel", "kvm"], [], "vmx", "kvm-vmx"),
+    (["kvm_amd", "kvm"], [], "svm", "kvm-svm"),
+    (["kvm_intel", "kvm"], [], "", None),
+    (["kvm"], [], "vmx", None),
+    ([], [], "", None)], ids=["pvm", "pvm-sysfs", "pvm-beside-vmx", "vmx", "svm",
+                             "kvm-intel-without-vmx", "no-vendor-module", "nothing"])
+def test_kvm_host_names_the_kvm_from_modules_and_cpu_flags(tmp_path, modules, sys_modules,
+                                                           flags, host):
+    assert qemu.kvm_host(fake_host(tmp_path, modules, sys_modules, flags)) == host
+
+
+def test_only_a_kvm_boot_tells_the_kernel_its_host():
+    def append(*args, **kwargs):
+        argv = qemu.qemu_command("k.elf", *args, **kwargs)
+        return argv[argv.index("-append") + 1]
+    assert append("kvm", host="kvm-vmx") == "exit=isa-debug platform.host=kvm-vmx"
+    assert append("kvm", host="kvm-pvm", cmdline="tests=dr.*", smp=2) == \
+        "exit=isa-debug tests=dr.* smp.expect=2 platform.host=kvm-pvm"
+    assert append("kvm", host="kvm-vmx", cmdline="platform.host=kvm-svm") == \
+        "exit=isa-debug platform.host=kvm-svm"
+    assert append("tcg", host="kvm-pvm") == "exit=isa-debug"
+
+
+# Recorded logs: KVM-PVM as the kernel prints it, from the table's own checks and reasons.
+
+def recorded_log(identity, how, results):
+    """A sealed log of one suite per test of `results` {"suite.test": KTAP result line}."""
+    body = ("KTAP version 1\n# switchyard 0.1 (x86-64)\n# cmdline: exit=isa-debug\n"
+            f"# seed=7\n# platform: identity={identity} ({how})\n1..{len(results)}\n")
+    for number, (test_id, line) in enumerate(results.items(), 1):
+        suite, name = test_id.split(".")
+        word = "not ok" if line.splitlines()[-1].lstrip().startswith("not ok") else "ok"
+        body += (f"    KTAP version 1\n    # Subtest: {suite}\n    1..1\n    {line}\n"
+                 f"{word} {number} {suite}\n")
+    return seal(body)
+
+
+def pvm_results(identity):
+    """Each KVM-PVM defect's test as the kernel reports it on `identity`: its named checks
+    failed on kvm-pvm (XFAIL, with their diagnostics), passed elsewhere."""
+    results = {}
+    for test in PVM_DEFECT_TESTS:
+        entries = [d for d in TABLE if d.test == test and defects.applies(d, identity)]
+        name = test.split(".")[1]
+        if not entries:
+            results[test] = f"ok 1 {name}"
+            continue
+        diagnostics = "".join(f"    # tests/kernel/x.c:1: check failed: {d.check}\n"
+                              f"    #   known defect of this platform: {d.reason}\n"
+                              for d in entries)
+        results[test] = f"{diagnostics.strip()}\n    ok 1 {name} # XFAIL {entries[0].reason}"
+    return results
+
+
+PVM_LOG = recorded_log("kvm-pvm", 'hypervisor "KVMKVMKVM", platform.host=kvm-pvm',
+                       pvm_results("kvm-pvm"))
+VMX_LOG = recorded_log("kvm-vmx", 'hypervisor "KVMKVMKVM", platform.host=kvm-vmx',
+                       pvm_results("kvm-vmx"))
+
+
+def harness(tmp_path, log):
+    (tmp_path / "serial.log").write_text(log)
+    env = dict(os.environ, SWITCHYARD_LOG=str(tmp_path / "serial.log"))
+    return subprocess.run([sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider",
+                           str(ROOT / "tests" / "test_kernel.py")],
+                          capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
+
+
+def run_check_log(path):
+    return subprocess.run([sys.executable, str(RUN), "--check-log", str(path)],
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_a_kvm_pvm_log_of_known_defects_only_passes_in_run_and_pytest(tmp_path):
+    result = ktap.check_log(PVM_LOG.encode(), qemu_status=33)
+    assert (result.verdict, result.errors) == (ktap.PASS, [])
+    assert [t.status for t in result.tests] == ["xfail"] * len(PVM_DEFECT_TESTS)
+    assert "not ok" not in PVM_LOG
+    proc = harness(tmp_path, PVM_LOG)
+    assert proc.returncode == 0, proc.stdout
+    assert f"{len(PVM_DEFECT_TESTS)} xfailed" in proc.stdout.splitlines()[-1], proc.stdout
+    run = run_check_log(tmp_path / "serial.log")
+    assert run.returncode == 0, run.stderr
+    assert f"{len(PVM_DEFECT_TESTS)} xfailed (known platform defects)" in run.stderr
+
+
+def test_a_kvm_vmx_log_applies_no_kvm_pvm_defect(tmp_path):
+    assert "XFAIL" not in VMX_LOG and "not ok" not in VMX_LOG
+    proc = harness(tmp_path, VMX_LOG)
+    assert proc.returncode == 0, proc.stdout
+    last = proc.stdout.splitlines()[-1]  # the tests, and test_log_is_complete_and_verified
+    assert f"{len(PVM_DEFECT_TESTS) + 1} passed" in last, proc.stdout
+
+
+def pvm_log_with_an_xpass():
+    """The KVM-PVM log with its first test's defect gone: (log, test, reason)."""
+    results = pvm_results("kvm-pvm")
+    test = PVM_DEFECT_TESTS[0]
+    reason = next(d.reason for d in TABLE if d.test == test)
+    results[test] = (f"# known defect did not occur: check 'x' never failed ({reason})\n"
+                     f"    not ok 1 {test.split('.')[1]} # XPASS {reason}")
+    return recorded_log("kvm-pvm", "platform.host=kvm-pvm", results), test, reason
+
+
+def test_an_xpass_fails_run_and_pytest_alike(tmp_path):
+    log, test, reason = pvm_log_with_an_xpass()
+    result = ktap.check_log(log.encode(), qemu_status=35)
+    assert (result.verdict, result.errors) == (ktap.FAIL, [])
+    assert [t.id for t in result.failed] == [test] and result.failed[0].reason == reason
+    proc = harness(tmp_path, log)
+    assert proc.returncode == 1, proc.stdout
+    assert f"[XPASS(strict)] {reason}" in proc.stdout, proc.stdout
+    run = run_check_log(tmp_path / "serial.log")
+    assert run.returncode == 1, run.stderr
+    assert f"XPASS {test}" in run.stderr and "1 xpassed" in run.stderr
+
+
+# Linux's kunit.py, which knows nothing of the table.
+
+@pytest.fixture(scope="session")
+def kunit():
+    """tools/testing/kunit of linux-source-6.1, extracted once into build/kunit-6.1 (kunit.py
+    finds the kernel tree by the path tools/testing/kunit, so the path is kept)."""
+    assert LINUX_SOURCE.is_file(), f"{LINUX_SOURCE} not found: apt-get install linux-source-6.1"
+    target = ROOT / "build" / "kunit-6.1"
+    script = target / "tools" / "testing" / "kunit" / "kunit.py"
+    if not script.is_file() or script.stat().st_mtime < LINUX_SOURCE.stat().st_mtime:
+        shutil.rmtree(target, ignore_errors=True)
+        target.mkdir(parents=True)
+        members = [f"linux-source-6.1/tools/testing/kunit/{m}" for m in KUNIT_MEMBERS]
+        subprocess.run(["tar", "-xJf", str(LINUX_SOURCE), "-C", str(target),
+                        "--strip-components=1", *members], check=True, timeout=300)
+        script.touch()
+    return script
+
+
+def kunit_parse(kunit, log_path):
+    """kunit.py parse's exit status and its summary {"passed": N, "failed": N, ...}."""
+    proc = subprocess.run([sys.executable, str(kunit), "parse", str(log_path)],
+                          capture_output=True, text=True, timeout=120)
+    summary = re.search(r"Ran (\d+) tests: (.*)", proc.stdout)
+    assert summary, proc.stdout + proc.stderr
+    counts = {key: int(value) for key, value in re.findall(r"(\w+): (\d+)", summary.group(2))}
+    counts["total"] = int(summary.group(1))
+    return proc.returncode, counts, proc.stdout
+
+
+def same_counts(result):
+    """What kunit.py should count in a log of ours: XFAIL is "ok", XPASS "not ok"."""
+    counts = {"total": len(result.tests),
+              "passed": result.count("pass") + result.count("xfail"),
+              "failed": len(result.failed), "skipped": result.count("skip")}
+    return {key: value for key, value in counts.items() if value or key == "total"}
+
+
+@pytest.mark.parametrize("log", [PVM_LOG, VMX_LOG], ids=["kvm-pvm", "kvm-vmx"])
+def test_kunit_parse_passes_a_log_whose_only_failures_are_known(tmp_path, kunit, log):
+    (tmp_path / "serial.log").write_text(log)
+    status, counts, stdout = kunit_parse(kunit, tmp_path / "serial.log")
+    assert status == 0, stdout
+    assert counts == same_counts(ktap.check_log(log.encode())), stdout
+
+
+def test_kunit_parse_fails_an_xpass(tmp_path, kunit):
+    log, test, _ = pvm_log_with_an_xpass()
+    (tmp_path / "serial.log").write_text(log)
+    status, counts, stdout = kunit_parse(kunit, tmp_path / "serial.log")
+    assert status != 0, stdout
+    assert counts == same_counts(ktap.check_log(log.encode())), stdout
+    assert f"[FAILED] {test.split('.')[1]}" in stdout, stdout
+
+
+# The real kernel under TCG.
+
+def boot(tmp_path, cmdline, kernel=KERNEL, name="serial.log"):
+    assert kernel.is_file(), f"kernel image {kernel} not found: run make"
+    log = tmp_path / name
+    proc = subprocess.run([sys.executable, str(RUN), "--kernel", str(kernel), "--accel", "tcg",
+                           "--quiet", "--timeout", "120", "--cmdline", cmdline, "--log", str(log)],
+                          capture_output=True, text=True, timeout=180)
+    return proc, ktap.check_log(log.read_bytes()), log
+
+
+def identity_line(result):
+    return next(d for d in result.diagnostics if d.startswith("platform: identity="))
+
+
+@pytest.mark.boot
+def test_kunit_parse_agrees_with_the_harness_on_the_whole_tcg_boot(tmp_path, kunit):
+    """The harness's own "tcg" boot (shared with tests/test_kernel.py): kunit.py exits 0
+    exactly when our verdict is PASS, and counts what we count."""
+    from conftest import load_platform
+
+    platform = load_platform("tcg")
+    if platform.failure:
+        pytest.fail(platform.failure, pytrace=False)
+    result = platform.result
+    assert not result.errors, result.errors
+    (tmp_path / "serial.log").write_bytes(platform.raw)
+    status, counts, stdout = kunit_parse(kunit, tmp_path / "serial.log")
+    assert (status == 0) == (result.verdict == ktap.PASS), stdout
+    assert counts == same_counts(result), stdout
+
+
+@pytest.mark.boot
+@pytest.mark.parametrize("extra", ["", "platform.host=kvm-pvm"], ids=["plain", "host-ignored"])
+def test_tcg_reports_its_two_defects_as_xfail_and_no_not_ok(tmp_path, kunit, extra):
+    proc, result, log = boot(tmp_path, f"tests={TCG_DEFECT_TESTS},boot.* {extra}")
+    assert proc.returncode == 0, proc.stderr
+    assert identity_line(result).startswith("platform: identity=tcg (hypervisor \"TCGTCGTCGTCG\"")
+    if extra:
+        assert "platform.host=kvm-pvm ignored: not a KVM guest" in identity_line(result)
+    assert {t.id: t.status for t in result.tests if t.status != "pass"} == {
+        "arch.rdmsr_safe_reports_gp_for_an_msr_that_faults": "xfail",
+        "dr.general_detect_raises_db_on_the_next_dr_access": "xfail"}
+    gd = next(t for t in result.tests if t.name.startswith("general_detect"))
+    assert gd.reason == "QEMU TCG does not implement DR7.GD: no #DB on the next DR access"
+    assert sum("known defect of this platform" in line for line in gd.diagnostics) == 2
+    assert not any(line.lstrip().startswith("not ok")
+                   for line in ktap.clean(log.read_bytes()).splitlines())
+    assert "2 xfailed (known platform defects)" in proc.stderr
+    status, counts, stdout = kunit_parse(kunit, log)
+    assert status == 0, stdout
+    assert counts == same_counts(result), stdout
+    pytest_run = harness(tmp_path, log.read_text())
+    assert pytest_run.returncode == 0, pytest_run.stdout
+    assert "2 xfailed" in pytest_run.stdout.splitlines()[-1]
+
+
+@pytest.mark.boot
+def test_playing_kvm_pvm_on_tcg_every_pvm_defect_xpasses_and_tcgs_fail(tmp_path):
+    proc, result, log = boot(tmp_path, f"selftest.platform=kvm-pvm tests={DEFECT_SUITES}")
+    assert proc.returncode == 1, proc.stderr
+    assert identity_line(result) == \
+        "platform: identity=kvm-pvm (selftest.platform: the machine is tcg)"
+    statuses = {t.id: t.status for t in result.tests}
+    assert {test: statuses[test] for test in [*PVM_DEFECT_TESTS, *TCG_DEFECT_TESTS.split(",")]} \
+        == {**{test: "xpass" for test in PVM_DEFECT_TESTS},
+            **{test: "fail" for test in TCG_DEFECT_TESTS.split(",")}}
+    assert "xfail" not in statuses.values()
+    for test in result.failed:
+        if test.status == "xpass":
+            assert any(line.startswith("known defect did not occur: check '")
+                       for line in test.diagnostics), test
+    pytest_run = harness(tmp_path, log.read_text())
+    last = pytest_run.stdout.splitlines()[-1]
+    assert pytest_run.returncode == 1 and f"{len(result.failed)} failed" in last, pytest_run.stdout
+    assert pytest_run.stdout.count("[XPASS(strict)]") == len(PVM_DEFECT_TESTS)
+
+
+@pytest.mark.boot
+def test_playing_kvm_vmx_on_tcg_no_kvm_pvm_defect_applies(tmp_path):
+    proc, result, _ = boot(tmp_path, f"selftest.platform=kvm-vmx tests={DEFECT_SUITES}")
+    assert "known defects: 0 of" in "\n".join(result.diagnostics)
+    statuses = {t.id: t.status for t in result.tests}
+    assert {test: statuses[test] for test in PVM_DEFECT_TESTS} == \
+        {test: "pass" for test in PVM_DEFECT_TESTS}
+    assert not {"xfail", "xpass"} & set(statuses.values())
+
+
+@pytest.mark.boot
+@pytest.mark.parametrize("cmdline, option", [
+    ("platform.host=kvm", "platform.host"), ("platform.host=xen", "platform.host"),
+    ("selftest.platform=a.b", "selftest.platform")])
+def test_a_bad_platform_option_is_a_usage_error(tmp_path, cmdline, option):
+    proc, result, _ = boot(tmp_path, cmdline)
+    assert proc.returncode == 3, proc.stderr
+    assert result.usage_error.startswith(f"option '{option}'"), result.usage_error
+
+
+@pytest.mark.boot
+def test_a_kernel_whose_table_names_one_of_two_failing_checks_fails_the_test(tmp_path):
+    """The matcher is per check: with only GD's first check in the table, its second failure
+    is a plain failure (built with KNOWN_DEFECTS=, from a copy of the kernel's build)."""
+    table = tmp_path / "known-defects.toml"
+    gd = next(d for d in TABLE if d.check == "1 == count" and d.platform == "tcg")
+    table.write_text(f'[[defect]]\nplatform = "tcg"\ntest = "{gd.test}"\n'
+                     f'check = "{gd.check}"\nreason = "{gd.reason}"\n')
+    build = tmp_path / "build"
+    shutil.copytree(KERNEL.parent, build, symlinks=True,
+                    ignore=shutil.ignore_patterns("logs", "bench", "host", "kunit-*", "*.iso",
+                                                  "pxe", "generated"))
+    subprocess.run(["make", "-s", "-C", str(ROOT), "all", f"BUILD={build}",
+                    f"KNOWN_DEFECTS={table}"], check=True, capture_output=True, timeout=600)
+    proc, result, _ = boot(tmp_path, f"tests={gd.test}", kernel=build / "switchyard32.elf")
+    assert proc.returncode == 1, proc.stderr
+    [test] = result.tests
+    assert test.status == "fail" and test.reason == ""
+    assert f"  known defect of this platform: {gd.reason}" in test.diagnostics
+    assert any("check failed: 0 == read_dr7() & DR7_GD" in line for line in test.diagnostics)
