@@ -23,7 +23,10 @@
 	(PEBS_DATA_CFG_MEMINFO | PEBS_DATA_CFG_GPRS | PEBS_DATA_CFG_XMMS | PEBS_DATA_CFG_LBRS | \
 	 (PEBS_DATA_CFG_LBR_MASK << PEBS_DATA_CFG_LBR_SHIFT))
 
-/* The reset-value slot of the counter behind IA32_PEBS_ENABLE bit `bit` (hardware.md A2). */
+/*
+ * The reset-value slot of the counter behind IA32_PEBS_ENABLE bit `bit`
+ * (docs/hardware-facts.md §2).
+ */
 static unsigned int ds_reset_slot(unsigned int format, unsigned int bit)
 {
 	bool fixed = bit >= PEBS_ENABLE_FIXED_SHIFT;
@@ -197,7 +200,9 @@ enum ds_error ds_attach_bts(const struct ds_target *target, const struct ds_bts_
 	enum ds_error error;
 	unsigned long flags;
 
-	if ((config->off_os || config->off_usr) && !ds_support()->ds_cpl)
+	/* Refused here, not met as a #GP under ds_lock or at the task's next switch-in. */
+	if (ds_support()->bts_reason[0] ||
+	    ((config->off_os || config->off_usr) && !ds_support()->ds_cpl))
 		return DS_ERROR_UNSUPPORTED;
 	if (!ds_bts_fields(0, config->records * BTS_RECORD_SIZE, config->circular,
 			   config->threshold_records, &fields))
@@ -254,6 +259,8 @@ enum ds_error ds_attach_pebs(const struct ds_target *target, const struct ds_peb
 	enum ds_error error;
 	unsigned long flags;
 
+	if (ds_support()->pebs_reason[0])
+		return DS_ERROR_UNSUPPORTED;
 	if (!ds_pebs_config_valid(config) ||
 	    !ds_pebs_fields(0, config->records * config->record_size, config->record_size,
 			    config->threshold_records, &fields))
