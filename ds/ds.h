@@ -106,11 +106,6 @@ unsigned int ds_release_leftovers(unsigned int task);
  * write behind ds/'s back. */
 void ds_registers_rewrite(void);
 
-struct ds_msr_writes {
-	uint64_t ds_area, debugctl, pebs_enable;
-};
-struct ds_msr_writes ds_msr_writes(void);
-
 /* What this CPU supports, and the first missing condition as a skip reason ("" if none). */
 struct ds_support {
 	bool ds, dtes64, ds_cpl, pdcm;

@@ -21,7 +21,6 @@
 
 struct spinlock ds_lock = SPINLOCK_INIT("ds");
 static struct ds_registers held[MAX_CPUS]; /* what the CPU (or synthetic file) holds */
-static struct ds_msr_writes writes[MAX_CPUS];
 
 const struct ds_registers *ds_registers_held(void)
 {
@@ -33,21 +32,14 @@ struct ds_registers ds_registers(void)
 	return held[this_cpu_index()];
 }
 
-struct ds_msr_writes ds_msr_writes(void)
-{
-	return writes[this_cpu_index()];
-}
-
 static void write_ds_area(uint64_t value)
 {
-	writes[this_cpu_index()].ds_area++;
 	wrmsr(MSR_IA32_DS_AREA, value);
 	held[this_cpu_index()].ds_area = value;
 }
 
 static void write_debugctl(uint64_t value)
 {
-	writes[this_cpu_index()].debugctl++;
 	debugctl_update(DS_DEBUGCTL_BITS, value);
 	held[this_cpu_index()].debugctl = value;
 }
@@ -61,7 +53,6 @@ static void write_pebs_data_cfg(uint64_t value)
 
 static void write_pebs_enable(uint64_t value)
 {
-	writes[this_cpu_index()].pebs_enable++;
 	wrmsr(MSR_IA32_PEBS_ENABLE, value);
 	held[this_cpu_index()].pebs_enable = value;
 }

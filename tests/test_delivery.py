@@ -8,11 +8,14 @@ against recorded logs replayed through a pty pair. The LAVA templates are valida
 Raw logs are kept in build/logs/delivery-*.log.
 """
 
+import importlib.machinery
+import importlib.util
 import os
 import re
 import subprocess
 import sys
 import time
+from xml.etree import ElementTree
 
 import pytest
 import yaml
@@ -87,9 +90,12 @@ def test_iso_boots_under_seabios(tmp_path, protocol, console, serial_unit):
     loader = "multiboot2 loader=\"GRUB" if protocol == "multiboot2" else "multiboot1 loader=\"GRUB"
     assert_complete(f"ISO SeaBIOS {protocol} {console}", run, result, loader)
     assert f"console={console}" in result.lines[2] or console == "ttyS0"
-    # LAVA's monitor reads this log, GRUB's noise and all, as the harness does.
-    subprocess.run([sys.executable, str(LAVA_CHECK), *LAVA_JOBS, "--log", str(log)],
-                   check=True, capture_output=True, timeout=60)
+    # LAVA's monitors read this log, GRUB's noise and all, as the harness does, once each
+    # template is cut down to this run's suites.
+    for job in LAVA_JOBS:
+        edited = job_for_log(job, log, tmp_path, delivery.CMDLINE.split()[0][len("tests="):])
+        proc = lava_check(edited, "--log", log)
+        assert proc.returncode == 0, proc.stderr
 
 
 @pytest.mark.parametrize("uefi", [False, True], ids=["seabios", "ovmf"])
@@ -263,17 +269,26 @@ def replay(tmp_path, raw, *args):
 @pytest.mark.delivery
 @pytest.mark.timeout(120)
 def test_capture_replays_recorded_logs_through_a_pty_byte_exact(tmp_path):
-    """The GRUB/OVMF logs recorded above (whatever exists), and one with trailing noise."""
-    logs = sorted(LOG_DIR.glob("delivery-*.log")) or sorted(LOG_DIR.glob("tcg.log"))
-    if not logs:
-        pytest.skip("no recorded log in build/logs: run the delivery boots first")
-    for log in logs:
-        raw = log.read_bytes()
-        if ktap.check_log(raw).verdict != ktap.PASS:
+    """The GRUB/OVMF logs recorded above (else build/logs/tcg.log) and two synthetic logs, each
+    followed by noise: the log file is the bytes up to the final line, and the status is the
+    one its verdict gives (0 PASS, 1 FAIL, 4 CRASH). A recorded log without a final line is
+    left out (scripts/capture would wait for one until its time limit)."""
+    recorded = sorted(LOG_DIR.glob("delivery-*.log")) or sorted(LOG_DIR.glob("tcg.log"))
+    logs = [(log.name, log.read_bytes()) for log in recorded]
+    logs += [("synthetic pass", synthetic_log().encode()),
+             ("synthetic fail", synthetic_log(fail=True).encode())]
+    replayed = []
+    for name, raw in logs:
+        result = ktap.check_log(raw)
+        if not any(ktap.FINAL.fullmatch(line) for line in ktap.clean(raw).split("\n")):
+            print(f"{name}: no final line, not replayed")
             continue
         status, err = replay(tmp_path, raw + b"\x1b[2Jreboot noise\r\n")
-        assert status == 0, (log, err)
-        assert (tmp_path / "l").read_bytes() == raw, log
+        assert status == ktap.RUN_STATUS[result.verdict], (name, result.verdict, err)
+        assert (tmp_path / "l").read_bytes() == raw, name
+        replayed.append(name)
+    assert "synthetic pass" in replayed and "synthetic fail" in replayed, replayed
+    print(f"replayed {len(replayed)}: {', '.join(replayed)}")
 
 
 @pytest.mark.timeout(120)
@@ -304,28 +319,116 @@ def synthetic_log(fail=False):
     return "".join(line + "\r\n" for line in body + [ktap.final_line(body)])
 
 
-@pytest.mark.parametrize("job", LAVA_JOBS, ids=[job.stem for job in LAVA_JOBS])
-@pytest.mark.timeout(60)
-def test_lava_template_is_valid_and_its_monitor_reads_the_results(tmp_path, job):
-    log = tmp_path / "serial.log"
-    log.write_text(synthetic_log(fail=True))
-    proc = subprocess.run([sys.executable, str(LAVA_CHECK), str(job), "--log", str(log)],
+def load_lava_check():
+    """scripts/lava-check as a module, to read a log as LAVA's monitors do."""
+    loader = importlib.machinery.SourceFileLoader("lava_check", str(LAVA_CHECK))
+    spec = importlib.util.spec_from_loader("lava_check", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def lava_check(*args):
+    return subprocess.run([sys.executable, str(LAVA_CHECK), *map(str, args)],
                           capture_output=True, text=True, timeout=60)
+
+
+def template_suites(job):
+    """The KTAP suites a template's monitors read, from their names switchyard.SUITE."""
+    names = [m["name"] for a in yaml.safe_load(job.read_text())["actions"]
+             for m in a.get("test", {}).get("monitors", [])]
+    assert all(n.startswith("switchyard.") for n in names), names
+    return [n[len("switchyard."):] for n in names]
+
+
+def lava_log(suites, line_end="\r\n", fail=False, noise="", extra=None, xfail=True):
+    """A complete log with every suite in `suites`, each with a passing, a failing (fail=True),
+    a skipped and an emulated test, and a known defect that occurred (xfail=True), after loader
+    noise; line_end "\r\r\n" as LAVA's pty has it. extra: {suite: [lines]} put before that
+    suite's first result."""
+    body = ["KTAP version 1", "# switchyard 0.1 (x86-64)", "# cmdline: tests=* ds=hardware",
+            f"1..{len(suites)}"]
+    for number, suite in enumerate(suites, 1):
+        body += ["    KTAP version 1", f"    # Subtest: {suite}", f"    1..{5 if xfail else 4}",
+                 *(extra or {}).get(suite, []),
+                 f"    ok 1 {suite}_reads_a_register", "    # a check failed: expected 1, got 0",
+                 f"    {'not ok' if fail else 'ok'} 2 breakpoint_fires",
+                 "    ok 3 bts_records_branches # SKIP CPUID.1:EDX.DS=0",
+                 "    ok 4 known_branch_sequence__emulated",
+                 *(["    ok 5 general_detect # XFAIL the platform lacks DR7.GD"] if xfail else []),
+                 f"{'not ok' if fail else 'ok'} {number} {suite}"]
+    n = len(suites)
+    body += [f"# totals: pass={(2 if fail else 3) * n} fail={n if fail else 0} skip={n} "
+             f"xfail={n if xfail else 0} xpass=0"]
+    return noise + "".join(line + line_end for line in body + [ktap.final_line(body)])
+
+
+def edited_job(job, tmp_path, monitors=None, tests=None, commands=None):
+    """A copy of a template with its monitors (a function of the list), the kernel's tests=
+    option, or its boot commands (a function of the list) changed."""
+    data = yaml.safe_load(job.read_text())
+    test = next(a["test"] for a in data["actions"] if "test" in a)
+    boot = next(a["boot"] for a in data["actions"] if "boot" in a)
+    if monitors:
+        test["monitors"] = monitors(test["monitors"])
+    if tests:
+        boot["commands"] = [c.replace("tests=*", f"tests={tests}") for c in boot["commands"]]
+    if commands:
+        boot["commands"] = commands(boot["commands"])
+    edited = tmp_path / job.name
+    edited.write_text(yaml.safe_dump(data))
+    return edited
+
+
+def job_for_log(job, log, tmp_path, tests):
+    """A template edited as a user would for a run of `tests`: tests= and the monitors of the
+    suites that run (for the delivery boots, which run tests=boot.*)."""
+    suites = {t.suite for t in ktap.check_log(log.read_bytes()).tests}
+    return edited_job(job, tmp_path, tests=tests,
+                      monitors=lambda ms: [m for m in ms if m["name"][11:] in suites])
+
+
+@pytest.mark.parametrize("job", LAVA_JOBS, ids=[job.stem for job in LAVA_JOBS])
+@pytest.mark.parametrize("line_end", ["\r\n", "\r\r\n"], ids=["serial", "lava-pty"])
+@pytest.mark.timeout(60)
+def test_lava_template_is_valid_and_its_monitors_read_every_test(tmp_path, job, line_end):
+    """Every test of every suite the template runs reaches LAVA once, as switchyard.SUITE/TEST
+    with its result, through GRUB's noise and both line endings (raw serial, LAVA's pty)."""
+    suites = template_suites(job)
+    log = tmp_path / "serial.log"
+    log.write_bytes(lava_log(suites, line_end, fail=True,
+                             noise="GRUB loading.\r\nWelcome to GRUB!\r\n\x1b[0m").encode())
+    proc = lava_check(job, "--log", log)
     assert proc.returncode == 0, proc.stderr
-    monitor = yaml.safe_load(job.read_text())["actions"][2]["test"]["monitors"][0]
-    assert monitor["start"] and monitor["end"]
+    results, problems = load_lava_check().lava_results(yaml.safe_load(job.read_text()),
+                                                       log.read_bytes().decode())
+    assert not problems
+    assert results == [r for s in suites for r in [
+        (f"switchyard.{s}", f"{s}_reads_a_register", "pass"),
+        (f"switchyard.{s}", "breakpoint_fires", "fail"),
+        (f"switchyard.{s}", "bts_records_branches", "skip"),
+        (f"switchyard.{s}", "known_branch_sequence__emulated", "pass"),
+        (f"switchyard.{s}", "general_detect", "skip")]]
+
+
+def test_lava_templates_run_every_suite_that_tests_star_selects():
+    """The monitors are the kernel's automatic suites, in its order; the manual ones are out."""
+    module = load_lava_check()
+    automatic = module.selected_suites(["tests=*"])
+    assert "arch" in automatic and "selftest" not in automatic and "leaks" not in automatic
+    assert automatic == sorted(automatic)
+    for job in LAVA_JOBS:
+        assert template_suites(job) == automatic, job
+    assert module.selected_suites(["tests=selftest.*,dr.?ds_*"]) == ["selftest"]
+    assert module.selected_suites(["tests=boot.*"]) == ["boot"]
 
 
 @pytest.mark.parametrize("job", LAVA_JOBS, ids=[job.stem for job in LAVA_JOBS])
 @pytest.mark.timeout(60)
 def test_lava_check_rejects_a_start_string_in_the_commands(tmp_path, job):
-    data = yaml.safe_load(job.read_text())
-    boot = next(a["boot"] for a in data["actions"] if "boot" in a)
-    boot["commands"][-2] += " # switchyard 0.1 (x86-64)"
-    broken = tmp_path / job.name
-    broken.write_text(yaml.safe_dump(data))
-    proc = subprocess.run([sys.executable, str(LAVA_CHECK), str(broken)],
-                          capture_output=True, text=True, timeout=60)
+    broken = edited_job(job, tmp_path,
+                        commands=lambda cs: cs[:-2] + [cs[-2] + " # Subtest: arch", cs[-1]])
+    proc = lava_check(broken)
     assert proc.returncode == 1 and re.search(r"start .* occurs in the boot command",
                                               proc.stderr), proc.stderr
 
@@ -333,24 +436,116 @@ def test_lava_check_rejects_a_start_string_in_the_commands(tmp_path, job):
 @pytest.mark.parametrize("job", LAVA_JOBS, ids=[job.stem for job in LAVA_JOBS])
 @pytest.mark.timeout(60)
 def test_lava_check_rejects_a_kernel_that_may_run_the_emulated_cpu(tmp_path, job):
-    data = yaml.safe_load(job.read_text())
-    boot = next(a["boot"] for a in data["actions"] if "boot" in a)
-    boot["commands"] = [c.replace(" ds=hardware", "") for c in boot["commands"]]
-    broken = tmp_path / job.name
-    broken.write_text(yaml.safe_dump(data))
-    proc = subprocess.run([sys.executable, str(LAVA_CHECK), str(broken)],
-                          capture_output=True, text=True, timeout=60)
+    broken = edited_job(job, tmp_path,
+                        commands=lambda cs: [c.replace(" ds=hardware", "") for c in cs])
+    proc = lava_check(broken)
     assert proc.returncode == 1 and "lacks ds=hardware" in proc.stderr, proc.stderr
 
 
-def test_lava_case_names_keep_the_emulated_label(tmp_path):
-    """A result from the model reaches LAVA as ..._emulated, never under a hardware name."""
-    body = ["KTAP version 1", "# switchyard 0.1 (x86-64)", "1..1", "    KTAP version 1",
-            "    # Subtest: bts", "    1..1", "    ok 1 known_branch_sequence__emulated",
-            "ok 1 bts"]
+@pytest.mark.parametrize("job", LAVA_JOBS, ids=[job.stem for job in LAVA_JOBS])
+@pytest.mark.timeout(60)
+def test_lava_check_rejects_monitors_that_miss_a_suite_or_wait_for_one(tmp_path, job):
+    suites = template_suites(job)
     log = tmp_path / "serial.log"
-    log.write_text("".join(line + "\r\n" for line in body + [ktap.final_line(body)]))
-    monitor = yaml.safe_load(LAVA_JOBS[0].read_text())["actions"][2]["test"]["monitors"][0]
-    pattern = re.compile(monitor["pattern"])
-    found = [m.group("test_case_id") for m in pattern.finditer(log.read_text())]
-    assert found and all(name.endswith("__emulated") for name in found), found
+    log.write_text(lava_log(suites))
+    missing = edited_job(job, tmp_path, monitors=lambda ms: ms[:-1])
+    proc = lava_check(missing, "--log", log)
+    assert proc.returncode == 1, proc.stderr
+    assert "the monitors are" in proc.stderr, proc.stderr
+    assert f"no LAVA case switchyard.{suites[-1]}/breakpoint_fires" in proc.stderr, proc.stderr
+    # A run of fewer suites than the monitors expect: LAVA would wait for the rest.
+    log.write_text(lava_log(suites[:-1]))
+    proc = lava_check(job, "--log", log)
+    assert proc.returncode == 1, proc.stderr
+    assert f"switchyard.{suites[-1]}: its suite is not in the log" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("job", LAVA_JOBS, ids=[job.stem for job in LAVA_JOBS])
+@pytest.mark.timeout(60)
+def test_lava_check_rejects_one_monitor_for_the_whole_run(tmp_path, job):
+    """The old template's monitor, banner to final line: each case loses its suite."""
+    def one(ms):
+        return [{**ms[0], "name": "switchyard", "start": r"switchyard \d+\.\d+ \(x86-64\)",
+                 "end": "# switchyard-end crc32="}]
+    log = tmp_path / "serial.log"
+    log.write_text(lava_log(template_suites(job)))
+    proc = lava_check(edited_job(job, tmp_path, monitors=one), "--log", log)
+    assert proc.returncode == 1, proc.stderr
+    assert "LAVA names it switchyard/breakpoint_fires" in proc.stderr, proc.stderr
+    assert "cases read more than once" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("job", LAVA_JOBS, ids=[job.stem for job in LAVA_JOBS])
+@pytest.mark.timeout(60)
+def test_lava_check_rejects_a_pattern_that_drops_the_emulated_label(tmp_path, job):
+    """A model's result must never reach LAVA under the hardware test's name."""
+    def strip(ms):
+        return [{**m, "pattern": m["pattern"].replace(
+            r"(?P<test_case_id>\w+)", r"(?P<test_case_id>\w+?)(?:__emulated)?(?=[ \r\n])")}
+            for m in ms]
+    log = tmp_path / "serial.log"
+    log.write_text(lava_log(template_suites(job)))
+    proc = lava_check(edited_job(job, tmp_path, monitors=strip), "--log", log)
+    assert proc.returncode == 1, proc.stderr
+    assert "arch.known_branch_sequence__emulated: LAVA names it switchyard.arch/" \
+           "known_branch_sequence, not switchyard.arch/known_branch_sequence__emulated" \
+        in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("job", LAVA_JOBS, ids=[job.stem for job in LAVA_JOBS])
+@pytest.mark.timeout(60)
+def test_lava_check_rejects_a_start_string_that_occurs_twice(tmp_path, job):
+    suites = template_suites(job)
+    log = tmp_path / "serial.log"
+    log.write_text(lava_log(suites, extra={suites[1]: [f"    # Subtest: {suites[0]}"]}))
+    proc = lava_check(job, "--log", log)
+    assert proc.returncode == 1, proc.stderr
+    assert f"switchyard.{suites[0]}: start occurs 2 times" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("job", LAVA_JOBS, ids=[job.stem for job in LAVA_JOBS])
+@pytest.mark.timeout(60)
+def test_lava_template_edited_for_some_suites_reads_a_real_boot_log(tmp_path, job):
+    """A recorded boot (tests=boot.*, with its loader's output) through a template cut down to
+    that run, as a user edits it; skipped when the delivery tests have not run."""
+    log = LOG_DIR / "delivery-iso-bios-multiboot.log"
+    if not log.is_file():
+        pytest.skip(f"{log} not recorded: run make delivery")
+    edited = job_for_log(job, log, tmp_path, "boot.*")
+    proc = lava_check(edited, "--log", log)
+    assert proc.returncode == 0, proc.stderr
+
+
+# JUnit XML for CI systems.
+
+def test_make_check_writes_junit_xml(tmp_path):
+    """make check (booting or judging LOG=) hands pytest --junitxml=$(BUILD)/junit.xml."""
+    for extra in ([], [f"LOG={tmp_path / 'run.log'}"]):
+        proc = subprocess.run(["make", "-n", "--no-print-directory", "check",
+                               f"BUILD={tmp_path}", *extra], cwd=ROOT, capture_output=True,
+                              text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        pytest_lines = [line for line in proc.stdout.splitlines() if "-m pytest" in line]
+        assert pytest_lines and all(f"--junitxml={tmp_path}/junit.xml" in line
+                                    for line in pytest_lines), pytest_lines
+
+
+@pytest.mark.timeout(120)
+def test_junit_xml_names_each_kernel_test_and_keeps_the_emulated_label(tmp_path):
+    """One JUnit testcase per kernel test, named after PLATFORM-suite.test with __emulated kept,
+    failed or skipped as the kernel said."""
+    log = tmp_path / "run.log"
+    log.write_text(lava_log(["bts", "dr"], fail=True, xfail=False))
+    xml = tmp_path / "junit.xml"
+    env = {**os.environ, "SWITCHYARD_LOG": str(log)}
+    env.pop("SWITCHYARD_LOG_PLATFORM", None)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           f"--junitxml={xml}", str(ROOT / "tests" / "test_kernel.py")],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=100)
+    assert proc.returncode == 1, proc.stdout  # the log has failures
+    cases = {c.get("name"): c for c in ElementTree.parse(xml).getroot().iter("testcase")}
+    emulated = cases["test_ktap[log-bts.known_branch_sequence__emulated]"]
+    assert not list(emulated), "an emulated pass is a plain pass"
+    assert cases["test_ktap[log-dr.breakpoint_fires]"].find("failure") is not None
+    assert cases["test_ktap[log-dr.bts_records_branches]"].find("skipped") is not None
+    assert "test_ktap[log-bts.known_branch_sequence]" not in cases

@@ -11,8 +11,20 @@
 extern const struct host_test __start_host_tests[];
 extern const struct host_test __stop_host_tests[];
 
-/* Whether a check in the running test has failed; reset before each test. */
+/* Whether a check in the running test has failed, and how many it made; reset before each. */
 static bool current_test_failed;
+static unsigned int current_test_checks;
+
+static bool counted(bool passed)
+{
+	current_test_checks++;
+	return passed;
+}
+
+unsigned int host_test_checks_made(void)
+{
+	return current_test_checks;
+}
 
 static void fail_at(const char *file, int line)
 {
@@ -26,7 +38,7 @@ bool host_check_at(const char *file, int line, const char *expression, bool cond
 		fail_at(file, line);
 		printf("check failed: %s\n", expression);
 	}
-	return condition;
+	return counted(condition);
 }
 
 bool host_checkf_at(const char *file, int line, bool condition, const char *fmt, ...)
@@ -40,7 +52,7 @@ bool host_checkf_at(const char *file, int line, bool condition, const char *fmt,
 		va_end(args);
 		printf("\n");
 	}
-	return condition;
+	return counted(condition);
 }
 
 bool host_check_eq_u64_at(const char *file, int line, const char *expected_expression,
@@ -53,7 +65,7 @@ bool host_check_eq_u64_at(const char *file, int line, const char *expected_expre
 		       ")\n",
 		       expected, expected, actual, actual);
 	}
-	return expected == actual;
+	return counted(expected == actual);
 }
 
 bool host_check_eq_i64_at(const char *file, int line, const char *expected_expression,
@@ -66,7 +78,7 @@ bool host_check_eq_i64_at(const char *file, int line, const char *expected_expre
 		       ")\n",
 		       expected, (uint64_t)expected, actual, (uint64_t)actual);
 	}
-	return expected == actual;
+	return counted(expected == actual);
 }
 
 /* Print s in double quotes, with non-printing bytes escaped, or NULL. */
@@ -103,12 +115,13 @@ bool host_check_str_at(const char *file, int line, const char *expected_expressi
 		print_quoted(actual);
 		printf("\n");
 	}
-	return equal;
+	return counted(equal);
 }
 
 /*
  * Run every test whose name contains argv[1] (all without it). Prints "PASS name" or
- * "FAIL name" per test, after that test's failure details, then "N passed, N failed".
+ * "FAIL name" per test, after that test's failure details, then "N passed, N failed". A test
+ * that made no check fails, as a kernel test does: it has shown nothing.
  * Exits 1 when a test failed or when the filter selected nothing, else 0.
  */
 int main(int argc, char **argv)
@@ -120,7 +133,12 @@ int main(int argc, char **argv)
 		if (strstr(test->name, filter) == NULL)
 			continue;
 		current_test_failed = false;
+		current_test_checks = 0;
 		test->run();
+		if (current_test_checks == 0) {
+			current_test_failed = true;
+			printf("    no check was made\n");
+		}
 		printf("%s %s\n", current_test_failed ? "FAIL" : "PASS", test->name);
 		fflush(stdout);
 		if (current_test_failed)

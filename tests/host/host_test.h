@@ -30,6 +30,7 @@ struct host_test {
  * Checks. Each records a failure in the running test and prints file:line, the expression, and
  * for comparisons the expected and actual values; the test goes on. Each returns whether it
  * passed, so a test can stop early: if (!host_check(p != NULL)) return;
+ * A test that makes no check fails.
  */
 #define host_check(condition) host_check_at(__FILE__, __LINE__, #condition, (condition))
 #define host_checkf(condition, ...) host_checkf_at(__FILE__, __LINE__, (condition), __VA_ARGS__)
@@ -42,6 +43,10 @@ struct host_test {
 /* Compares NUL-terminated strings; either may be NULL. */
 #define host_check_str(expected, actual) \
 	host_check_str_at(__FILE__, __LINE__, #expected, #actual, (expected), (actual))
+
+/* The checks the running test has made so far: for a runner that forks a test's body (the
+ * shim), which must fail a body that made none as main() fails such a test. */
+unsigned int host_test_checks_made(void);
 
 bool host_check_at(const char *file, int line, const char *expression, bool condition);
 /* On failure prints the printf-style message after file:line, for table rows. */

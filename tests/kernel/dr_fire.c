@@ -14,7 +14,7 @@ static void occupy_slots_below(unsigned int slot)
 		check_eq(i, dr_target_install((uint64_t)&dr_target_unused[i], DR_TYPE_WRITE, 8));
 }
 
-/* One hit, in hardware slot slot, for address; DR6 has exactly that B bit of B0-B3. */
+/* One hit, in hardware slot slot, for address; DR6 is its reset value with that B bit alone. */
 static void check_one_hit(unsigned int slot, uint64_t address, const char *what)
 {
 	struct dr_hit hits[16];
@@ -25,8 +25,9 @@ static void check_one_hit(unsigned int slot, uint64_t address, const char *what)
 		return;
 	check(hits[0].hardware_slot == slot && hits[0].slot == slot, "%s: hit in slot %u/%u", what,
 	      hits[0].hardware_slot, hits[0].slot);
-	check((hits[0].dr6 & DR6_BREAKPOINTS) == (DR6_B0 << slot), "%s, slot %u: DR6 0x%llx", what,
-	      slot, (unsigned long long)hits[0].dr6);
+	check(hits[0].dr6 == (DR6_RESET | DR6_B0 << slot),
+	      "%s, slot %u: DR6 0x%llx, expected 0x%lx", what, slot,
+	      (unsigned long long)hits[0].dr6, DR6_RESET | DR6_B0 << slot);
 	check(hits[0].address == address, "%s: address 0x%llx", what,
 	      (unsigned long long)hits[0].address);
 }

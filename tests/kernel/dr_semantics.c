@@ -79,7 +79,7 @@ TEST(dr, general_detect_raises_db_on_the_next_dr_access)
 	count = dr_target_hits(hits);
 	check_eq(1, count);
 	if (count)
-		check_eq(DR6_BD, hits[0].dr6 & DR6_BD);
+		check_eq(DR6_RESET | DR6_BD, hits[0].dr6);
 	check_eq(0, read_dr7() & DR7_GD);
 	dr_restore_hardware();
 }
@@ -100,7 +100,7 @@ TEST(dr, io_breakpoint_fires_on_its_port)
 	count = dr_target_hits(hits);
 	check_eq(1, count);
 	if (count)
-		check_eq(DR6_B0, hits[0].dr6 & DR6_BREAKPOINTS);
+		check_eq(DR6_RESET | DR6_B0, hits[0].dr6);
 	dr_uninstall_all(sched_current()->index);
 }
 
@@ -118,5 +118,5 @@ TEST(dr, a_stray_db_fails_the_test_instead_of_being_ignored)
 	runner_isolate(raise_unowned_single_step, NULL, 100, &outcome);
 	check_eq(ISOLATION_EXCEPTION, outcome.end);
 	check_eq(X86_EXC_DB, outcome.vector);
-	check_eq(DR6_BS, outcome.dr6 & DR6_BS);
+	check_eq(DR6_RESET | DR6_BS, outcome.dr6);
 }

@@ -56,7 +56,7 @@ TEST(dr, breakpoint_attached_to_a_stopped_user_task_fires_in_ring_3)
 		struct dr_hit hit = script_hit(&script, i);
 
 		check(hit.from_user && hit.rip == script.target && hit.slot == 0 &&
-			      (hit.dr6 & DR6_BREAKPOINTS) == DR6_B0,
+			      hit.dr6 == (DR6_RESET | DR6_B0),
 		      "hit %u: user %u rip 0x%llx slot %u dr6 0x%llx", i, hit.from_user,
 		      (unsigned long long)hit.rip, hit.slot, (unsigned long long)hit.dr6);
 	}
@@ -138,21 +138,61 @@ static struct user_dr_script run_stepped(bool branch_step, int *result)
 	return script;
 }
 
+/*
+ * Where control goes after the instruction at rip in the user text: the next instruction, or a
+ * direct near branch's target (its displacement ends it: rel8 in the one-byte map's short forms,
+ * rel32 for E8, E9 and 0F 80-8F). A conditional jump is followed as taken. 0 for an instruction
+ * that cannot be followed here (not decoded, indirect, a return or far).
+ */
+static uint64_t next_rip(uint64_t rip, struct decoded_instruction *insn)
+{
+	const uint8_t *bytes = (const uint8_t *)__user_text_start + (rip - USER_TEXT_BASE);
+	int32_t rel32;
+
+	if (!decode_instruction(bytes, DECODE_MAX_LENGTH, insn))
+		return 0;
+	if (insn->branch == DECODE_NOT_BRANCH)
+		return rip + insn->length;
+	if (insn->indirect || (insn->branch != DECODE_JCC && insn->branch != DECODE_JMP &&
+			       insn->branch != DECODE_CALL))
+		return 0;
+	if (!insn->two_byte && insn->opcode != 0xe8 && insn->opcode != 0xe9)
+		return rip + insn->length + (uint64_t)(int64_t)(int8_t)bytes[insn->length - 1];
+	memcpy(&rel32, &bytes[insn->length - 4], sizeof(rel32));
+	return rip + insn->length + (uint64_t)(int64_t)rel32;
+}
+
+/*
+ * user_dr_script with nothing to do, stepped: a trap after each instruction, with the RIP of the
+ * next one and DR6 of BS alone (SDM Vol. 3 §18.2.3, "Single step"). Its path: both conditional
+ * jumps taken (je .act, install is 0; jz .read_hits, repeat is 0), then the call to the system
+ * call gate that reads the hits, whose trap at the gate is the last the read can see.
+ */
 TEST(dr, single_step_of_a_user_task_traps_after_each_instruction)
 {
 	int result;
 	struct user_dr_script script = run_stepped(false, &result);
-	/* user_dr_script starts with mov rbx, rdi (3 bytes): the first trap is right after it. */
-	uint64_t first = user_text_address(user_dr_script) + 3;
+	uint64_t expected[USER_DR_HITS_MAX], rip = user_text_address(user_dr_script);
+	struct decoded_instruction insn = { 0 };
+	unsigned int count = 0;
 
-	check(script.hit_count >= 8, "%lld single-step hits", (long long)script.hit_count);
-	for (int64_t i = 0; i < script.hit_count && i < USER_DR_HITS_MAX; i++) {
-		struct dr_hit hit = script_hit(&script, (unsigned int)i);
+	while (count < USER_DR_HITS_MAX && insn.branch != DECODE_CALL) {
+		rip = next_rip(rip, &insn);
+		if (!rip)
+			test_abort("user_dr_script: no next instruction after hit %u", count);
+		expected[count++] = rip;
+	}
+	check(insn.branch == DECODE_CALL, "no call in the first %u instructions", count);
+	check_eq(count, script.hit_count);
+	for (unsigned int i = 0; i < count && i < script.hit_count; i++) {
+		struct dr_hit hit = script_hit(&script, i);
 
-		check(hit.slot == DR_NO_SLOT && (hit.dr6 & DR6_BS), "hit %lld: slot %u dr6 0x%llx",
-		      (long long)i, hit.slot, (unsigned long long)hit.dr6);
-		if (i == 0)
-			check_eq(first, hit.rip);
+		check(hit.rip == expected[i] && hit.from_user && hit.slot == DR_NO_SLOT &&
+			      hit.dr6 == (DR6_RESET | DR6_BS),
+		      "hit %u: rip 0x%llx (expected 0x%llx) user %u slot %u dr6 0x%llx (expected "
+		      "0x%lx)",
+		      i, (unsigned long long)hit.rip, (unsigned long long)expected[i],
+		      hit.from_user, hit.slot, (unsigned long long)hit.dr6, DR6_RESET | DR6_BS);
 	}
 }
 

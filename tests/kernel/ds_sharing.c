@@ -71,15 +71,19 @@ TEST(ds, bts_user_keeps_working_after_the_pebs_user_leaves)
 /* On a stopped task's target: the areas are laid out, never handed to the CPU, never traced. */
 TEST(ds, ten_thousand_attach_and_detach_cycles_leak_nothing)
 {
-	struct task *task = task_create("never runs", stay_stopped, NULL, TASK_START_STOPPED);
 	struct ds_bts_config interrupt = { .records = 16, .threshold_records = 8 };
 	struct ds_pebs_config pebs = pebs_config(8, 4, 1000);
 	bool with_pebs = !ds_support()->pebs_reason[0]; /* else BTS alone */
-	uint64_t start = rdtsc_ordered(), deadline = start + tsc_cycles_from_ms(CYCLE_BUDGET_MS);
+	uint64_t start, deadline;
 	unsigned int cycles = 0;
 	struct ds_target target;
+	struct task *task;
 	size_t free_before;
 
+	require_bts(); /* without it every attach is refused (DS_ERROR_UNSUPPORTED) */
+	task = task_create("never runs", stay_stopped, NULL, TASK_START_STOPPED);
+	start = rdtsc_ordered();
+	deadline = start + tsc_cycles_from_ms(CYCLE_BUDGET_MS);
 	if (!task)
 		test_abort("task_create failed");
 	target = task_target(task);
@@ -112,6 +116,7 @@ TEST(ds, impossible_buffers_are_refused)
 	struct ds_bts_config huge = { .records = 100000, .circular = true }; /* 2.4 MB */
 	struct ds_pebs_config pebs = pebs_config(8, 4, 1000);
 
+	require_bts(); /* without it every attach is refused (DS_ERROR_UNSUPPORTED) */
 	check_eq(DS_ERROR_CONFIG, ds_attach_bts(&target, &empty));
 	check_eq(DS_ERROR_CONFIG, ds_attach_bts(&target, &threshold));
 	check_eq(DS_ERROR_CONFIG, ds_attach_bts(&target, &no_room)); /* a PMI would lose records */

@@ -25,7 +25,10 @@ static bool wait_for_step_on(const struct task *task, unsigned int cpu, uint64_t
 		bool seen = false;
 
 		for (unsigned int i = 0; i < count; i++) {
-			seen |= hits[i].cpu == cpu && (hits[i].dr6 & DR6_BS) && hits[i].from_user;
+			check(hits[i].dr6 == (DR6_RESET | DR6_BS) && hits[i].from_user,
+			      "hit on CPU %u: dr6 0x%llx, user %u", hits[i].cpu,
+			      (unsigned long long)hits[i].dr6, hits[i].from_user);
+			seen |= hits[i].cpu == cpu;
 			*traps += 1;
 		}
 		if (seen)
