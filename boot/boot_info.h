@@ -27,7 +27,8 @@ struct boot_info {
 /*
  * Copy the loader's information (at physical info_phys) into *info, before anything else
  * uses free memory: GRUB may leave it in memory that is not ours. On failure (a bad magic,
- * no memory map, a command line of CMDLINE_MAX or more) return false with the reason in err.
+ * no memory map, a command line of CMDLINE_MAX or more) return false with the reason in err;
+ * info->cmdline then holds what fits of the line (its first CMDLINE_MAX - 1 characters).
  */
 bool boot_info_copy(uint32_t magic, uint32_t info_phys, struct boot_info *info, char *err,
 		    size_t err_size);

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* start_kernel(): the boot path, from the long-mode entry to the end of the run. */
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "arch/x86/apic.h"
@@ -19,6 +21,8 @@
 #include "dr/dr.h"
 #include "ds/ds.h"
 #include "emulator/emulator.h"
+#include "lib/cmdline.h"
+#include "lib/format.h"
 #include "lib/ktap.h"
 #include "pmu/pmu.h"
 #include "runner/isolation.h"
@@ -98,27 +102,64 @@ static void smp_init(void)
 	ktap_diag(0, "smp: %u CPUs online", smp_start(&info));
 }
 
-void start_kernel(uint32_t magic, uint32_t info_phys)
+/*
+ * The console: the line's console= once the whole line is valid and a 16550 answers at its port,
+ * else the default port, which then carries the report of what was wrong. Returns whether the
+ * line stands (error says why not).
+ */
+static bool console_start(bool valid, char *error, size_t size)
 {
-	char error[CMDLINE_STRING_MAX + 64];
-	bool parsed;
+	struct console_config console = run_options.console;
 
-	percpu_init(0); /* first: the accessors count writes through %gs */
-	gdt_init(); /* the TSS and its IST stacks for #DF, NMI and #MC */
-	idt_init(); /* from here on every exception is reported */
-	parsed = boot_info_copy(magic, info_phys, &boot_info, error, sizeof(error)) &&
-		 options_parse(boot_info.cmdline, error, sizeof(error));
-	serial_init(run_options.console.port, run_options.console.baud);
+	if (valid && console.port != CONSOLE_PORT_DEFAULT && !serial_probe(console.port)) {
+		format(error, size, "option 'console': no 16550 UART answers at port 0x%x",
+		       console.port);
+		valid = false;
+	}
+	if (!valid)
+		console = (struct console_config){ CONSOLE_PORT_DEFAULT, CONSOLE_BAUD_DEFAULT };
+	serial_init(console.port, console.baud);
+	return valid;
+}
+
+/*
+ * The command line, validated whole before any of it takes effect. A rejected line (too long,
+ * an unknown or malformed option, a console that is not there) is reported on the default
+ * console and ends the run with the usage-error status: every word is parsed even after an
+ * error, and an overlong line's first CMDLINE_MAX - 1 characters, so exit=isa-debug still works.
+ */
+static void boot_options(uint32_t magic, uint32_t info_phys)
+{
+	static char error[CMDLINE_STRING_MAX + 64], spare[CMDLINE_STRING_MAX + 64];
+	static char shown[CMDLINE_MAX];
+	bool copied = boot_info_copy(magic, info_phys, &boot_info, error, sizeof(error));
+	bool valid = options_parse(boot_info.cmdline, copied ? error : spare,
+				   copied ? sizeof(error) : sizeof(spare)) &&
+		     copied;
+
+	valid = console_start(valid, error, sizeof(error));
 	platform_set_isa_debug_exit(run_options.isa_debug_exit);
 	ktap_version(0);
 	ktap_diag(0, "switchyard %s (x86-64)", SWITCHYARD_VERSION);
-	ktap_diag(0, "cmdline: %s", boot_info.cmdline);
-	if (!parsed) {
+	cmdline_escape(shown, sizeof(shown), boot_info.cmdline);
+	ktap_diag(0, "cmdline: %s", shown);
+	if (!valid) {
 		runner_usage_error(error);
 		platform_exit(EXIT_USAGE);
 	}
-	if (run_options.boot_file[0])
-		ktap_diag(0, "boot file: %s", run_options.boot_file);
+	if (run_options.boot_file[0]) {
+		cmdline_escape(shown, sizeof(shown), run_options.boot_file);
+		ktap_diag(0, "boot file: %s", shown);
+	}
+}
+
+void start_kernel(uint32_t magic, uint32_t info_phys)
+{
+	percpu_init(0); /* first: the accessors count writes through %gs */
+	gdt_init(); /* the TSS and its IST stacks for #DF, NMI and #MC */
+	idt_init(); /* from here on every exception is reported */
+	gdt_umip_enable(); /* CR4.UMIP: ring 3 cannot read where the GDT, IDT and TSS are */
+	boot_options(magic, info_phys); /* the console, the banner; a bad line ends the run here */
 	memory_init();
 	time_init();
 	fpu_init(); /* SSE for user tasks; the kernel itself never uses it */

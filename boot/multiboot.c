@@ -56,15 +56,15 @@ struct mb2_mmap_entry {
 	uint32_t type, reserved;
 } __attribute__((packed));
 
+/* A string too long for dest is an error, and dest gets its first size - 1 characters. */
 static bool copy_string(char *dest, size_t size, const char *src, const char *what, char *err,
 			size_t err_size)
 {
-	if (strnlen(src, size) == size) {
-		format(err, err_size, "the %s is %zu characters or longer", what, size);
-		return false;
-	}
 	strlcpy(dest, src, size);
-	return true;
+	if (strnlen(src, size) < size)
+		return true;
+	format(err, err_size, "the %s is %zu characters or longer", what, size);
+	return false;
 }
 
 /* Zero-length entries (QEMU's multiboot1 map has one) carry nothing and are dropped. */

@@ -13,7 +13,8 @@
 
 /* One #DB, as recorded for the breakpoint's owner. */
 struct dr_hit {
-	uint64_t rip; /* at the instruction (execute), or after the access (data, I/O, step) */
+	uint64_t rip; /* at the instruction (execute), or after the access (data, I/O, step); a
+		       * kernel RIP reaches ring 3 as 0 (SYSCALL_DR_READ_HITS) */
 	uint64_t address; /* the breakpoint's address; 0 for a single step */
 	uint64_t dr6;
 	uint8_t slot; /* the owner's slot: logical for a task or pinned, hardware for system-wide */

@@ -12,6 +12,7 @@
 #include "dr/internal.h"
 
 #define READ_HITS_MAX DR_HITS_MAX
+#define DR_LENGTH_MAX 8 /* bytes: the longest breakpoint (SDM Vol. 3 §18.2.4) */
 
 _Static_assert(sizeof(struct dr_hit) == USER_DR_HIT_SIZE, "arch/x86/user.h: USER_DR_HIT_SIZE");
 _Static_assert(READ_HITS_MAX <= USER_DR_HITS_MAX, "arch/x86/user.h: USER_DR_HITS_MAX");
@@ -21,23 +22,43 @@ static unsigned int current_task(void)
 	return switch_task_current()->index;
 }
 
+/*
+ * Every argument is checked at its full 64-bit width before it is narrowed: a value with high
+ * bits set is an error, never the value of its low bits.
+ */
+
 /* rdi = address, rsi = enum dr_type, rdx = length: the slot, or -enum dr_error. */
 static long syscall_dr_install(struct cpu_regs *regs)
 {
-	struct dr_breakpoint breakpoint = {
-		.address = regs->rdi,
-		.type = (enum dr_type)regs->rsi,
-		.length = (unsigned int)regs->rdx,
-	};
+	struct dr_breakpoint breakpoint = { .address = regs->rdi };
 
-	if (regs->rsi > DR_TYPE_READ_WRITE || regs->rdx > 8)
+	if (regs->rsi > DR_TYPE_READ_WRITE)
 		return -DR_ERROR_TYPE;
+	if (regs->rdx > DR_LENGTH_MAX)
+		return -DR_ERROR_LENGTH;
+	breakpoint.type = (enum dr_type)regs->rsi;
+	breakpoint.length = (unsigned int)regs->rdx;
 	return dr_install_as(current_task(), &breakpoint, NULL, NULL, DR_REQUESTER_USER);
 }
 
+/* rdi = slot: 0, or -DR_ERROR_NOT_INSTALLED (also for a slot number that is no slot). */
 static long syscall_dr_uninstall(struct cpu_regs *regs)
 {
+	if (regs->rdi >= DR_SLOTS)
+		return -DR_ERROR_NOT_INSTALLED;
 	return dr_uninstall(current_task(), (int)regs->rdi);
+}
+
+/*
+ * A hit the kernel took on the task's behalf (a system call reading or writing a watched user
+ * buffer) has a kernel RIP: the task gets it with rip 0 instead, so that no kernel address
+ * reaches ring 3. from_user (0) says the access was the kernel's; the rest of the hit is kept.
+ */
+static void dr_hits_scrub(struct dr_hit *hits, unsigned int count)
+{
+	for (unsigned int i = 0; i < count; i++)
+		if (hits[i].rip >= DR_USER_ADDRESS_LIMIT)
+			hits[i].rip = 0;
 }
 
 /* Copy byte by byte with probes: a bad user pointer is an error, not a kernel fault. */
@@ -52,6 +73,7 @@ static long syscall_dr_read_hits(struct cpu_regs *regs)
 	count = dr_read_hits(current_task(), hits,
 			     regs->rsi < READ_HITS_MAX ? (unsigned int)regs->rsi : READ_HITS_MAX,
 			     NULL);
+	dr_hits_scrub(hits, count);
 	for (uint64_t i = 0; i < count * sizeof(hits[0]); i++)
 		if (probe_write_safe((void *)(address + i), ((const uint8_t *)hits)[i]))
 			return SYSCALL_ERROR_FAULT;

@@ -8,7 +8,11 @@
 
 /* The 16550 divisor latch counts periods of 115200 baud (a 1.8432 MHz clock divided by 16). */
 #define SERIAL_BAUD_BASE 115200
-#define SERIAL_PORT_MAX 0xffff
+#define SERIAL_DIVISOR_MAX 0xffff /* the latch is 16 bits (DLL, DLM) */
+#define SERIAL_REGISTERS 8 /* a 16550 decodes port .. port + 7 */
+#define SERIAL_PORT_MAX (0xffff - (SERIAL_REGISTERS - 1))
+/* The longest error cmdline_parse() builds before escaping it. */
+#define ERROR_RAW_MAX 512
 
 /* The legacy PC COM port addresses, by Linux name. */
 static const struct {
@@ -229,8 +233,8 @@ bool cmdline_parse_console(const struct cmdline_option *opt, const char *value, 
 		if (port_length <= 2 || strncmp(value, "0x", 2) != 0 ||
 		    parse_number(value, port_length, true, &number) != NUMBER_OK || number == 0 ||
 		    number > SERIAL_PORT_MAX) {
-			format(err, err_size, "port '%.*s' is not ttyS0..ttyS3 or 0x1..0xffff",
-			       (int)port_length, value);
+			format(err, err_size, "port '%.*s' is not ttyS0..ttyS3 or 0x1..0x%x",
+			       (int)port_length, value, SERIAL_PORT_MAX);
 			return false;
 		}
 		config.port = (uint16_t)number;
@@ -241,6 +245,12 @@ bool cmdline_parse_console(const struct cmdline_option *opt, const char *value, 
 			format(err, err_size,
 			       "baud '%s' is not a divisor of %d, such as 115200 or 9600",
 			       comma + 1, SERIAL_BAUD_BASE);
+			return false;
+		}
+		if (SERIAL_BAUD_BASE / number > SERIAL_DIVISOR_MAX) {
+			format(err, err_size,
+			       "baud '%s' needs divisor %llu; the 16550's is at most %d", comma + 1,
+			       (unsigned long long)(SERIAL_BAUD_BASE / number), SERIAL_DIVISOR_MAX);
 			return false;
 		}
 		config.baud = (uint32_t)number;
@@ -386,10 +396,37 @@ static bool parse_word(const char *line, const char *word, size_t length,
 	return true;
 }
 
+size_t cmdline_escape(char *dest, size_t size, const char *text)
+{
+	size_t used = 0;
+
+	for (; *text != '\0'; text++) {
+		unsigned char c = (unsigned char)*text;
+		char piece[5];
+		size_t length;
+
+		if (c == '\\')
+			length = (size_t)format(piece, sizeof(piece), "\\\\");
+		else if (c < ' ' || c > '~')
+			length = (size_t)format(piece, sizeof(piece), "\\x%02x", c);
+		else
+			length = (size_t)format(piece, sizeof(piece), "%c", c);
+		if (used + length >= size)
+			break; /* only whole escapes: a cut one would read as something else */
+		memcpy(dest + used, piece, length);
+		used += length;
+	}
+	if (size > 0)
+		dest[used] = '\0';
+	return used;
+}
+
 bool cmdline_parse(const char *line, const struct cmdline_option *options, size_t count,
 		   char *file_name, char *err, size_t err_size)
 {
 	const char *word = line;
+	char first_error[ERROR_RAW_MAX] = "";
+	char error[ERROR_RAW_MAX];
 	size_t length;
 
 	if (file_name != NULL)
@@ -405,16 +442,22 @@ bool cmdline_parse(const char *line, const struct cmdline_option *options, size_
 		while (is_separator(*word))
 			word++;
 		if (*word == '\0')
-			return true;
+			break;
 		length = word_length(word);
 		if (first && is_file_name(word, length, options, count)) {
 			if (file_name != NULL)
 				format(file_name, CMDLINE_STRING_MAX, "%.*s", (int)length, word);
 			continue;
 		}
-		if (!parse_word(line, word, length, options, count, err, err_size))
-			return false;
+		/* Keep going after an error: the words after it still take effect (exit=). */
+		if (!parse_word(line, word, length, options, count, error, sizeof(error)) &&
+		    first_error[0] == '\0')
+			format(first_error, sizeof(first_error), "%s", error);
 	}
+	if (first_error[0] == '\0')
+		return true;
+	cmdline_escape(err, err_size, first_error);
+	return false;
 }
 
 void cmdline_usage(const struct cmdline_option *options, size_t count, char *buf, size_t size)

@@ -59,8 +59,12 @@ struct console_config {
 	uint32_t baud; /* divides 115200 exactly */
 };
 
-/* dest: struct console_config. "ttyS0" (0x3f8), "ttyS1" (0x2f8), "ttyS2" (0x3e8), "ttyS3" (0x2e8)
- * or "0xPORT", optionally followed by ",BAUD" where 115200 % BAUD == 0. */
+/*
+ * dest: struct console_config. "ttyS0" (0x3f8), "ttyS1" (0x2f8), "ttyS2" (0x3e8), "ttyS3" (0x2e8)
+ * or "0xPORT" up to 0xfff8 (the UART's eight registers stay below 0x10000), optionally followed
+ * by ",BAUD" where 115200 % BAUD == 0 and the divisor 115200 / BAUD fits the 16-bit latch.
+ * Whether a 16550 answers at the port is for the caller to probe.
+ */
 bool cmdline_parse_console(const struct cmdline_option *opt, const char *value, char *err,
 			   size_t err_size);
 
@@ -74,12 +78,21 @@ bool cmdline_parse_globs(const struct cmdline_option *opt, const char *value, ch
  * is not NULL, copied there (char[CMDLINE_STRING_MAX], "" when there is none). A first word that
  * is exactly an option's name is that option, not a file name. Every other word must be NAME or
  * NAME=VALUE for an option in the table, each at most once. Parsers run in the order the words
- * appear. On the first error write "option 'NAME': reason" (or "unknown option 'WORD'", "option
- * 'NAME' given twice") to err and return false. Lines of CMDLINE_MAX or more characters are
- * rejected whole.
+ * appear, every one of them even after an error, so that a rejected line still says how to exit
+ * (exit=). On error write the first one, "option 'NAME': reason" (or "unknown option 'WORD'",
+ * "option 'NAME' given twice"), escaped as cmdline_escape() does, to err and return false: the
+ * caller must then not use what the line set. Lines of CMDLINE_MAX or more characters are
+ * rejected whole, and set nothing.
  */
 bool cmdline_parse(const char *line, const struct cmdline_option *options, size_t count,
 		   char *file_name, char *err, size_t err_size);
+
+/*
+ * Copy text into dest (size bytes, NUL-terminated) with every byte outside printable ASCII
+ * written as \xHH and '\' as \\, so that a line echoed to the console cannot carry terminal
+ * escape sequences. Stops before an escape that would not fit. Returns the length written.
+ */
+size_t cmdline_escape(char *dest, size_t size, const char *text);
 
 /* Write "name=SYNTAX name ..." for every option, separated by single spaces, into buf. */
 void cmdline_usage(const struct cmdline_option *options, size_t count, char *buf, size_t size);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Shell-style wildcard matching ('*' and '?') for test selection. */
 #include "lib/glob.h"
+#include "lib/string.h"
 
 /*
  * Greedy match with single-point backtracking: on a mismatch, the most recent '*' absorbs one
@@ -33,4 +34,23 @@ bool glob_match(const char *pattern, size_t pattern_length, const char *name)
 	while (p < pattern_length && pattern[p] == '*')
 		p++;
 	return p == pattern_length;
+}
+
+const char *glob_list_unmatched(const char *list, size_t count, glob_selects_fn selects,
+				const void *context, size_t *length)
+{
+	while (*list != '\0') {
+		const char *comma = strchr(list, ',');
+		size_t glob_length = comma ? (size_t)(comma - list) : strlen(list);
+		bool selected = false;
+
+		for (size_t index = 0; index < count && !selected; index++)
+			selected = selects(list, glob_length, index, context);
+		if (!selected) {
+			*length = glob_length;
+			return list;
+		}
+		list += glob_length + (comma ? 1 : 0);
+	}
+	return NULL;
 }

@@ -17,7 +17,6 @@
 #define ERROR_NO_SYSCALL (-38l) /* an unknown number */
 #define SYSCALL_ERROR_INVALID (-22l)
 #define WRITE_MAX 160
-#define USER_SPACE_END 0x0000800000000000ul
 
 /* System calls run with interrupts off, on the task's kernel stack; they may switch tasks. */
 static long syscall_yield(struct cpu_regs *regs)
@@ -56,10 +55,11 @@ static long syscall_write(struct cpu_regs *regs)
 	return (long)length;
 }
 
+/* rdi = milliseconds, saturated: a sleep too long for the TSC lasts until sched_wake(). */
 static long syscall_sleep(struct cpu_regs *regs)
 {
 	spin_lock(&sched_lock);
-	sched_sleep_until(rdtsc_ordered() + tsc_cycles_from_ms(regs->rdi));
+	sched_sleep_until(tsc_deadline_after_ms(regs->rdi));
 	spin_unlock(&sched_lock);
 	return 0;
 }

@@ -27,12 +27,16 @@ struct user_fault {
 	bool valid;
 	unsigned int vector;
 	uint64_t error_code, rip, cr2;
+	uint64_t dr6; /* #DB only: DR6 as the CPU left it (then reset); 0 otherwise */
 };
 
 /* The exit code of a task ended by a fault it had no handler for. */
 #define TASK_EXIT_FAULTED (-1000l)
 /* The exit code of a task ended by sched_kill_others(). */
 #define TASK_EXIT_KILLED (-1001l)
+/* The exit code of a task whose fault handler could not be entered: its stack cannot take the
+ * handler's frame (sched/user.c). */
+#define TASK_EXIT_NO_FAULT_FRAME (-1002l)
 
 struct task {
 	struct context *context; /* saved by switch_context() while off the CPU */
@@ -94,8 +98,13 @@ struct task *task_create_user(const char *name, const void *program, uint64_t ar
 /* The kernel's view (direct map) of a user task's data pages, USER_DATA_PAGES long. */
 void *task_user_data(const struct task *task);
 
-/* Let a user fault run handler (a .user_text symbol) with rdi = vector, rsi = error code,
- * rdx = faulting rip, rcx = cr2, instead of ending the task. */
+/*
+ * Let a user fault run handler (a .user_text symbol) with rdi = vector, rsi = error code,
+ * rdx = faulting rip, rcx = cr2, instead of ending the task. It is entered as a function with
+ * RFLAGS.TF, DF and RF clear, on the faulting stack below its 128-byte red zone, rsp + 8 aligned
+ * to 16 and a return address of 0; where the stack cannot take that frame, the task ends with
+ * TASK_EXIT_NO_FAULT_FRAME instead.
+ */
 void task_set_fault_handler(struct task *task, const void *handler);
 
 /* End the calling task with code. Wakes its joiner. */

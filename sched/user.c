@@ -5,9 +5,14 @@
 #include <stdint.h>
 
 #include "arch/x86/cpu.h"
+#include "arch/x86/debug-registers.h"
+#include "arch/x86/debugreg.h"
+#include "arch/x86/exceptions.h"
 #include "arch/x86/fpu.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/pfa.h"
+#include "arch/x86/probe.h"
+#include "arch/x86/processor-flags.h"
 #include "arch/x86/regs.h"
 #include "arch/x86/syscall.h"
 #include "arch/x86/traps.h"
@@ -89,9 +94,39 @@ void task_set_fault_handler(struct task *task, const void *handler)
 	task->user_fault_handler = handler ? user_text_address(handler) : 0;
 }
 
+/* The System V ABI lets code use this much below rsp without moving it: a handler skips it. */
+#define USER_RED_ZONE 128
+#define USER_STACK_ALIGN 16
+/* What a fault handler is entered without, as Linux enters a signal handler (setup_rt_frame()). */
+#define USER_HANDLER_FLAGS_CLEARED (RFLAGS_TF | RFLAGS_DF | RFLAGS_RF)
+
+/*
+ * Build the handler's frame on the faulting stack, as Linux's get_sigframe() places a signal
+ * frame: below the red zone, aligned as after a call (rsp + 8 a multiple of 16), holding a return
+ * address of 0. A handler does not return: one that does faults at 0 and enters itself again on
+ * a lower frame, until the stack runs out. False, with nothing written, when the stack is not
+ * writable user memory there (unmapped, non-canonical, the kernel's).
+ */
+static bool user_fault_frame_push(struct cpu_regs *regs)
+{
+	uint64_t frame;
+
+	if (regs->rsp > USER_SPACE_END || regs->rsp < USER_RED_ZONE + USER_STACK_ALIGN)
+		return false;
+	frame = ((regs->rsp - USER_RED_ZONE) & ~(uint64_t)(USER_STACK_ALIGN - 1)) -
+		sizeof(uint64_t);
+	/* Eight aligned bytes share one page: a fault can come only from the first. */
+	for (unsigned int i = 0; i < sizeof(uint64_t); i++)
+		if (probe_write_safe((void *)(frame + i), 0))
+			return false;
+	regs->rsp = frame;
+	return true;
+}
+
 /*
  * An exception in ring 3: record it for the task, then enter the task's fault handler, or end
- * the task when it has none. Nothing else in the kernel is affected.
+ * the task when it has none (TASK_EXIT_FAULTED) or its stack cannot take the handler's frame
+ * (TASK_EXIT_NO_FAULT_FRAME). Nothing else in the kernel is affected.
  */
 static bool user_fault(struct cpu_regs *regs)
 {
@@ -104,13 +139,24 @@ static bool user_fault(struct cpu_regs *regs)
 		.rip = regs->rip,
 		.cr2 = read_cr2(),
 	};
+	if (regs->vector == X86_EXC_DB) {
+		/* dr/ left the DR6 of a #DB it did not handle; the CPU never clears it (SDM Vol. 3
+		 * §18.2.3): reset it, or its BS bit shows in the next, unrelated #DB. */
+		task->fault.dr6 = read_dr6();
+		write_dr6(DR6_RESET);
+	}
 	if (!task->user_fault_handler)
 		task_exit(TASK_EXIT_FAULTED);
+	if (!user_fault_frame_push(regs))
+		task_exit(TASK_EXIT_NO_FAULT_FRAME);
 	regs->rdi = task->fault.vector;
 	regs->rsi = task->fault.error_code;
 	regs->rdx = task->fault.rip;
 	regs->rcx = task->fault.cr2;
 	regs->rip = task->user_fault_handler;
+	/* TF would trap after the handler's first instruction, and again, forever; DF is clear at
+	 * every call (System V ABI); RF would let an execute breakpoint at the handler pass. */
+	regs->rflags &= ~USER_HANDLER_FLAGS_CLEARED;
 	return true;
 }
 

@@ -52,7 +52,7 @@ void sched_sleep_ms(uint64_t ms)
 {
 	unsigned long flags = sched_lock_irqsave();
 
-	sched_sleep_until(rdtsc_ordered() + tsc_cycles_from_ms(ms));
+	sched_sleep_until(tsc_deadline_after_ms(ms));
 	sched_unlock_irqrestore(flags);
 }
 

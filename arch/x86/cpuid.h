@@ -70,6 +70,7 @@ static inline struct cpuid_result cpuid(uint32_t leaf, uint32_t subleaf)
 #define CPUID_PERFMON_EDX_ANYTHREAD_DEPRECATED (1u << 15) /* read from perfmon v5 */
 
 #define CPUID_LEAF_EXTENDED_FEATURES 0x07 /* sub-leaf 0 */
+#define CPUID_7_ECX_UMIP (1u << 2) /* CR4.UMIP exists */
 #define CPUID_7_EDX_HYBRID (1u << 15) /* cores of more than one type: leaf 0x1A tells each's */
 #define CPUID_LEAF_HYBRID 0x1a /* EAX[31:24]: this core's type */
 #define CPUID_HYBRID_CORE_TYPE(eax) ((eax) >> 24)

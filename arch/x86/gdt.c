@@ -2,8 +2,11 @@
 /* The GDT and the 64-bit TSS (SDM Vol. 3 §3.4.5, §8.7). */
 #include <stdint.h>
 
+#include "arch/x86/cpu.h"
+#include "arch/x86/cpuid.h"
 #include "arch/x86/gdt.h"
 #include "arch/x86/percpu.h"
+#include "arch/x86/processor-flags.h"
 
 /* Descriptor bits (SDM Vol. 3 §3.4.5). */
 #define SEG_ACCESSED (1ull << 40)
@@ -85,6 +88,16 @@ void gdt_init(void)
 	asm volatile("lgdt %0" : : "m"(pointer));
 	gdt_reload_segments();
 	asm volatile("ltr %w0" : : "r"(GDT_TSS));
+}
+
+bool gdt_umip_enable(void)
+{
+	/* The silicon's CPUID, not an emulated model's: CR4 is the silicon's. */
+	if (cpuid_silicon(CPUID_LEAF_VENDOR, 0).eax < CPUID_LEAF_EXTENDED_FEATURES ||
+	    !(cpuid_silicon(CPUID_LEAF_EXTENDED_FEATURES, 0).ecx & CPUID_7_ECX_UMIP))
+		return false;
+	write_cr4(read_cr4() | CR4_UMIP);
+	return true;
 }
 
 void gdt_reload_segments(void)

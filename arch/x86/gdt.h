@@ -3,6 +3,7 @@
 #ifndef ARCH_X86_GDT_H
 #define ARCH_X86_GDT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* The order of the user selectors is fixed by SYSRET (SDM Vol. 2B SYSRET, MSR_STAR). */
@@ -22,9 +23,19 @@
 #define IST_STACKS 4
 #define IST_STACK_SIZE 8192
 
-/* Load the calling CPU's own GDT and task register and reload every segment. After
- * percpu_init(), once on each CPU. */
+/*
+ * Load the calling CPU's own GDT and task register, and reload CS, DS, ES and SS (FS and GS keep
+ * their selectors: loading GS would clear the per-CPU GS base). After percpu_init(), once on
+ * each CPU.
+ */
 void gdt_init(void);
+
+/*
+ * Set CR4.UMIP on the calling CPU where its CPUID.07H.0:ECX.UMIP says it exists: SGDT, SIDT, SLDT,
+ * STR and SMSW then raise #GP(0) in ring 3 instead of showing it kernel addresses. Returns
+ * whether UMIP is on. Once on each CPU; the kernel's own SGDT and STR (ring 0) still work.
+ */
+bool gdt_umip_enable(void);
 
 /*
  * Reload CS, DS, ES and SS with the kernel selectors: after a non-local jump out of an
@@ -32,7 +43,10 @@ void gdt_init(void);
  */
 void gdt_reload_segments(void);
 
-/* The stack the CPU switches to on an interrupt or a SYSCALL from ring 3 (TSS.RSP0). */
+/*
+ * The kernel stack for entries from ring 3: TSS.RSP0, which the CPU loads on an interrupt or
+ * exception, and this_cpu()->kernel_stack_top, which the SYSCALL entry loads itself.
+ */
 void tss_set_kernel_stack(uint64_t stack_top);
 
 /* The top of the calling CPU's IST stack slot (1-4), to tell whether a handler runs on it. */

@@ -27,6 +27,7 @@
 #define CR4_PCE (1ul << 8) /* RDPMC allowed at any CPL */
 #define CR4_OSFXSR (1ul << 9)
 #define CR4_OSXMMEXCPT (1ul << 10)
+#define CR4_UMIP (1ul << 11) /* SGDT, SIDT, SLDT, SMSW, STR: #GP(0) at CPL > 0 */
 #define CR4_FSGSBASE (1ul << 16)
 #define CR4_OSXSAVE (1ul << 18)
 

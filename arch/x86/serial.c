@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* 16550 UART console (National Semiconductor PC16550D data sheet). */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,6 +20,7 @@
 #define UART_LINE_CONTROL 3
 #define UART_MODEM_CONTROL 4
 #define UART_LINE_STATUS 5
+#define UART_SCRATCH 7
 
 #define FCR_ENABLE 0x01
 #define FCR_CLEAR_RX 0x02
@@ -28,6 +30,10 @@
 #define MCR_DTR 0x01
 #define MCR_RTS 0x02
 #define LSR_TX_HOLDING_EMPTY 0x20
+#define LSR_NOTHING_THERE 0xff /* what a read of an undecoded ISA port returns */
+/* Scratch patterns with every bit both ways, as Linux's 8250 autoconfig writes them. */
+#define SCRATCH_PATTERN_A 0xa5
+#define SCRATCH_PATTERN_B 0x5a
 
 #define UART_CLOCK_DIVIDEND 115200
 #define UART_FIFO_SIZE 16
@@ -102,6 +108,24 @@ static void serial_guard_leave(unsigned long flags)
 	if (--console_depth == 0)
 		spin_unlock(&console_lock);
 	local_irq_restore(flags);
+}
+
+bool serial_probe(uint16_t port)
+{
+	uint8_t saved = inb(port + UART_SCRATCH);
+	bool found;
+
+	/* Only reads and the scratch register, which holds no state of the UART's: a port that
+	 * is something else (isa-debug-exit at 0xf4 ends the run on any write to its first
+	 * registers) is not written where it would act. */
+	if (inb(port + UART_LINE_STATUS) == LSR_NOTHING_THERE)
+		return false;
+	outb(port + UART_SCRATCH, SCRATCH_PATTERN_A);
+	found = inb(port + UART_SCRATCH) == SCRATCH_PATTERN_A;
+	outb(port + UART_SCRATCH, SCRATCH_PATTERN_B);
+	found = found && inb(port + UART_SCRATCH) == SCRATCH_PATTERN_B;
+	outb(port + UART_SCRATCH, saved);
+	return found;
 }
 
 void serial_init(uint16_t port, uint32_t baud)

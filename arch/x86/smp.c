@@ -14,6 +14,7 @@
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/platform.h"
+#include "arch/x86/processor-flags.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/syscall.h"
 #include "arch/x86/traps.h"
@@ -208,6 +209,7 @@ static void __attribute__((noreturn)) ap_entry(unsigned int index)
 	idt_load();
 	write_cr0(boot_cr0);
 	write_cr4(boot_cr4);
+	gdt_umip_enable();
 	syscall_init_cpu();
 	apic_init_cpu();
 	ap_main();
@@ -336,7 +338,7 @@ unsigned int smp_start(const struct smp_start_info *info)
 		return online_count;
 	}
 	boot_cr0 = read_cr0();
-	boot_cr4 = read_cr4();
+	boot_cr4 = read_cr4() & ~CR4_UMIP; /* each CPU sets it where its own CPUID has it */
 	ap_main = info->ap_main;
 	memcpy(phys_to_virt(TRAMPOLINE_BASE), trampoline_start,
 	       (size_t)(trampoline_end - trampoline_start));

@@ -6,15 +6,30 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arch/x86/cpu.h"
+
 /* Find the TSC frequency: CPUID 0x15, the hypervisor leaf 0x40000010, else the PIT. */
 bool tsc_calibrate(void);
 uint64_t tsc_hz(void);
 /* Where tsc_hz() came from: "cpuid-0x15", "hypervisor-leaf", "pit". */
 const char *tsc_source(void);
 
+/* Saturating: UINT64_MAX when the cycles do not fit in 64 bits. */
 static inline uint64_t tsc_cycles_from_ms(uint64_t ms)
 {
-	return tsc_hz() / 1000 * ms;
+	uint64_t cycles;
+
+	return __builtin_mul_overflow(tsc_hz() / 1000, ms, &cycles) ? UINT64_MAX : cycles;
+}
+
+/* The TSC ms milliseconds from now; saturating: UINT64_MAX, which the TSC never reaches. */
+static inline uint64_t tsc_deadline_after_ms(uint64_t ms)
+{
+	uint64_t deadline;
+
+	return __builtin_add_overflow(rdtsc_ordered(), tsc_cycles_from_ms(ms), &deadline)
+		       ? UINT64_MAX
+		       : deadline;
 }
 
 #endif

@@ -50,9 +50,20 @@ static inline uint64_t user_text_address(const void *symbol)
  *                                   read through its read-only view at USER_DS_BASE; exit(0)
  *   user_ds_read_loop(counter)      read the view at USER_DS_BASE and ++*counter, forever: only
  *                                   a fault (the view unmapped) ends it
+ *   user_set_trap_flag()            set RFLAGS.TF itself (POPF), so it traps with DR6.BS
+ *   user_icebp()                    ICEBP (INT1): #DB without a DR6 condition bit
+ *   user_trap_flag_into_syscall()   set RFLAGS.TF, then a system call: stepped into the kernel
+ *   user_fault_with_df()            STD, then CLI: #GP(0) with RFLAGS.DF set
+ *   user_bad_stack(rsp)             switch to rsp and push there
+ *   user_fault_entry_report(vector) a fault handler: exit(USER_FAULT_EXIT_BASE + vector
+ *                                   + RFLAGS.TF + RFLAGS.DF as it was entered, + 0x10000 unless
+ *                                   its rsp + 8 is 16-byte aligned)
+ *   user_syscall_script(script)     make each system call of the script, store the results;
+ *                                   exit(0)
  */
 #define USER_NOT_FAULTED 0xbad
 #define USER_FAULT_EXIT_BASE 100
+#define USER_HANDLER_MISALIGNED 0x10000
 #define REGISTER_PATTERN_ROUNDS 2000
 
 /* Shared with user_yield_timing; the offsets are fixed in arch/x86/user_probes.asm. */
@@ -68,6 +79,11 @@ extern const char user_wrmsr[], user_wrmsr_at[], user_rdmsr[], user_rdmsr_at[];
 extern const char user_write_dr7[], user_write_dr7_at[], user_read_dr0[], user_read_dr0_at[];
 extern const char user_hlt[], user_hlt_at[], user_cli[], user_cli_at[];
 extern const char user_lgdt[], user_lgdt_at[];
+extern const char user_sgdt[], user_sgdt_at[], user_sidt[], user_sidt_at[];
+extern const char user_sldt[], user_sldt_at[], user_str[], user_str_at[];
+extern const char user_smsw[], user_smsw_at[];
+extern const char user_set_trap_flag[], user_icebp[], user_fault_with_df[], user_bad_stack[];
+extern const char user_fault_entry_report[], user_syscall_script[], user_trap_flag_into_syscall[];
 extern const char user_register_pattern[], user_yield_timing[];
 extern const char user_write_message[], user_sleep[], user_exit_with_vector[];
 extern const char user_dr_script[], user_dr_target[], user_ds_poll[], user_ds_read_loop[];
@@ -96,6 +112,20 @@ struct user_dr_script {
 	int64_t install_result; /* the slot, or -enum dr_error */
 	int64_t hit_count; /* what SYSCALL_DR_READ_HITS returned */
 	uint8_t hits[USER_DR_HITS_MAX * USER_DR_HIT_SIZE];
+};
+
+/* Shared with user_syscall_script; the offsets are fixed in arch/x86/user_probes.asm. */
+#define USER_SYSCALLS_MAX 16
+
+struct user_syscall {
+	uint64_t number; /* rax, all 64 bits */
+	uint64_t args[3]; /* rdi, rsi, rdx */
+	int64_t result; /* rax on return */
+};
+
+struct user_syscall_script {
+	uint64_t count; /* calls[0..count) are made in order */
+	struct user_syscall calls[USER_SYSCALLS_MAX];
 };
 
 #endif

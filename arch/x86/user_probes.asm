@@ -10,7 +10,7 @@ SPIN_PER_ROUND		equ 2000
 PATTERN_STEP		equ 0x9e3779b97f4a7c15	; distinct values for each register
 
 ; Every system call goes through user_syscall_gate, whose instruction the kernel may patch at
-; boot (arch/x86/user.h). Clobbers rcx and r11.
+; boot (arch/x86/syscall.h, syscall_use_trap()). Clobbers rcx and r11.
 %macro system_call 1
 	mov eax, %1
 	call user_syscall_gate
@@ -26,7 +26,7 @@ section .user_text progbits alloc exec nowrite align=4096
 
 global user_syscall_gate
 user_syscall_gate:
-	syscall				; or UD2, after user_syscall_use_trap()
+	syscall				; or UD2, after syscall_use_trap()
 	ret
 
 global user_exit
@@ -62,6 +62,12 @@ privileged read_dr0, {mov rax, dr0}
 privileged hlt, hlt
 privileged cli, cli
 privileged lgdt, {lgdt [rsp]}
+; Descriptor-table reads: allowed in ring 3 unless CR4.UMIP is set, then #GP(0) (SDM Vol. 3 §2.5).
+privileged sgdt, {sgdt [rsp - 16]}
+privileged sidt, {sidt [rsp - 16]}
+privileged sldt, {sldt ax}
+privileged str, {str ax}
+privileged smsw, {smsw ax}
 
 ; Registers checked, in this order; the exit code names the first corrupted one (1-based).
 %define PATTERN_GPRS rbx, rcx, rdx, rsi, rbp, r8, r9, r10, r11, r12, r13, r14, r15
@@ -357,3 +363,96 @@ user_ds_read_loop:
 	mov rax, [USER_DS_BASE + DS_BTS_BASE]
 	inc qword [rdi]
 	jmp .again
+
+; Set RFLAGS.TF itself (the kernel did not ask for it): the next instruction traps with DR6.BS.
+RFLAGS_TF		equ 0x100
+RFLAGS_DF		equ 0x400
+global user_set_trap_flag
+user_set_trap_flag:
+	pushfq
+	or qword [rsp], RFLAGS_TF
+	popfq
+	nop				; #DB (single step) after this one
+	nop
+	exit_with USER_NOT_FAULTED
+
+; ICEBP (INT1, opcode f1): a #DB trap that sets no DR6 bit (SDM Vol. 3 §18.3.1).
+global user_icebp
+user_icebp:
+	db 0xf1
+	exit_with USER_NOT_FAULTED
+
+; STD, then CLI: #GP(0) with RFLAGS.DF set.
+global user_fault_with_df
+user_fault_with_df:
+	std
+	cli
+	exit_with USER_NOT_FAULTED
+
+; rdi = the stack pointer to switch to; then a push there, which faults when it is not mapped.
+global user_bad_stack
+user_bad_stack:
+	mov rsp, rdi
+	push rax
+	exit_with USER_NOT_FAULTED
+
+; A fault handler that reports how it was entered: exit(USER_FAULT_EXIT_BASE + vector
+; + RFLAGS.TF + RFLAGS.DF, + USER_HANDLER_MISALIGNED unless rsp + 8 is 16-byte aligned).
+USER_HANDLER_MISALIGNED	equ 0x10000
+global user_fault_entry_report
+user_fault_entry_report:
+	pushfq
+	pop rax
+	and eax, RFLAGS_TF | RFLAGS_DF
+	add rdi, rax
+	add rdi, USER_FAULT_EXIT_BASE
+	lea rax, [rsp + 8]
+	test eax, 15
+	jz .aligned
+	add rdi, USER_HANDLER_MISALIGNED
+.aligned:
+	system_call SYSCALL_EXIT
+	ud2
+
+; rdi = struct user_syscall_script (arch/x86/user.h): make each call in turn, with the full
+; 64-bit number and arguments, and store what it returned; exit(0).
+SCRIPT_COUNT		equ 0
+SCRIPT_CALLS		equ 8
+CALL_NUMBER		equ 0
+CALL_ARG0		equ 8
+CALL_ARG1		equ 16
+CALL_ARG2		equ 24
+CALL_RESULT		equ 32
+CALL_SIZE		equ 40
+
+global user_syscall_script
+user_syscall_script:
+	mov rbx, rdi			; rbx, r12, r13 are preserved by system calls
+	lea r12, [rbx + SCRIPT_CALLS]
+	mov r13, [rbx + SCRIPT_COUNT]
+.next:
+	test r13, r13
+	jz .done
+	mov rax, [r12 + CALL_NUMBER]
+	mov rdi, [r12 + CALL_ARG0]
+	mov rsi, [r12 + CALL_ARG1]
+	mov rdx, [r12 + CALL_ARG2]
+	call user_syscall_gate
+	mov [r12 + CALL_RESULT], rax
+	add r12, CALL_SIZE
+	dec r13
+	jmp .next
+.done:
+	exit_with 0
+
+; Set RFLAGS.TF itself and SYSCALL at once (not through the gate: the CALL would trap first).
+; The single step of SYSCALL traps in ring 0, at the kernel's entry point.
+global user_trap_flag_into_syscall
+user_trap_flag_into_syscall:
+	mov eax, SYSCALL_GET_TASK_ID
+	pushfq
+	or qword [rsp], RFLAGS_TF
+	popfq
+	syscall				; the instruction after POPF: TF applies to it
+	nop
+	exit_with USER_NOT_FAULTED

@@ -134,7 +134,16 @@ static const struct {
 	{ "seed=18446744073709551616",
 	  "option 'seed': '18446744073709551616' does not fit in 64 bits" },
 	{ "timeout=0", "option 'timeout': '0' is out of range 1ms..600s" },
-	{ "console=ttyS9", "option 'console': port 'ttyS9' is not ttyS0..ttyS3 or 0x1..0xffff" },
+	{ "console=ttyS9", "option 'console': port 'ttyS9' is not ttyS0..ttyS3 or 0x1..0xfff8" },
+	{ "console=ttyS0,1",
+	  "option 'console': baud '1' needs divisor 115200; the 16550's is at most 65535" },
+	/* Bytes outside printable ASCII are echoed escaped, never raw (a terminal would act). */
+	{ "\x1b[31mred", "unknown option '\\x1b[31mred'" },
+	{ "a\\b\x7f\xff", "unknown option 'a\\\\b\\x7f\\xff'" },
+	{ "seed=\x1b", "option 'seed': '\\x1b' is not a decimal or 0x-prefixed hex number" },
+	{ "tests=a\x1b"
+	  "b",
+	  "option 'tests': 'a\\x1bb' has byte 0x1b; globs use only [A-Za-z0-9_.*?]" },
 	{ "tests=a.*,", "option 'tests': 'a.*,' has an empty glob" },
 	{ "seed=7=8", "option 'seed': '7=8' is not a decimal or 0x-prefixed hex number" },
 };
@@ -151,15 +160,54 @@ HOST_TEST(cmdline_rejects_bad_lines_naming_the_option)
 	}
 }
 
-HOST_TEST(cmdline_runs_parsers_in_order_and_stops_at_the_first_error)
+HOST_TEST(cmdline_runs_every_parser_in_order_and_reports_the_first_error)
 {
 	struct cmdline_fixture f;
 
 	fixture_init(&f);
-	host_check(!fixture_parse(&f, "seed=5 timeout=0 list"));
+	host_check(!fixture_parse(&f, "seed=5 timeout=0 list bogus"));
 	host_check_eq_u64(5, f.seed);
-	host_check(!f.list);
+	host_check(f.list);
 	host_check_str("option 'timeout': '0' is out of range 1ms..600s", f.err);
+}
+
+/* How a rejected line ends (exit=) must not depend on where the bad word stands. */
+HOST_TEST(cmdline_parses_exit_after_a_bad_word)
+{
+	struct cmdline_fixture f;
+
+	fixture_init(&f);
+	host_check(!fixture_parse(&f, "k.elf bogus console=ttyS1 exit=isa-debug"));
+	host_check_str("unknown option 'bogus'", f.err);
+	host_check_str("isa-debug", f.exit_method);
+	host_check_str("k.elf", f.file_name);
+}
+
+HOST_TEST(cmdline_escape_writes_bytes_outside_printable_ascii_as_hex)
+{
+	char small[8];
+	char out[64];
+
+	host_check_eq_u64(0, cmdline_escape(out, sizeof(out), ""));
+	host_check_str("", out);
+	host_check_eq_u64(12, cmdline_escape(out, sizeof(out), "tests=a.* ~!"));
+	host_check_str("tests=a.* ~!", out);
+	cmdline_escape(out, sizeof(out), "\x1b[2J\t\r\n\x7f\x80\xff");
+	host_check_str("\\x1b[2J\\x09\\x0d\\x0a\\x7f\\x80\\xff", out);
+	cmdline_escape(out, sizeof(out), "C:\\k");
+	host_check_str("C:\\\\k", out);
+	/* Only whole escapes: "ab" and the four bytes of \x1b take 7 with the NUL; in 6, "ab". */
+	host_check_eq_u64(6, cmdline_escape(small, 7,
+					    "ab\x1b"
+					    "cd"));
+	host_check_str("ab\\x1b", small);
+	host_check_eq_u64(2, cmdline_escape(small, 6,
+					    "ab\x1b"
+					    "cd"));
+	host_check_str("ab", small);
+	small[0] = 'x';
+	host_check_eq_u64(0, cmdline_escape(small, 0, "ab"));
+	host_check_eq_u64('x', small[0]);
 }
 
 HOST_TEST(cmdline_rejects_overlong_lines_whole)

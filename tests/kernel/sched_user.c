@@ -3,8 +3,10 @@
 #include <stddef.h>
 
 #include "arch/x86/cpu.h"
+#include "arch/x86/cpuid.h"
 #include "arch/x86/exceptions.h"
 #include "arch/x86/paging.h"
+#include "arch/x86/processor-flags.h"
 #include "arch/x86/tsc.h"
 #include "arch/x86/user.h"
 #include "lib/string.h"
@@ -68,7 +70,6 @@ static const struct {
 	}
 	PRIVILEGED(wrmsr), PRIVILEGED(rdmsr), PRIVILEGED(write_dr7), PRIVILEGED(read_dr0),
 	PRIVILEGED(hlt),   PRIVILEGED(cli),   PRIVILEGED(lgdt),
-#undef PRIVILEGED
 };
 
 TEST(sched, privileged_instructions_raise_gp_in_ring_3)
@@ -86,6 +87,35 @@ TEST(sched, privileged_instructions_raise_gp_in_ring_3)
 		      "%s: rip 0x%llx, the instruction is at 0x%llx", privileged[i].name,
 		      (unsigned long long)fault.rip,
 		      (unsigned long long)user_text_address(privileged[i].instruction));
+	}
+}
+
+static const struct {
+	const char *name;
+	const char *program, *instruction;
+} descriptor_reads[] = {
+	PRIVILEGED(sgdt), PRIVILEGED(sidt), PRIVILEGED(sldt), PRIVILEGED(str), PRIVILEGED(smsw),
+#undef PRIVILEGED
+};
+
+/* They show kernel addresses (GDT, IDT, TSS) to ring 3; CR4.UMIP makes them #GP(0) there. */
+TEST(sched, descriptor_table_reads_raise_gp_in_ring_3_under_umip)
+{
+	if (cpuid_silicon(CPUID_LEAF_VENDOR, 0).eax < CPUID_LEAF_EXTENDED_FEATURES ||
+	    !(cpuid_silicon(CPUID_LEAF_EXTENDED_FEATURES, 0).ecx & CPUID_7_ECX_UMIP))
+		test_skip("CPUID.07H:ECX.UMIP=0");
+	check(read_cr4() & CR4_UMIP, "CR4=0x%lx: UMIP clear", read_cr4());
+	for (size_t i = 0; i < sizeof(descriptor_reads) / sizeof(descriptor_reads[0]); i++) {
+		struct user_fault fault;
+		long code = run_user(descriptor_reads[i].program, 0, &fault);
+
+		check(code == TASK_EXIT_FAULTED && fault.valid && fault.vector == X86_EXC_GP &&
+			      fault.error_code == 0 &&
+			      fault.rip == user_text_address(descriptor_reads[i].instruction),
+		      "%s: exit %ld, vector %u error 0x%llx rip 0x%llx; expected #GP(0) at 0x%llx",
+		      descriptor_reads[i].name, code, fault.valid ? fault.vector : 0,
+		      (unsigned long long)fault.error_code, (unsigned long long)fault.rip,
+		      (unsigned long long)user_text_address(descriptor_reads[i].instruction));
 	}
 }
 

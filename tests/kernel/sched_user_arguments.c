@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/* sched suite: system-call numbers and arguments are read at their full 64-bit width. */
+#include <stdint.h>
+
+#include "arch/x86/paging.h"
+#include "arch/x86/tsc.h"
+#include "arch/x86/user.h"
+#include "lib/string.h"
+#include "runner/test.h"
+#include "sched/sched.h"
+
+#define HIGH_BIT (1ul << 63)
+#define ABOVE_32_BITS (1ul << 32)
+#define WRITE_BUFFER (USER_DATA_BASE + PAGE_SIZE)
+#define SLEEP_CHECK_MS 50
+
+/* Run user_syscall_script over *script in its data page; the results come back in *script. */
+static void script_run(struct user_syscall_script *script)
+{
+	struct task *task = task_create_user("syscall-script", user_syscall_script, USER_DATA_BASE,
+					     TASK_START_STOPPED);
+
+	if (!task)
+		test_abort("task_create_user failed");
+	memcpy(task_user_data(task), script, sizeof(*script));
+	task_continue(task);
+	while (task->state != TASK_DEAD)
+		sched_sleep_ms(1);
+	memcpy(script, task_user_data(task), sizeof(*script));
+	check_eq(0, task_join(task, NULL));
+}
+
+static const struct {
+	const char *what;
+	struct user_syscall call;
+} hostile_calls[] = {
+	{ "number 2^32 + GET_TASK_ID",
+	  { ABOVE_32_BITS | SYSCALL_GET_TASK_ID, { 0 }, SYSCALL_ERROR_NO_SYSCALL } },
+	{ "number 2^64 - 1", { UINT64_MAX, { 0 }, SYSCALL_ERROR_NO_SYSCALL } },
+	{ "write of 2^64 - 1 bytes",
+	  { SYSCALL_WRITE, { WRITE_BUFFER, UINT64_MAX }, SYSCALL_ERROR_INVALID } },
+	{ "write of 2^32 + 1 bytes",
+	  { SYSCALL_WRITE, { WRITE_BUFFER, ABOVE_32_BITS | 1 }, SYSCALL_ERROR_INVALID } },
+	{ "write from 2^64 - 1", { SYSCALL_WRITE, { UINT64_MAX, 1 }, SYSCALL_ERROR_FAULT } },
+	{ "write from bit 63 + a user address",
+	  { SYSCALL_WRITE, { HIGH_BIT | WRITE_BUFFER, 1 }, SYSCALL_ERROR_FAULT } },
+	{ "yield with every argument 2^64 - 1",
+	  { SYSCALL_YIELD, { UINT64_MAX, UINT64_MAX, UINT64_MAX }, 0 } },
+};
+
+TEST(sched, system_calls_check_numbers_and_arguments_at_full_width)
+{
+	const unsigned int count = sizeof(hostile_calls) / sizeof(hostile_calls[0]);
+	struct user_syscall_script script = { .count = count };
+
+	_Static_assert(sizeof(hostile_calls) / sizeof(hostile_calls[0]) <= USER_SYSCALLS_MAX,
+		       "USER_SYSCALLS_MAX");
+	for (unsigned int i = 0; i < count; i++) {
+		script.calls[i] = hostile_calls[i].call;
+		script.calls[i].result = 1; /* overwritten by the call */
+	}
+	script_run(&script);
+	for (unsigned int i = 0; i < count; i++)
+		check(script.calls[i].result == hostile_calls[i].call.result,
+		      "%s: returned %lld, expected %lld", hostile_calls[i].what,
+		      (long long)script.calls[i].result, (long long)hostile_calls[i].call.result);
+}
+
+TEST(sched, user_exit_code_keeps_all_64_bits)
+{
+	struct task *task =
+		task_create_user("exit", user_exit, ABOVE_32_BITS | 42, TASK_START_RUNNABLE);
+
+	if (!task)
+		test_abort("task_create_user failed");
+	check_eq(ABOVE_32_BITS | 42, task_join(task, NULL));
+}
+
+/*
+ * sleep(ms) for lengths whose TSC cycles, or the deadline TSC + cycles, do not fit in 64 bits:
+ * each must sleep (saturated: until woken), not return at once.
+ */
+TEST(sched, user_sleep_longer_than_64_bits_of_cycles_does_not_return_at_once)
+{
+	const uint64_t per_ms = tsc_hz() / 1000;
+	const uint64_t lengths[] = { UINT64_MAX, HIGH_BIT, UINT64_MAX / per_ms };
+
+	for (unsigned int i = 0; i < sizeof(lengths) / sizeof(lengths[0]); i++) {
+		struct task *task =
+			task_create_user("sleeper", user_sleep, lengths[i], TASK_START_RUNNABLE);
+
+		if (!task)
+			test_abort("task_create_user failed");
+		sched_sleep_ms(SLEEP_CHECK_MS);
+		check(task->state == TASK_BLOCKED, "sleep(%llu ms): state %u after %u ms",
+		      (unsigned long long)lengths[i], task->state, SLEEP_CHECK_MS);
+		sched_wake(task);
+		check_eq(0, task_join(task, NULL));
+	}
+}
