@@ -194,7 +194,8 @@ def test_bench_writes_results_for_a_passing_run(fake_bench):
     proc = fake_bench(seal(BODY))
     assert proc.returncode == 0, proc.stderr
     argv = fake_bench.argv()
-    assert argv[argv.index("-append") + 1] == "exit=isa-debug tests=*.benchmark_* smp.expect=2"
+    assert argv[argv.index("-append") + 1] == (
+        "exit=isa-debug budget=soak tests=*.benchmark_* smp.expect=2")
     assert argv[argv.index("-smp") + 1] == "2"
     assert argv[argv.index("-accel") + 1] == "tcg"
     document = json.loads((fake_bench.out / "results.json").read_text())

@@ -7,6 +7,7 @@
 #include "pmu/scale.h"
 #include "runner/test.h"
 #include "sched/sched.h"
+#include "tests/kernel/budget.h"
 
 #define INST_RETIRED 0xc0 /* architectural event: instructions retired (SDM Vol. 3 §20.2.1.2) */
 /*
@@ -166,22 +167,36 @@ TEST(pmu, a_tasks_count_is_not_polluted_by_other_tasks)
 	      (unsigned long long)YIELDS_COUNTED);
 }
 
+/*
+ * Yields of the task that counts the writes, each two switches between identical
+ * configurations: a write at switch-in shows at the first. Every instruction of both tasks is
+ * single-stepped where the CPU is emulated (~6 ms a yield pair under TCG): budget=quick 10,
+ * budget=soak 100.
+ */
+#define IDENTICAL_YIELDS_QUICK 10
+#define IDENTICAL_YIELDS_SOAK 100
+
 struct pair {
-	uint64_t msr_writes;
-	volatile bool done;
+	uint64_t msr_writes, switches;
+	unsigned int yields;
+	volatile bool ready, done;
 };
 
 static void measure_writes(void *arg)
 {
 	struct pair *pair = arg;
-	uint64_t before;
+	uint64_t before, switches;
 
 	pmu_add_event(self(), &instructions);
-	sched_yield();
+	/* Until the partner holds its event too: the runner may have run in between. */
+	while (!pair->ready)
+		sched_yield();
 	before = this_cpu()->writes.msr;
-	for (int i = 0; i < 100; i++)
+	switches = sched_stats().switches;
+	for (unsigned int i = 0; i < pair->yields; i++)
 		sched_yield();
 	pair->msr_writes = this_cpu()->writes.msr - before;
+	pair->switches = sched_stats().switches - switches;
 	pair->done = true;
 }
 
@@ -190,13 +205,15 @@ static void same_events_until_done(void *arg)
 	struct pair *pair = arg;
 
 	pmu_add_event(self(), &instructions);
+	pair->ready = true;
 	while (!pair->done)
 		sched_yield();
 }
 
 TEST(pmu, identical_configurations_make_no_msr_writes_at_switch)
 {
-	struct pair pair = { 0, false };
+	struct pair pair = { .yields = (unsigned int)budget_count(IDENTICAL_YIELDS_QUICK,
+								  IDENTICAL_YIELDS_SOAK) };
 	struct task *a, *b;
 
 	require_counters();
@@ -204,6 +221,10 @@ TEST(pmu, identical_configurations_make_no_msr_writes_at_switch)
 	b = task_create("b", same_events_until_done, &pair, TASK_START_RUNNABLE);
 	task_join(a, NULL);
 	task_join(b, NULL);
+	test_diag("%llu MSR writes in %llu switches", (unsigned long long)pair.msr_writes,
+		  (unsigned long long)pair.switches);
+	check(pair.switches >= 2 * pair.yields, "%llu switches in %u yields",
+	      (unsigned long long)pair.switches, pair.yields);
 	check_eq(0, pair.msr_writes);
 }
 

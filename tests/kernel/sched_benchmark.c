@@ -11,21 +11,31 @@
 #include "lib/sort.h"
 #include "runner/test.h"
 #include "sched/sched.h"
+#include "tests/kernel/budget.h"
 
 /*
- * Each benchmark takes up to SAMPLES_MAX samples or runs for BUDGET_MS, whichever comes first:
- * under KVM-PVM every ring-0 instruction is emulated, so loops are sized by time there. The
- * metric lines say how many samples were taken.
+ * Each benchmark takes up to its sample count or runs for its time budget, whichever comes
+ * first: under KVM-PVM every ring-0 instruction is emulated, so loops are sized by time there.
+ * budget=quick: 1,000 samples (the p99 is the 10th largest) or 150 ms for the yields, ~10 ms
+ * and ~20 ms under TCG; 200 preemptions (the p99 is the 2nd largest) or 500 ms, ~0.2 s under
+ * TCG, whose timer gives ~1,000 a second. budget=soak (make bench): 10,000 samples or 1.5 s.
+ * The metric lines say how many samples were taken.
  */
 #define SAMPLES_MAX 10000
-#define BUDGET_MS 1500
+#define SAMPLES_QUICK 1000
+#define PREEMPTIONS_QUICK 200
+#define BUDGET_QUICK_MS 150
+#define PREEMPT_BUDGET_QUICK_MS 500
+#define BUDGET_SOAK_MS 1500
 #define PREEMPT_HZ 20000 /* for the preemption benchmark only */
-#define POLL_MS 50
+/* Looks in on the user yielders, each a switch inside a sample: under 1% of the samples. */
+#define POLL_QUICK_MS 10
+#define POLL_SOAK_MS 50
 #define USER_TIMING_CAPACITY \
 	((USER_DATA_PAGES * PAGE_SIZE - sizeof(struct yield_timing)) / sizeof(uint64_t))
 
 static uint64_t samples[2 * SAMPLES_MAX];
-static volatile unsigned int sample_count;
+static volatile unsigned int sample_count, samples_wanted;
 
 struct write_snapshot {
 	struct write_counts writes;
@@ -70,12 +80,13 @@ TEST(sched, benchmark_kernel_to_kernel_yield)
 	volatile bool stop = false;
 	struct task *partner =
 		task_create("partner", yield_until_stopped, (void *)&stop, TASK_START_RUNNABLE);
-	uint64_t deadline = rdtsc_ordered() + tsc_cycles_from_ms(BUDGET_MS);
+	uint64_t deadline =
+		rdtsc_ordered() + tsc_cycles_from_ms(budget_ms(BUDGET_QUICK_MS, BUDGET_SOAK_MS));
+	unsigned int count = 0, wanted = (unsigned int)budget_count(SAMPLES_QUICK, SAMPLES_MAX);
 	struct write_snapshot before = snapshot();
-	unsigned int count = 0;
 
 	/* One sample: this task to the partner and back, two switches. */
-	while (count < SAMPLES_MAX && rdtsc_ordered() < deadline) {
+	while (count < wanted && rdtsc_ordered() < deadline) {
 		uint64_t start = rdtsc_ordered();
 
 		sched_yield();
@@ -91,7 +102,7 @@ TEST(sched, benchmark_user_to_user_yield)
 	struct task *tasks[2];
 	struct yield_timing *timing[2];
 	struct write_snapshot before;
-	unsigned int count = 0;
+	unsigned int count = 0, wanted = (unsigned int)budget_count(SAMPLES_QUICK, SAMPLES_MAX);
 	uint64_t deadline;
 
 	for (unsigned int i = 0; i < 2; i++) {
@@ -100,17 +111,17 @@ TEST(sched, benchmark_user_to_user_yield)
 		if (!tasks[i])
 			test_abort("task_create_user failed");
 		timing[i] = task_user_data(tasks[i]);
-		timing[i]->capacity = SAMPLES_MAX / 2 < USER_TIMING_CAPACITY ? SAMPLES_MAX / 2
-									     : USER_TIMING_CAPACITY;
+		timing[i]->capacity =
+			wanted / 2 < USER_TIMING_CAPACITY ? wanted / 2 : USER_TIMING_CAPACITY;
 	}
 	before = snapshot();
-	deadline = rdtsc_ordered() + tsc_cycles_from_ms(BUDGET_MS);
+	deadline = rdtsc_ordered() + tsc_cycles_from_ms(budget_ms(BUDGET_QUICK_MS, BUDGET_SOAK_MS));
 	task_continue(tasks[0]);
 	task_continue(tasks[1]);
 	/* Look in rarely (each look is a switch inside a sample): they stop at capacity. */
 	while ((tasks[0]->state != TASK_DEAD || tasks[1]->state != TASK_DEAD) &&
 	       rdtsc_ordered() < deadline)
-		sched_sleep_ms(POLL_MS);
+		sched_sleep_ms(budget_count(POLL_QUICK_MS, POLL_SOAK_MS));
 	for (unsigned int i = 0; i < 2; i++) {
 		timing[i]->stop = 1;
 		while (tasks[i]->state != TASK_DEAD)
@@ -129,7 +140,7 @@ static struct task *volatile benchmark_owner;
 /* Preemption probe: interrupt context. Wakes the sleeping test task once the array is full. */
 static void record_preemption(uint64_t cycles)
 {
-	if (sample_count < SAMPLES_MAX)
+	if (sample_count < samples_wanted)
 		samples[sample_count++] = cycles;
 	else if (benchmark_owner)
 		sched_wake(benchmark_owner);
@@ -154,6 +165,7 @@ TEST(sched, benchmark_timer_preemption)
 		spinners[i] = task_create("spinner", spin_until_stopped, (void *)&stop,
 					  TASK_START_STOPPED);
 	sample_count = 0;
+	samples_wanted = (unsigned int)budget_count(PREEMPTIONS_QUICK, SAMPLES_MAX);
 	benchmark_owner = sched_current();
 	sched_set_preemption_probe(record_preemption);
 	sched_set_slice_ticks(1);
@@ -162,7 +174,7 @@ TEST(sched, benchmark_timer_preemption)
 	task_continue(spinners[0]);
 	task_continue(spinners[1]);
 	/* Asleep, so that only the two spinners take turns; woken early when the array is full. */
-	sched_sleep_ms(BUDGET_MS);
+	sched_sleep_ms(budget_ms(PREEMPT_BUDGET_QUICK_MS, BUDGET_SOAK_MS));
 	timer_set_hz(hz);
 	benchmark_owner = NULL;
 	sched_set_slice_ticks(slice);

@@ -6,16 +6,25 @@
 #include "arch/x86/tsc.h"
 #include "dr/dr.h"
 #include "lib/sort.h"
+#include "tests/kernel/budget.h"
 #include "tests/kernel/dr_targets.h"
 #include "tests/kernel/smp_util.h"
 
-#define MIGRATIONS 200
-#define BUDGET_MS 3000 /* KVM-PVM takes milliseconds per migration */
+/*
+ * Lazy migrations are timed (median and p99) and their writes counted; eager ones only have
+ * their writes counted. budget=quick: 200 lazy (the p99 is the 2nd largest) and 50 eager;
+ * budget=soak (make bench): 500 of each. Either stops at BUDGET_MS: KVM-PVM takes
+ * milliseconds per migration.
+ */
+#define MIGRATIONS_MAX 500
+#define LAZY_MIGRATIONS_QUICK 200
+#define EAGER_MIGRATIONS_QUICK 50
+#define BUDGET_MS 3000
 #define WARM_UP 4 /* round trips before counting: each CPU has seen the task's addresses */
 
 struct ping_pong {
-	uint64_t cycles[MIGRATIONS];
-	unsigned int done;
+	uint64_t cycles[MIGRATIONS_MAX];
+	unsigned int done, wanted;
 	struct write_counts before[2], after[2];
 };
 
@@ -29,7 +38,8 @@ static void snapshot(struct write_counts counts[2])
 static void ping_pong(void *arg)
 {
 	struct ping_pong *run = arg;
-	uint64_t start, budget = tsc_cycles_from_ms(BUDGET_MS);
+	/* Either budget: budget_ms() keeps it within half the test's time limit. */
+	uint64_t start, budget = tsc_cycles_from_ms(budget_ms(BUDGET_MS, BUDGET_MS));
 
 	dr_target_install((uint64_t)dr_stress_targets[0], DR_TYPE_EXECUTE, 1);
 	dr_target_install((uint64_t)dr_stress_targets[1], DR_TYPE_EXECUTE, 1);
@@ -37,7 +47,7 @@ static void ping_pong(void *arg)
 		smp_move_self(i % 2 ? 0 : 1);
 	snapshot(run->before);
 	start = rdtsc_ordered();
-	for (run->done = 0; run->done < MIGRATIONS && rdtsc_ordered() - start < budget;
+	for (run->done = 0; run->done < run->wanted && rdtsc_ordered() - start < budget;
 	     run->done++) {
 		uint64_t t0 = rdtsc_ordered();
 
@@ -73,6 +83,8 @@ TEST(smp, benchmark_migration_cost_and_register_writes)
 
 	smp_require_cpus(2);
 	lazy_run.done = eager_run.done = 0;
+	lazy_run.wanted = (unsigned int)budget_count(LAZY_MIGRATIONS_QUICK, MIGRATIONS_MAX);
+	eager_run.wanted = (unsigned int)budget_count(EAGER_MIGRATIONS_QUICK, MIGRATIONS_MAX);
 	lazy_writes = measure(true, &lazy_run, &lazy_msr);
 	eager_writes = measure(false, &eager_run, &eager_msr);
 	check(lazy_run.done > 0 && eager_run.done > 0, "no migration measured");
@@ -100,7 +112,9 @@ TEST(smp, benchmark_migration_cost_and_register_writes)
 	check_eq(0, lazy_msr + eager_msr);
 }
 
-#define INSTALL_SAMPLES 64
+/* Samples of each kind, for a median: budget=quick 16, budget=soak (make bench) 128. */
+#define INSTALL_SAMPLES_QUICK 16
+#define INSTALL_SAMPLES_MAX 128
 
 struct idler {
 	volatile bool stop;
@@ -115,50 +129,51 @@ static void spin_until_stopped(void *arg)
 }
 
 /* Median cycles of install + uninstall of one breakpoint for task (running where it runs). */
-static uint64_t install_cycles(unsigned int task, uint64_t *samples)
+static uint64_t install_cycles(unsigned int task, uint64_t *samples, unsigned int count)
 {
 	struct dr_breakpoint breakpoint = { (uint64_t)&dr_target_unused[0], DR_TYPE_WRITE, 8 };
 
-	for (unsigned int i = 0; i < INSTALL_SAMPLES; i++) {
+	for (unsigned int i = 0; i < count; i++) {
 		uint64_t start = rdtsc_ordered();
 		int slot = dr_install(task, &breakpoint, NULL, NULL);
 
 		dr_uninstall(task, slot);
 		samples[i] = rdtsc_ordered() - start;
 	}
-	sort_u64(samples, INSTALL_SAMPLES);
-	return samples[INSTALL_SAMPLES / 2];
+	sort_u64(samples, count);
+	return samples[count / 2];
 }
 
 TEST(smp, benchmark_breakpoint_change_for_a_task_on_another_cpu)
 {
-	static uint64_t samples[INSTALL_SAMPLES];
+	static uint64_t samples[INSTALL_SAMPLES_MAX];
+	unsigned int count = (unsigned int)budget_count(INSTALL_SAMPLES_QUICK, INSTALL_SAMPLES_MAX);
 	struct idler idler = { false };
 	uint64_t local, remote, system = 0, failures = dr_sync_failures();
 	struct dr_breakpoint breakpoint = { (uint64_t)&dr_target_unused[1], DR_TYPE_WRITE, 8 };
 	struct task *task;
 
 	smp_require_cpus(2);
-	local = install_cycles(sched_current()->index, samples);
+	local = install_cycles(sched_current()->index, samples, count);
 	task = smp_task_on(1, "spinner", spin_until_stopped, &idler);
 	while (task->state != TASK_RUNNING)
 		sched_yield();
-	remote = install_cycles(task->index, samples);
-	for (unsigned int i = 0; i < INSTALL_SAMPLES; i++) {
+	remote = install_cycles(task->index, samples, count);
+	for (unsigned int i = 0; i < count; i++) {
 		uint64_t start = rdtsc_ordered();
 		int slot = dr_install_system(&breakpoint, NULL, NULL);
 
 		dr_uninstall_system(slot);
 		samples[i] = rdtsc_ordered() - start;
 	}
-	sort_u64(samples, INSTALL_SAMPLES);
-	system = samples[INSTALL_SAMPLES / 2];
+	sort_u64(samples, count);
+	system = samples[count / 2];
 	idler.stop = true;
 	check_eq(0, task_join(task, NULL));
 	test_diag("metric smp.breakpoint_change_cycles local=%llu remote=%llu system_wide=%llu "
 		  "cpus=%u samples=%u",
 		  (unsigned long long)local, (unsigned long long)remote, (unsigned long long)system,
-		  smp_cpus(), INSTALL_SAMPLES);
+		  smp_cpus(), count);
 	test_diag("metric smp.breakpoint_change_ratio remote_over_local=%llu.%02llu",
 		  (unsigned long long)(remote / local),
 		  (unsigned long long)(remote % local * 100 / local));
