@@ -9,7 +9,8 @@
 
 #include "ds/records.h"
 
-#define DS_PEBS_RESET_SLOTS 48 /* 32 GP + 16 fixed, the format-5 layout (hardware.md A2) */
+/* 32 GP + 16 fixed: the format-5 layout (docs/hardware-facts.md §2) */
+#define DS_PEBS_RESET_SLOTS 48
 
 /* What IA32_DS_AREA points at: every field is a linear address except the reset values. */
 struct ds_area {

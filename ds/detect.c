@@ -37,7 +37,10 @@ static bool ds_area_keeps_value(void)
 	return kept;
 }
 
-/* The first condition that fails, in the order the SDM and Linux check them (hardware.md A1). */
+/*
+ * The first condition that fails, in the order the SDM and Linux check them
+ * (docs/hardware-facts.md §1).
+ */
 static void first_missing(char *reason, size_t size, bool pebs)
 {
 	uint64_t misc = 0;

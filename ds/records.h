@@ -244,9 +244,9 @@ size_t pebs_find_last(enum pebs_format format, const void *base, size_t used_byt
 		      uint64_t data_cfg, size_t *count);
 
 /*
- * Counter reset values in the DS area: slot i is at byte 0x40 + 8 * i (hardware.md A2, Linux
- * intel_ds.h). Before format 5 there are 8 GP slots and 4 fixed ones after them; from format 5
- * there are 32 GP slots and 16 fixed ones.
+ * Counter reset values in the DS area: slot i is at byte 0x40 + 8 * i (docs/hardware-facts.md
+ * §2, Linux intel_ds.h). Before format 5 there are 8 GP slots and 4 fixed ones after them; from
+ * format 5 there are 32 GP slots and 16 fixed ones.
  */
 #define PEBS_RESET_GP_SLOTS_FMT4 8
 #define PEBS_RESET_FIXED_SLOTS_FMT4 4

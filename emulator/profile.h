@@ -64,7 +64,7 @@ bool emulator_profile_override(struct emulator_profile *profile, const char *key
 bool emulator_profile_check(const struct emulator_profile *profile, char *err, size_t err_size);
 
 /*
- * The IA32_PEBS_ENABLE bits a CPU of this PEBS format defines (emulator-rules.md rule 6, from
+ * The IA32_PEBS_ENABLE bits a CPU of this PEBS format defines (docs/emulated-cpu.md rule 6, from
  * the SDM Vol. 4 model tables for MSR 3F1H): format 0 (Core 2) PMC0 only; formats 1-3
  * (Nehalem to Skylake) PMC0-3 and their load-latency bits 32-35, plus precise store (bit 63)
  * from format 2 (the Sandy Bridge table; Sandy Bridge itself is format 1, a profile of it

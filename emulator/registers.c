@@ -13,7 +13,7 @@
  * Sources: SDM Vol. 4 Table 2-2 (architectural MSRs) and the model tables, SDM Vol. 3B
  * "Architectural Performance Monitoring" and "Debug Store", and where the SDM leaves a case
  * open, KVM (arch/x86/kvm/vmx/pmu_intel.c intel_pmu_refresh()/intel_pmu_set_msr(), x86.c),
- * named as such. emulator-rules.md numbers the rules (6, 7, 8, 9, 14).
+ * named as such. docs/emulated-cpu.md numbers the rules (6, 7, 8, 9, 14).
  */
 
 #define CANONICAL_BITS 48 /* 4-level paging; LA57 is not modelled */

@@ -23,7 +23,7 @@ struct emulator_registers {
 };
 
 /*
- * The state out of RESET (emulator-rules.md rule 8). The SDM leaves counters, EVTSELs,
+ * The state out of RESET (docs/emulated-cpu.md rule 8). The SDM leaves counters, EVTSELs,
  * PEBS_ENABLE and DS_AREA undefined; the model zeroes them, and sets GLOBAL_CTRL bits n-1:0 for
  * the n GP counters (SDM since 2023). IA32_MISC_ENABLE and IA32_PERF_CAPABILITIES take the
  * profile's values.

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Detecting architectural perfmon (SDM Vol. 3 §20.2, CPUID leaf 0xA; hardware.md A1, A6). */
+/*
+ * Detecting architectural perfmon (SDM Vol. 3 §20.2, CPUID leaf 0xA;
+ * docs/hardware-facts.md §1, §5).
+ */
 #include <stdbool.h>
 #include <stdint.h>
 

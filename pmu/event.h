@@ -9,7 +9,7 @@
 #include "arch/x86/msr-index.h"
 
 /*
- * Architectural perfmon MSRs (hardware.md A6). They belong with the others in
+ * Architectural perfmon MSRs (docs/hardware-facts.md §5). They belong with the others in
  * arch/x86/msr-index.h; they live here until the kernel side of pmu/ lands.
  */
 #define PMU_MAX_GP 8 /* GP counters this code handles (CPUID.0AH:EAX[15:8] may say more) */

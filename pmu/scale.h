@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Exact 64-bit multiply-then-divide, and perf-style count scaling (hardware.md B6). Pure. */
+/*
+ * Exact 64-bit multiply-then-divide, and perf-style count scaling (docs/hardware-facts.md
+ * §7). Pure.
+ */
 #ifndef PMU_SCALE_H
 #define PMU_SCALE_H
 

@@ -12,7 +12,7 @@
 /* Every event select, FIXED_CTR_CTRL, every count, and GLOBAL_CTRL twice. */
 #define PMU_SWITCH_MAX_WRITES (PMU_MAX_GP + 1 + PMU_MAX_COUNTERS + 2)
 
-/* What this CPU's PMU has (CPUID leaf 0AH; hardware.md A1). */
+/* What this CPU's PMU has (CPUID leaf 0AH; docs/hardware-facts.md §1). */
 struct pmu_caps {
 	unsigned int gp; /* GP counters, CPUID.0AH:EAX[15:8], at most PMU_MAX_GP */
 	unsigned int fixed; /* fixed counters, CPUID.0AH:EDX[4:0], at most PMU_MAX_FIXED */

@@ -8,7 +8,10 @@
 
 #include "arch/x86/regs.h"
 
-/* Enable the local APIC of the boot CPU. False (nothing changed) when it has none. */
+/*
+ * Mask the legacy 8259 pair, then enable the boot CPU's local APIC. False when the CPU has no
+ * APIC or its APIC is in x2APIC mode: the APIC is then left as it was (the 8259 stays masked).
+ */
 bool apic_init(void);
 /* Enable the calling CPU's local APIC as apic_init() did the boot CPU's (application CPUs). */
 void apic_init_cpu(void);

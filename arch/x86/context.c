@@ -9,7 +9,7 @@ extern const char context_trampoline[];
 struct context *context_init(uint64_t stack_top, void (*entry)(void *), void *arg)
 {
 	/* 16-byte aligned at the trampoline's call, as the SysV ABI wants at a call site. */
-	struct context *context = (struct context *)((stack_top & ~0xful) - 8 - sizeof(*context));
+	struct context *context = (struct context *)((stack_top & ~0xful) - 16 - sizeof(*context));
 
 	*context = (struct context){
 		.r12 = (uint64_t)entry,

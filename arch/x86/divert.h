@@ -23,7 +23,9 @@ struct cpuid_result {
  * interrupts off, as on silicon; and a #GP that the model raises is delivered from that site
  * exactly as the CPU's own: a _safe accessor's fix-up sees it, a plain one takes it.
  *
- * Every callback runs in exception context, interrupts off, on the CPU that executed the access.
+ * owns_msr() and owns_cpuid() run in the caller's context, from the accessors. Every other
+ * callback runs in exception, interrupt or system-call context, interrupts off, on the CPU
+ * concerned.
  */
 struct cpu_model_ops {
 	bool (*owns_msr)(uint32_t index);
@@ -38,7 +40,7 @@ struct cpu_model_ops {
 	bool (*debug_trap)(struct cpu_regs *regs);
 	/* An interrupt arrived in the task's own flow (not inside another handler). */
 	void (*interrupted)(struct cpu_regs *regs);
-	/* A context is about to be resumed from regs (IRET or SYSRET path), interrupts off. */
+	/* A context is about to be resumed from regs by IRET (every entry path returns so). */
 	void (*resume)(struct cpu_regs *regs);
 };
 

@@ -32,7 +32,7 @@
 #define PERF_CAP_FULL_WIDTH_WRITE (1ull << 13) /* counts writable through IA32_A_PMCx */
 #define PERF_CAP_PEBS_BASELINE (1ull << 14)
 
-/* Architectural performance monitoring (SDM Vol. 4 Table 2-2; hardware.md A6). */
+/* Architectural performance monitoring (SDM Vol. 4 Table 2-2; docs/hardware-facts.md §5). */
 #define MSR_IA32_PMC0 0x000000c1 /* + i; a write sign-extends bit 31 (SDM §20.2.6) */
 #define MSR_IA32_PERFEVTSEL0 0x00000186 /* + i */
 #define PERFEVTSEL_EVENT_CORE_CYCLES 0x3cull /* architectural "UnHalted Core Cycles" (umask 0) */

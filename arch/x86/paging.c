@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The kernel page tables built by boot/entry.asm. */
+/* The kernel page tables built by boot/entry.asm, and the user address spaces that share them. */
 #include <stdbool.h>
 #include <stdint.h>
 

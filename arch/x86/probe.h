@@ -75,8 +75,8 @@ static inline void probe_single_step(void)
 }
 
 /*
- * Retire a known number of instructions: 2 per iteration (DEC, JNZ) plus a few around them
- * (PROBE_LOOP_OVERHEAD), for counter tests. iterations must be at least 1.
+ * Retire a known number of instructions, for counter tests: 2 per iteration (DEC, JNZ), plus the
+ * few the compiler puts around the loop to load iterations. iterations must be at least 1.
  */
 #define PROBE_LOOP_INSTRUCTIONS_PER_ITERATION 2
 static inline void probe_instruction_loop(uint64_t iterations)

@@ -43,8 +43,8 @@ void smp_cpu_ready(void);
  * Run fn(arg) on CPU cpu, in interrupt context with interrupts off, and wait for it to return:
  * on the caller's CPU it runs at once. fn must not call smp_call() itself. While it waits, the
  * caller runs calls that other CPUs make to it, so two CPUs calling each other do not deadlock.
- * False when the CPU did not take the call within SMP_CALL_TIMEOUT_MS (fn then never runs):
- * under KVM-PVM with 4 vCPUs on this 2-core host a call has taken up to 1.9 s.
+ * False when cpu is not online, or did not take the call within SMP_CALL_TIMEOUT_MS (fn then
+ * never runs): under KVM-PVM with 4 vCPUs on this 2-core host a call has taken up to 1.9 s.
  */
 #define SMP_CALL_TIMEOUT_MS 5000
 bool smp_call(unsigned int cpu, void (*fn)(void *), void *arg);

@@ -5,7 +5,8 @@
 ; 64-bit entry that the boot CPU left in the parameters, on the stack it left there.
 ;
 ; The parameters (struct trampoline_parameters in arch/x86/smp.c, same order) are patched into
-; the copy before each STARTUP IPI. The page tables they name identity-map the trampoline.
+; the copy: CR3, EFER and the entry once, the stack and the index before each CPU is started.
+; The page tables they name identity-map the trampoline.
 
 %include "arch/x86/registers.inc"
 

@@ -10,10 +10,11 @@
 
 /*
  * An exception handler returns true when it dealt with the exception (the frame may have been
- * edited: rip, rflags) and false to pass it on. Order of dispatch for vectors 0-31:
- * an .extable fix-up (kernel mode only), then the vector's handler, then for a fault in ring 3
- * the user-fault handler (the scheduler), then the unexpected-exception handler (the test
- * runner: it does not return while a test runs), then fatal_exception().
+ * edited: rip, rflags) and false to pass it on. Order of dispatch for vectors 0-31: for #UD and
+ * #DB the registered CPU model first (arch/x86/divert.h), then an .extable fix-up (kernel mode
+ * only), then the vector's handler, then for a fault in ring 3 the user-fault handler (the
+ * scheduler), then the unexpected-exception handler (the test runner: it does not return while
+ * a test runs), then fatal_exception().
  */
 typedef bool (*exception_handler)(struct cpu_regs *regs);
 

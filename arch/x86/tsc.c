@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* TSC frequency from CPUID, or measured against PIT channel 2 (Intel 8254 data sheet). */
+/*
+ * TSC frequency from CPUID leaf 0x15 or the hypervisor leaf 0x40000010, else measured against PIT
+ * channel 0 (Intel 8254 data sheet).
+ */
 #include <stdbool.h>
 #include <stdint.h>
 

@@ -163,7 +163,10 @@ HOST_TEST(ds_pebs_decode_rejects_unknown_formats_and_null)
 	host_check(!pebs_decode(PEBS_FORMAT_3, record, sizeof(record), 0, NULL, NULL));
 }
 
-/* hardware.md A2: GP i -> i; fixed i -> 8 + i before format 5, 32 + i from format 5 on. */
+/*
+ * docs/hardware-facts.md §2: GP i -> i; fixed i -> 8 + i before format 5, 32 + i from
+ * format 5 on.
+ */
 HOST_TEST(ds_pebs_reset_slot_follows_the_format_layout)
 {
 	for (unsigned int format = 0; format <= 6; format++) {

@@ -10,8 +10,9 @@
 #define ALL_GROUPS_CFG (0xfULL | 7ULL << 24) /* every group, up to 8 LBRs */
 
 /*
- * Four records of four sizes, as after DATA_CFG changes without a drain (hardware.md A5.3):
- * basic only (32), + meminfo (64), + GPRs + 2 LBRs (256), + XMM (288). The offsets of each.
+ * Four records of four sizes, as after DATA_CFG changes without a drain
+ * (docs/hardware-facts.md §4): basic only (32), + meminfo (64), + GPRs + 2 LBRs (256), + XMM
+ * (288). The offsets of each.
  */
 static size_t build_mixed(uint8_t *buffer, size_t offsets[4])
 {

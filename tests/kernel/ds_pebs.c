@@ -86,7 +86,8 @@ static void stay_stopped(void *unused)
 
 /*
  * The reset value of GP counter i sits in slot i; fixed counter i's, in slot 8 + i up to format
- * 4 and 32 + i from format 5 (hardware.md A2). Fixed counters sample from format 4 (baseline).
+ * 4 and 32 + i from format 5 (docs/hardware-facts.md §2). Fixed counters sample from format 4
+ * (baseline).
  */
 TEST(ds, pebs_reset_values_sit_in_the_format_dependent_slot)
 {
