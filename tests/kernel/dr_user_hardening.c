@@ -13,31 +13,13 @@
 #include "lib/string.h"
 #include "runner/test.h"
 #include "sched/sched.h"
+#include "tests/kernel/user_script.h"
 
 #define ABOVE_32_BITS (1ul << 32)
 #define HIGH_BIT (1ul << 63)
-#define SCRIPT_PAGE USER_DATA_BASE
 #define WATCHED (USER_DATA_BASE + PAGE_SIZE)
 #define HITS_BUFFER (USER_DATA_BASE + 2 * PAGE_SIZE)
 #define HITS_OFFSET (2 * PAGE_SIZE)
-
-/* Run user_syscall_script over *script; the results, and the task's data pages, come back. */
-static void script_run(struct user_syscall_script *script, uint8_t *data, size_t data_size)
-{
-	struct task *task = task_create_user("syscall-script", user_syscall_script, SCRIPT_PAGE,
-					     TASK_START_STOPPED);
-
-	if (!task)
-		test_abort("task_create_user failed");
-	memcpy(task_user_data(task), script, sizeof(*script));
-	task_continue(task);
-	while (task->state != TASK_DEAD)
-		sched_sleep_ms(1);
-	memcpy(script, task_user_data(task), sizeof(*script));
-	if (data)
-		memcpy(data, task_user_data(task), data_size);
-	check_eq(0, task_join(task, NULL));
-}
 
 static struct user_syscall syscall_of(uint64_t number, uint64_t arg0, uint64_t arg1, uint64_t arg2)
 {
@@ -106,7 +88,7 @@ TEST(dr, user_hits_taken_in_the_kernel_reach_the_task_without_a_kernel_rip)
 			   syscall_of(SYSCALL_DR_READ_HITS, HITS_BUFFER, USER_DR_HITS_MAX, 0) },
 	};
 
-	script_run(&script, data, sizeof(data));
+	user_script_run(&script, data, sizeof(data));
 	check_eq(0, script.calls[0].result);
 	check_eq(8, script.calls[1].result);
 	check(script.calls[2].result >= 1, "%lld hits", (long long)script.calls[2].result);
@@ -158,7 +140,7 @@ TEST(dr, breakpoint_system_calls_check_arguments_at_full_width)
 		script.calls[i] = hostile_calls[i].call;
 		script.calls[i].result = 1; /* overwritten by the call */
 	}
-	script_run(&script, NULL, 0);
+	user_script_run(&script, NULL, 0);
 	for (unsigned int i = 0; i < count; i++)
 		check(script.calls[i].result == hostile_calls[i].call.result,
 		      "%s: returned %lld, expected %lld", hostile_calls[i].what,

@@ -8,27 +8,12 @@
 #include "lib/string.h"
 #include "runner/test.h"
 #include "sched/sched.h"
+#include "tests/kernel/user_script.h"
 
 #define HIGH_BIT (1ul << 63)
 #define ABOVE_32_BITS (1ul << 32)
 #define WRITE_BUFFER (USER_DATA_BASE + PAGE_SIZE)
 #define SLEEP_CHECK_MS 50
-
-/* Run user_syscall_script over *script in its data page; the results come back in *script. */
-static void script_run(struct user_syscall_script *script)
-{
-	struct task *task = task_create_user("syscall-script", user_syscall_script, USER_DATA_BASE,
-					     TASK_START_STOPPED);
-
-	if (!task)
-		test_abort("task_create_user failed");
-	memcpy(task_user_data(task), script, sizeof(*script));
-	task_continue(task);
-	while (task->state != TASK_DEAD)
-		sched_sleep_ms(1);
-	memcpy(script, task_user_data(task), sizeof(*script));
-	check_eq(0, task_join(task, NULL));
-}
 
 static const struct {
 	const char *what;
@@ -59,7 +44,7 @@ TEST(sched, system_calls_check_numbers_and_arguments_at_full_width)
 		script.calls[i] = hostile_calls[i].call;
 		script.calls[i].result = 1; /* overwritten by the call */
 	}
-	script_run(&script);
+	user_script_run(&script, NULL, 0);
 	for (unsigned int i = 0; i < count; i++)
 		check(script.calls[i].result == hostile_calls[i].call.result,
 		      "%s: returned %lld, expected %lld", hostile_calls[i].what,

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/* Running user_syscall_script (arch/x86/user_probes.asm) from a test: hostile system calls. */
+#ifndef TESTS_KERNEL_USER_SCRIPT_H
+#define TESTS_KERNEL_USER_SCRIPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/x86/user.h"
+#include "lib/string.h"
+#include "runner/test.h"
+#include "sched/sched.h"
+
+/*
+ * Run user_syscall_script over *script, placed at the start of the task's data pages (its
+ * argument is USER_DATA_BASE); the results come back in *script and, when data is not NULL, the
+ * first data_size bytes of the task's data pages in data.
+ */
+static inline void user_script_run(struct user_syscall_script *script, uint8_t *data,
+				   size_t data_size)
+{
+	struct task *task = task_create_user("syscall-script", user_syscall_script, USER_DATA_BASE,
+					     TASK_START_STOPPED);
+
+	if (!task)
+		test_abort("task_create_user failed");
+	memcpy(task_user_data(task), script, sizeof(*script));
+	task_continue(task);
+	while (task->state != TASK_DEAD)
+		sched_sleep_ms(1);
+	memcpy(script, task_user_data(task), sizeof(*script));
+	if (data)
+		memcpy(data, task_user_data(task), data_size);
+	check_eq(0, task_join(task, NULL));
+}
+
+#endif
