@@ -122,7 +122,32 @@ static void pmu_apply(unsigned int task)
 		wanted.gp_count[counter] = (0 - state->period[i]) & gp_mask;
 		wanted.count_known &= ~pmu_global_gp(counter);
 	}
+	uint64_t ran = cpu->held.global_ctrl;
+
 	pmu_switch_plan(&cpu->held, &wanted, &cpu->caps, &plan);
+	cpu->held.count_known &= ~ran; /* they counted on after they were last read */
+	/*
+	 * A counting event's counter whose count the shadow does not know (another user left it
+	 * running, or firmware did): its delta starts from what it holds, read before the writes
+	 * start it counting for this task, or the first slice would credit the rest too.
+	 */
+	for (unsigned int i = 0; state->used && i < state->set.nr_events; i++) {
+		unsigned int counter = event_counter(&state->set.events[i]);
+		bool gp = counter < PMU_MAX_GP;
+		uint64_t bit;
+
+		if (counter == PMU_NO_COUNTER || state->period[i])
+			continue;
+		bit = gp ? pmu_global_gp(counter) : pmu_global_fixed(counter - PMU_MAX_GP);
+		if (cpu->held.count_known & bit)
+			continue;
+		if (gp)
+			cpu->held.gp_count[counter] = rdmsr(counter_msr(counter)) & gp_mask;
+		else
+			cpu->held.fixed_count[counter - PMU_MAX_GP] =
+				rdmsr(counter_msr(counter)) & fixed_mask;
+		cpu->held.count_known |= bit;
+	}
 	for (unsigned int i = 0; i < plan.writes; i++) {
 		wrmsr(plan.write[i].msr, plan.write[i].value);
 		pmu_shadow_update(&cpu->held, &cpu->caps, plan.write[i].msr, plan.write[i].value);

@@ -46,6 +46,8 @@ static inline uint64_t user_text_address(const void *symbol)
  *   user_exit_with_vector(vector)   a fault handler: exit(USER_FAULT_EXIT_BASE + vector)
  *   user_write_message(address)     write the NUL-terminated string at address, exit(task id)
  *   user_sleep(ms)                  sleep(ms), exit(0)
+ *   user_counted_rounds(rounds)     rounds->rounds times: rounds->iterations DEC/JNZ, yield;
+ *                                   then rounds->done = 1, sleep until woken, exit(0)
  *   user_ds_poll(out)               out[0..2] = records in its BTS buffer, last from, last to,
  *                                   read through its read-only view at USER_DS_BASE; exit(0)
  *   user_ds_read_loop(counter)      read the view at USER_DS_BASE and ++*counter, forever: only
@@ -65,6 +67,13 @@ static inline uint64_t user_text_address(const void *symbol)
 #define USER_FAULT_EXIT_BASE 100
 #define USER_HANDLER_MISALIGNED 0x10000
 #define REGISTER_PATTERN_ROUNDS 2000
+
+/* Shared with user_counted_rounds; the offsets are fixed in arch/x86/user_probes.asm. */
+struct counted_rounds {
+	uint64_t iterations; /* of the DEC/JNZ loop, each round; at least 1 */
+	uint64_t rounds; /* at least 1 */
+	volatile uint64_t done; /* set by the program before it sleeps */
+};
 
 /* Shared with user_yield_timing; the offsets are fixed in arch/x86/user_probes.asm. */
 struct yield_timing {
@@ -86,6 +95,7 @@ extern const char user_set_trap_flag[], user_icebp[], user_fault_with_df[], user
 extern const char user_fault_entry_report[], user_syscall_script[], user_trap_flag_into_syscall[];
 extern const char user_register_pattern[], user_yield_timing[];
 extern const char user_write_message[], user_sleep[], user_exit_with_vector[];
+extern const char user_counted_rounds[];
 extern const char user_dr_script[], user_dr_target[], user_ds_poll[], user_ds_read_loop[];
 
 /*

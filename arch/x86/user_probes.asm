@@ -254,6 +254,29 @@ user_write_message:
 	system_call SYSCALL_EXIT
 	ud2
 
+; rdi = struct counted_rounds (arch/x86/user.h): rounds of (iterations DEC/JNZ, then yield), then
+; sleep until woken, then exit(0). Its ring-3 instructions are a known number: 2 per iteration,
+; ROUND_OVERHEAD a round, and a fixed few around them.
+COUNTED_ITERATIONS	equ 0
+COUNTED_ROUNDS		equ 8
+COUNTED_DONE		equ 16
+global user_counted_rounds
+user_counted_rounds:
+	mov rbx, rdi			; preserved by system calls
+	mov r12, [rbx + COUNTED_ROUNDS]
+.round:
+	mov r13, [rbx + COUNTED_ITERATIONS]
+.loop:
+	dec r13
+	jnz .loop
+	system_call SYSCALL_YIELD
+	dec r12
+	jnz .round
+	mov qword [rbx + COUNTED_DONE], 1
+	mov rdi, -1			; until sched_wake()
+	system_call SYSCALL_SLEEP
+	exit_with 0
+
 ; rdi = milliseconds.
 global user_sleep
 user_sleep:

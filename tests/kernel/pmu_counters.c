@@ -2,6 +2,7 @@
 /* pmu suite: per-task counters on real hardware (or a vPMU); skips with the exact reason here. */
 #include "arch/x86/percpu.h"
 #include "arch/x86/probe.h"
+#include "arch/x86/user.h"
 #include "pmu/pmu.h"
 #include "pmu/rotate.h"
 #include "pmu/scale.h"
@@ -117,54 +118,67 @@ TEST(pmu, multiplexed_estimates_match_the_true_count)
 	}
 }
 
-struct looper {
-	uint64_t iterations;
-	uint64_t count;
-	uint64_t writes;
-};
+/*
+ * Two user tasks count their own ring-3 instructions (USR only: the kernel's yield path is not
+ * theirs) over the same number of rounds, each a known loop then a yield to the other: one
+ * loop is three times the other. Their counts differ by exactly the loops' difference; a count
+ * polluted by the other task's slices would be off by 2 x ITERATIONS a round or more. Each
+ * round also retires its few loop-control and system-call instructions, the same for both.
+ */
+#define USER_ROUNDS 10ull
+#define USER_ITERATIONS 1000ull
+#define ROUND_OVERHEAD 8ull /* ring-3 instructions a round besides the loop, at most */
+#define FIXED_OVERHEAD 8ull /* before the first round and after the last */
 
-static void count_own_loop(void *arg)
+static const struct pmu_event user_instructions = { .event = INST_RETIRED, .user = true };
+
+static struct task *counted_task(uint64_t iterations)
 {
-	struct looper *looper = arg;
-	int index = pmu_add_event(self(), &instructions);
-	uint64_t before = pmu_read(self(), (unsigned int)index).count;
+	struct task *task = task_create_user("counted", user_counted_rounds, USER_DATA_BASE,
+					     TASK_START_STOPPED);
+	struct counted_rounds *rounds;
 
-	for (int i = 0; i < 10; i++) {
-		probe_instruction_loop(looper->iterations / 10);
-		sched_yield();
-	}
-	looper->count = pmu_read(self(), (unsigned int)index).count - before;
+	if (!task)
+		test_abort("task_create_user failed");
+	rounds = task_user_data(task);
+	*rounds = (struct counted_rounds){ .iterations = iterations, .rounds = USER_ROUNDS };
+	if (pmu_add_event(task->index, &user_instructions) != 0)
+		test_abort("pmu_add_event for the user task failed");
+	return task;
 }
 
-/*
- * Two tasks count their own loops, one three times the other, yielding to each other ten times.
- * Each count also holds the task's own path through sched_yield() and pmu_read(): at most
- * YIELD_PATH instructions a yield (measured: 1,600 to 2,600 on the emulated CPU). A count
- * polluted by the other task's slices would be over by 2,000 (small's) or 6,000 (big's) a yield
- * on top of that.
- */
-#define YIELD_PATH 3000ull
-#define YIELDS_COUNTED (10 * YIELD_PATH)
+static bool parked(const struct task *task)
+{
+	return ((struct counted_rounds *)task_user_data(task))->done && task->state == TASK_BLOCKED;
+}
+
 TEST(pmu, a_tasks_count_is_not_polluted_by_other_tasks)
 {
-	struct looper small = { ITERATIONS, 0, 0 }, big = { 3 * ITERATIONS, 0, 0 };
-	struct task *a, *b;
+	uint64_t loop = 2 * USER_ROUNDS * USER_ITERATIONS, small_count, big_count;
+	struct task *small, *big;
 
 	require_counters();
-	a = task_create("small", count_own_loop, &small, TASK_START_RUNNABLE);
-	b = task_create("big", count_own_loop, &big, TASK_START_RUNNABLE);
-	task_join(a, NULL);
-	task_join(b, NULL);
-	test_diag("small %llu, big %llu", (unsigned long long)small.count,
-		  (unsigned long long)big.count);
-	check(small.count >= EXPECTED && small.count <= EXPECTED + YIELDS_COUNTED,
-	      "small: %llu, expected %llu plus at most %llu for its yields",
-	      (unsigned long long)small.count, (unsigned long long)EXPECTED,
-	      (unsigned long long)YIELDS_COUNTED);
-	check(big.count >= 3 * EXPECTED && big.count <= 3 * EXPECTED + YIELDS_COUNTED,
-	      "big: %llu, expected %llu plus at most %llu for its yields",
-	      (unsigned long long)big.count, (unsigned long long)(3 * EXPECTED),
-	      (unsigned long long)YIELDS_COUNTED);
+	small = counted_task(USER_ITERATIONS);
+	big = counted_task(3 * USER_ITERATIONS);
+	task_continue(small);
+	task_continue(big);
+	while (!parked(small) || !parked(big))
+		sched_sleep_ms(1);
+	/* Both asleep in their last system call: their counts are final. */
+	small_count = pmu_read(small->index, 0).count;
+	big_count = pmu_read(big->index, 0).count;
+	sched_wake(small);
+	sched_wake(big);
+	check_eq(0, task_join(small, NULL));
+	check_eq(0, task_join(big, NULL));
+	test_diag("small %llu, big %llu", (unsigned long long)small_count,
+		  (unsigned long long)big_count);
+	check_eq(2 * loop, big_count - small_count);
+	check(small_count >= loop &&
+		      small_count <= loop + USER_ROUNDS * ROUND_OVERHEAD + FIXED_OVERHEAD,
+	      "small: %llu, expected %llu plus at most %llu", (unsigned long long)small_count,
+	      (unsigned long long)loop,
+	      (unsigned long long)(USER_ROUNDS * ROUND_OVERHEAD + FIXED_OVERHEAD));
 }
 
 /*
