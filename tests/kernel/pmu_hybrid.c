@@ -15,7 +15,12 @@
 
 #define ITERATIONS 4000 /* a loop: 8,000 instructions */
 #define ROUNDS 3 /* loops on each CPU, moving between them */
-#define TOLERANCE_PERCENT 10
+/*
+ * Looser than the one-CPU multiplexing test's 10%: the events rotate only on the small core,
+ * and the scaled estimate assumes one rate over the whole enabled time, which the moves between
+ * the cores (their own instructions, counted) break; measured up to 13% under load.
+ */
+#define TOLERANCE_PERCENT 25
 
 struct counters_seen {
 	unsigned int gp;
@@ -65,6 +70,7 @@ TEST(pmu, events_for_a_big_core_keep_counting_on_a_small_one)
 	struct mover mover = { 0 };
 	struct task *task;
 	uint64_t truth;
+	unsigned int rotated = 0;
 
 	smp_require_cpus(2);
 	if (!pmu_usable())
@@ -94,5 +100,8 @@ TEST(pmu, events_for_a_big_core_keep_counting_on_a_small_one)
 			      r->scaled <= truth + truth * TOLERANCE_PERCENT / 100,
 		      "event %u: estimate %llu, true %llu +- %u%%", i,
 		      (unsigned long long)r->scaled, (unsigned long long)truth, TOLERANCE_PERCENT);
+		rotated += r->time_running < r->time_enabled;
 	}
+	/* More events than the small core has counters: some were off a counter there. */
+	check(rotated > 0, "no event rotated off a counter on CPU 1");
 }
