@@ -127,6 +127,10 @@ def _check_integrity(lines):
     finals = [i for i, line in enumerate(lines) if FINAL.fullmatch(line)]
     if not finals:
         return "no final line: the log is truncated"
+    if len(finals) > 1:
+        # The kernel prints exactly one: a second, even with a right CRC, is appended text.
+        return (f"more than one final line (lines {finals[0] + 1} and {finals[1] + 1}): "
+                "exactly one, the last, vouches for the log")
     if finals[-1] != len(lines) - 1:
         return f"line {finals[-1] + 1}: the final line is not the last line"
     crc, count = FINAL.fullmatch(lines[-1]).groups()

@@ -106,10 +106,18 @@ def load_platform(name):
     return boot_platform(name)
 
 
+def merge_cmdline(base, extra):
+    """base's kernel options, each one that extra names again replaced by extra's: the kernel
+    refuses an option given twice, so SWITCHYARD_CMDLINE="tests=boot.*" narrows every boot."""
+    name = lambda word: word.split("=", 1)[0]  # noqa: E731
+    given = {name(word) for word in extra.split()}
+    return " ".join([w for w in base.split() if name(w) not in given] + extra.split())
+
+
 def boot_platform(name):
     timeout = float(os.environ.get("SWITCHYARD_BOOT_TIMEOUT", "300"))
     accel, cpus, options = BOOTS[name]
-    cmdline = " ".join(filter(None, [options, os.environ.get("SWITCHYARD_CMDLINE", "")]))
+    cmdline = merge_cmdline(options, os.environ.get("SWITCHYARD_CMDLINE", ""))
     argv = qemu.qemu_command(KERNEL, accel, cmdline=cmdline, smp=cpus)
     boot = qemu.boot(argv, timeout)
     LOG_DIR.mkdir(parents=True, exist_ok=True)

@@ -118,6 +118,12 @@ def test_text_after_the_final_line_is_a_crash():
     assert_crash(ktap.check_log(log.encode()), "not the last line")
 
 
+def test_a_second_final_line_is_a_crash():
+    """Sealing the log again, first final line included, must not pass it off as a diagnostic."""
+    log = seal(seal(PASSING_BODY))
+    assert_crash(ktap.check_log(log.encode()), "more than one final line")
+
+
 def test_no_ktap_output_is_a_crash():
     assert_crash(ktap.check_log(b"hello from long mode\n", qemu_status=33), "no KTAP output")
 
@@ -334,3 +340,12 @@ def test_kernel_rejects_a_bad_command_line(tmp_path, cmdline, option):
     assert any(line.startswith("# error:") and option in line for line in lines), lines
     assert any(line.startswith("# valid options:") for line in lines), lines
     assert "rejected its command line" in proc.stderr
+
+
+def test_switchyard_cmdline_replaces_a_boots_own_option_instead_of_repeating_it():
+    from conftest import merge_cmdline
+    assert merge_cmdline("tests=smp.*", "tests=boot.*") == "tests=boot.*"
+    assert merge_cmdline("emulate=cpu:core2 tests=pebs.*", "seed=7") == \
+        "emulate=cpu:core2 tests=pebs.* seed=7"
+    assert merge_cmdline("", "list") == "list"
+    assert merge_cmdline("ds=hardware tests=bts.*", "") == "ds=hardware tests=bts.*"
