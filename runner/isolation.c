@@ -131,6 +131,9 @@ void runner_isolate(void (*fn)(void *), void *arg, uint64_t timeout_ms,
 		depth = saved_depth + 1;
 		local_irq_enable();
 		fn(arg);
+		/* Returned, but late: with interrupts off no tick could end it in time. */
+		if (rdtsc_ordered() > frame->deadline)
+			outcome->end = ISOLATION_TIMEOUT;
 	}
 	/*
 	 * Here after fn returned or after an unwind to this frame. An unwind skipped the IRET that

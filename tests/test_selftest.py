@@ -91,3 +91,14 @@ def test_a_test_that_leaks_fails_itself_and_the_next_starts_clean(tmp_path):
             assert any(message in line for line in tests[name].diagnostics), tests[name]
         else:
             assert tests[name].status == "pass", (name, tests[name])
+
+
+@pytest.mark.boot
+def test_a_test_returning_late_with_interrupts_off_times_out(tmp_path):
+    proc, result = boot(tmp_path, "tests=overrun.* timeout=200ms")
+    assert proc.returncode == 1, proc.stderr
+    tests = {test.name: test for test in result.tests}
+    late = tests["returning_late_with_interrupts_off_fails_as_timed_out"]
+    assert late.status == "fail", late
+    assert any("timed out after 200 ms" in line for line in late.diagnostics), late
+    assert tests["the_next_test_runs"].status == "pass"
