@@ -140,6 +140,13 @@ compare: deps all
 	$(PYTHON) scripts/compare --out $(BENCH_OUT) --work $(BUILD)/compare \
 		--kernel $(BUILD)/switchyard32.elf
 
+# Fuzz the log checker and the kernel's command line (scripts/fuzz): SEED (default: the time),
+# FUZZ_SECONDS a kind. Prints the inputs tried and how many were wrongly accepted.
+FUZZ_SECONDS ?= 60
+fuzz: deps all
+	$(PYTHON) scripts/fuzz --seconds $(FUZZ_SECONDS) $(if $(SEED),--seed $(SEED)) \
+		--kernel $(BUILD)/switchyard32.elf
+
 # Long budgets (budget=soak: stress tests for up to a minute, benchmarks at full size) with
 # SEEDS random seeds under TCG, and KVM when usable; each seed is printed with its verdict and
 # its log kept in $(SOAK_OUT). Fails if any boot does. CMDLINE adds kernel options (tests=...).
@@ -328,6 +335,6 @@ format-check:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all run check bench compare soak deps host-test format-check clean iso pxe delivery
+.PHONY: all run check bench fuzz compare soak deps host-test format-check clean iso pxe delivery
 
 -include $(KERNEL_OBJS:.o=.d) $(sort $(HOST_OBJS:.o=.d) $(DECODE_CHECK_OBJS:.o=.d))

@@ -1,0 +1,30 @@
+"""make fuzz, briefly, in every make check: damaged logs are never passed, and random kernel
+command lines end with the right status, never a hang or a crash."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+KERNEL = ROOT / "build" / "switchyard32.elf"
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_short_fuzz_finds_nothing_wrongly_accepted(seed):
+    assert KERNEL.is_file(), f"kernel image {KERNEL} not found: run make"
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "fuzz"), "--seed", str(seed),
+                           "--seconds", "15", "--logs", "2000", "--cmdlines", "12",
+                           "--kernel", str(KERNEL)], capture_output=True, text=True, timeout=280)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"fuzz: seed={seed}" in proc.stdout
+    assert "logs: 2000 tried, 0 wrongly accepted" in proc.stdout, proc.stdout
+    assert "command lines: 12 tried, 0 wrongly judged" in proc.stdout, proc.stdout
+
+
+def test_fuzz_refuses_a_bad_budget():
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "fuzz"), "--seconds", "0"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "--seconds must be positive" in proc.stderr
