@@ -102,10 +102,7 @@ TEST(dr, user_hits_taken_in_the_kernel_reach_the_task_without_a_kernel_rip)
 	}
 }
 
-static const struct {
-	const char *what;
-	struct user_syscall call;
-} hostile_calls[] = {
+static const struct named_syscall hostile_calls[] = {
 	{ "install slot 0", { SYSCALL_DR_INSTALL, { WATCHED, DR_TYPE_WRITE, 8 }, 0 } },
 	{ "uninstall 2^32", { SYSCALL_DR_UNINSTALL, { ABOVE_32_BITS }, -DR_ERROR_NOT_INSTALLED } },
 	{ "uninstall 2^64 - 1", { SYSCALL_DR_UNINSTALL, { UINT64_MAX }, -DR_ERROR_NOT_INSTALLED } },
@@ -131,20 +128,7 @@ static const struct {
 
 TEST(dr, breakpoint_system_calls_check_arguments_at_full_width)
 {
-	const unsigned int count = sizeof(hostile_calls) / sizeof(hostile_calls[0]);
-	struct user_syscall_script script = { .count = count };
-
-	_Static_assert(sizeof(hostile_calls) / sizeof(hostile_calls[0]) <= USER_SYSCALLS_MAX,
-		       "USER_SYSCALLS_MAX");
-	for (unsigned int i = 0; i < count; i++) {
-		script.calls[i] = hostile_calls[i].call;
-		script.calls[i].result = 1; /* overwritten by the call */
-	}
-	user_script_run(&script, NULL, 0);
-	for (unsigned int i = 0; i < count; i++)
-		check(script.calls[i].result == hostile_calls[i].call.result,
-		      "%s: returned %lld, expected %lld", hostile_calls[i].what,
-		      (long long)script.calls[i].result, (long long)hostile_calls[i].call.result);
+	user_script_check_calls(hostile_calls, sizeof(hostile_calls) / sizeof(hostile_calls[0]));
 }
 
 /*

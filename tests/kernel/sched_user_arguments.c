@@ -15,10 +15,7 @@
 #define WRITE_BUFFER (USER_DATA_BASE + PAGE_SIZE)
 #define SLEEP_CHECK_MS 50
 
-static const struct {
-	const char *what;
-	struct user_syscall call;
-} hostile_calls[] = {
+static const struct named_syscall hostile_calls[] = {
 	{ "number 2^32 + GET_TASK_ID",
 	  { ABOVE_32_BITS | SYSCALL_GET_TASK_ID, { 0 }, SYSCALL_ERROR_NO_SYSCALL } },
 	{ "number 2^64 - 1", { UINT64_MAX, { 0 }, SYSCALL_ERROR_NO_SYSCALL } },
@@ -35,20 +32,7 @@ static const struct {
 
 TEST(sched, system_calls_check_numbers_and_arguments_at_full_width)
 {
-	const unsigned int count = sizeof(hostile_calls) / sizeof(hostile_calls[0]);
-	struct user_syscall_script script = { .count = count };
-
-	_Static_assert(sizeof(hostile_calls) / sizeof(hostile_calls[0]) <= USER_SYSCALLS_MAX,
-		       "USER_SYSCALLS_MAX");
-	for (unsigned int i = 0; i < count; i++) {
-		script.calls[i] = hostile_calls[i].call;
-		script.calls[i].result = 1; /* overwritten by the call */
-	}
-	user_script_run(&script, NULL, 0);
-	for (unsigned int i = 0; i < count; i++)
-		check(script.calls[i].result == hostile_calls[i].call.result,
-		      "%s: returned %lld, expected %lld", hostile_calls[i].what,
-		      (long long)script.calls[i].result, (long long)hostile_calls[i].call.result);
+	user_script_check_calls(hostile_calls, sizeof(hostile_calls) / sizeof(hostile_calls[0]));
 }
 
 TEST(sched, user_exit_code_keeps_all_64_bits)

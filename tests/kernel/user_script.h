@@ -34,4 +34,28 @@ static inline void user_script_run(struct user_syscall_script *script, uint8_t *
 	check_eq(0, task_join(task, NULL));
 }
 
+/* A system call made from ring 3, and the result it must return. */
+struct named_syscall {
+	const char *what;
+	struct user_syscall call;
+};
+
+/* Make each call in order from one user task, and check each result exactly. */
+static inline void user_script_check_calls(const struct named_syscall *calls, unsigned int count)
+{
+	struct user_syscall_script script = { .count = count };
+
+	if (count > USER_SYSCALLS_MAX)
+		test_abort("%u calls, a script holds %u", count, USER_SYSCALLS_MAX);
+	for (unsigned int i = 0; i < count; i++) {
+		script.calls[i] = calls[i].call;
+		script.calls[i].result = 1; /* overwritten by the call */
+	}
+	user_script_run(&script, NULL, 0);
+	for (unsigned int i = 0; i < count; i++)
+		check(script.calls[i].result == calls[i].call.result,
+		      "%s: returned %lld, expected %lld", calls[i].what,
+		      (long long)script.calls[i].result, (long long)calls[i].call.result);
+}
+
 #endif
