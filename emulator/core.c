@@ -240,10 +240,10 @@ struct emulator_stats emulator_stats_all(void)
  * in an interrupt handler's own frames: the CPU cleared TF to enter it, and the interrupted
  * context gets TF back when the handler returns (the model's resume hook runs then too).
  */
-static void emulator_apply_trap_flag(struct emulator_cpu *cpu, struct cpu_regs *regs)
+static void emulator_apply_trap_flag(struct emulator_cpu *cpu, struct cpu_regs *regs,
+				     unsigned int observed)
 {
 	bool user = regs_from_user(regs);
-	unsigned int observed = emulator_observed(cpu);
 	bool want = observed & (user ? OBSERVE_USER : OBSERVE_KERNEL);
 	bool *mine = user ? &cpu->tf_user[switch_task_current()->index] : &cpu->tf_kernel;
 
@@ -324,7 +324,7 @@ static bool emulator_write_msr_hook(struct cpu_regs *regs, uint32_t index, uint6
 	if (emulator_write_msr(&cpu->registers, emulator_profile(), index, value))
 		return true;
 	emulator_ds_features_changed(cpu, old_debugctl, old_pebs_enable);
-	emulator_apply_trap_flag(cpu, regs);
+	emulator_apply_trap_flag(cpu, regs, emulator_observed(cpu));
 	return false;
 }
 
@@ -400,18 +400,22 @@ static void emulator_interrupted_hook(struct cpu_regs *regs)
 static void emulator_resume_hook(struct cpu_regs *regs)
 {
 	struct emulator_cpu *cpu = emulator_this_cpu();
+	unsigned int observed;
 
-	if (regs->vector >= X86_EXC_COUNT && !regs_from_user(regs) && !this_cpu()->interrupt_depth)
-		cpu->tf_kernel = cpu->tf_interrupted[switch_task_current()->index];
 	check_pmi_return(cpu, regs);
-	emulator_apply_trap_flag(cpu, regs);
+	/* An interrupt handler's own frames run with TF clear and are not stepped. */
+	if (this_cpu()->interrupt_depth)
+		return;
+	if (regs->vector >= X86_EXC_COUNT && !regs_from_user(regs))
+		cpu->tf_kernel = cpu->tf_interrupted[switch_task_current()->index];
+	observed = emulator_observed(cpu);
+	emulator_apply_trap_flag(cpu, regs, observed);
 	/*
 	 * Whatever ran before (an exception's handler, a system call, an interrupt), the frame
 	 * resumes at regs->rip: that is the next instruction a step completes, for the model's own
 	 * stepping and for BTF on someone else's.
 	 */
-	if (!this_cpu()->interrupt_depth && (regs->rflags & RFLAGS_TF) &&
-	    (emulator_observed(cpu) || (cpu->registers.debugctl & DEBUGCTL_BTF))) {
+	if ((regs->rflags & RFLAGS_TF) && (observed || (cpu->registers.debugctl & DEBUGCTL_BTF))) {
 		cpu->pending_valid = true;
 		cpu->pending_user = regs_from_user(regs);
 		cpu->pending_rip = regs->rip;
