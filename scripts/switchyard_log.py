@@ -24,6 +24,7 @@ SUBTEST = re.compile(r"# Subtest: ([A-Za-z0-9_]+)")
 DIAGNOSTIC = re.compile(r"#(?: .*)?")
 BAIL_OUT = re.compile(r"Bail out!(?: (.*))?")
 METRIC = re.compile(r"# metric ([A-Za-z0-9_.]+)((?: [A-Za-z0-9_.]+=\S+)+)")
+RUNNING = re.compile(r"# running ([A-Za-z0-9_]+\.[A-Za-z0-9_]+)")  # inside a suite, before a test
 
 
 # The directives a result line may carry, with the result word each needs and the status it
@@ -65,6 +66,25 @@ class LogResult:
     integrity_error: str = None  # None when the final line is present and matches
     errors: list = field(default_factory=list)
     verdict: str = CRASH
+    last_started: str = None  # "suite.test" of the last "# running" line, None before any
+    last_started_reported: bool = False  # a test result line followed that "# running" line
+    truncated: bool = False  # no final line at all (the log stops short, nothing vouches for it)
+    unfinished_suite_error: str = None  # the error "log ends inside suite S", when it is one
+
+    @property
+    def running(self):
+        """The test the kernel was running when the log stopped: the last "# running" test if
+        no result line followed it, else None."""
+        return None if self.last_started_reported else self.last_started
+
+    @property
+    def damage(self):
+        """The errors that a log cut short does not explain: every error, less the missing
+        final line and the open suite at the end when the log is truncated."""
+        if not self.truncated:
+            return list(self.errors)
+        cut = (self.integrity_error, self.unfinished_suite_error)
+        return [error for error in self.errors if error not in cut]
 
     def count(self, status):
         return sum(t.status == status for t in self.tests)
@@ -112,6 +132,9 @@ def check_log(raw, qemu_status=None):
         body = result.lines[:-1] if FINAL.fullmatch(result.lines[-1]) else result.lines
         _Parser(result).parse(body)
         result.integrity_error = _check_integrity(result.lines)
+        result.truncated = not any(FINAL.fullmatch(line) for line in result.lines)
+        if result.truncated:
+            result.integrity_error += _last_started(result)
         if result.integrity_error:
             result.errors.insert(0, result.integrity_error)
     result.verdict = _verdict(result)
@@ -140,6 +163,16 @@ def _check_integrity(lines):
     if int(crc, 16) != actual:
         return f"CRC mismatch: the final line says 0x{crc}, the log gives 0x{actual:08x}"
     return None
+
+
+def _last_started(result):
+    """What a truncated log says of the test it stopped in, as a clause to its error."""
+    if result.running:
+        return f"; crashed or hung while running {result.running}, the last test started"
+    if result.last_started:
+        return (f"; the last test started, {result.last_started}, reported its result "
+                "(the kernel stopped between tests)")
+    return ""
 
 
 def _verdict(result):
@@ -225,6 +258,11 @@ class _Parser:
     def diagnostic(self, depth, text):
         if depth > self.depth or text.startswith("# metric ") and not self.metric(text):
             return False
+        if depth == 1 and RUNNING.fullmatch(text):
+            # The runner's note that a test starts: the log's, not the test's, diagnostic.
+            self.result.last_started = RUNNING.fullmatch(text).group(1)
+            self.result.last_started_reported = False
+            return True
         if depth == 0:
             self.result.diagnostics.append(text[2:])
         if depth == self.depth:
@@ -277,6 +315,7 @@ class _Parser:
                             reason if status == "skip" else "", self.pending, reason)
             self.suite_tests.append(test)
             self.result.tests.append(test)
+            self.result.last_started_reported = True
         else:
             self.close_suite(number, word, name)
         self.pending = []
@@ -300,6 +339,7 @@ class _Parser:
     def finish(self, number):
         if self.suite is not None:
             self.error(number, f"log ends inside suite {self.suite or '(unnamed)'}")
+            self.result.unfinished_suite_error = self.result.errors[-1]
         elif self.plans[0] is None:
             self.error(number, "no top-level plan")
         else:
