@@ -82,6 +82,14 @@ def kvm_host(root="/"):
     return None
 
 
+def merge_cmdline(base, extra):
+    """base's kernel options, each one that extra names again replaced by extra's: the kernel
+    refuses an option given twice, so SWITCHYARD_CMDLINE="tests=boot.*" narrows every boot."""
+    name = lambda word: word.split("=", 1)[0]  # noqa: E731
+    given = {name(word) for word in extra.split()}
+    return " ".join([w for w in base.split() if name(w) not in given] + extra.split())
+
+
 def qemu_command(kernel, accel, *, cpu=None, machine=MACHINE, cmdline="", smp=1, qemu=QEMU,
                  host=None):
     """The QEMU argv for one run; accel is "kvm" or "tcg"; cmdline follows exit=isa-debug.

@@ -13,25 +13,33 @@ them in-band: "ok N name # XFAIL reason" becomes a pytest xfail, "not ok N name 
 (the defect did not occur) a strict xfail that passed, so a failure. The harness reads no table
 of its own, so a recorded log is judged exactly as the kernel that wrote it judged itself.
 
+A test that ends the boot on the platform (the kernel's "# SKIP runs alone: REASON") is booted
+again alone (scripts/switchyard_alone.py), and that boot's judgement replaces the SKIP under the
+same id: its own result, an xfail when the boot died in it as predicted, or a failure.
+
 Environment:
   SWITCHYARD_LOG=PATH           judge this recorded log instead of booting (platform "log")
   SWITCHYARD_CMDLINE="..."      extra kernel options for the boots
   SWITCHYARD_BOOT_TIMEOUT=S     seconds per boot (default 300)
-Raw logs of the boots are kept in build/logs/PLATFORM.log.
+  SWITCHYARD_ALONE_TIMEOUT=S    seconds per boot of a test run alone (default 60)
+Raw logs of the boots are kept in build/logs/PLATFORM.log, and of the boots of tests run alone
+in build/logs/PLATFORM-alone-SUITE.TEST.log.
 """
 
 import functools
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
+import switchyard_alone as alone  # noqa: E402
 import switchyard_log as ktap  # noqa: E402
 import switchyard_qemu as qemu  # noqa: E402
+from switchyard_qemu import merge_cmdline  # noqa: E402
 
 KERNEL = ROOT / "build" / "switchyard32.elf"
 LOG_DIR = ROOT / "build" / "logs"
@@ -77,10 +85,16 @@ class Platform:
     log_path: Path = None
     skip: str = None
     failure: str = None
+    solos: dict = field(default_factory=dict)  # test id -> its alone.SoloTest
 
     @functools.cached_property
     def result(self):
         return ktap.check_log(self.raw)
+
+    @property
+    def tests(self):
+        """The log's tests, each one run alone replaced by its solo boot's result."""
+        return alone.merge(self.result.tests, self.solos)
 
     def tail(self, count=20):
         lines = ktap.clean(self.raw).splitlines()[-count:]
@@ -106,14 +120,6 @@ def load_platform(name):
     return boot_platform(name)
 
 
-def merge_cmdline(base, extra):
-    """base's kernel options, each one that extra names again replaced by extra's: the kernel
-    refuses an option given twice, so SWITCHYARD_CMDLINE="tests=boot.*" narrows every boot."""
-    name = lambda word: word.split("=", 1)[0]  # noqa: E731
-    given = {name(word) for word in extra.split()}
-    return " ".join([w for w in base.split() if name(w) not in given] + extra.split())
-
-
 def boot_platform(name):
     timeout = float(os.environ.get("SWITCHYARD_BOOT_TIMEOUT", "300"))
     accel, cpus, options = BOOTS[name]
@@ -127,14 +133,32 @@ def boot_platform(name):
     if accel == "kvm" and qemu_failed and not boot.raw:
         platform.skip = f"KVM unusable: QEMU exited {boot.status}: {boot.stderr.strip()}"
     elif boot.timed_out:
-        platform.failure = f"QEMU killed after {timeout:g} s (time limit)\n{platform.tail()}"
+        running = platform.result.running
+        platform.failure = (f"QEMU killed after {timeout:g} s (time limit)"
+                            + (f" while running {running}" if running else "")
+                            + f"\n{platform.tail()}")
+    elif platform.result.verdict in (ktap.PASS, ktap.FAIL):
+        platform.solos = run_solos(name, cmdline, platform.result)
     return platform
+
+
+def run_solos(name, cmdline, result):
+    """Boot each test that `result`, platform name's log, says runs alone, with name's
+    accelerator, CPUs and options (cmdline); judge each solo boot."""
+    accel, cpus, _ = BOOTS[name]
+
+    def boot(solo_cmdline, timeout):
+        argv = qemu.qemu_command(KERNEL, accel, cmdline=solo_cmdline, smp=cpus)
+        return qemu.boot(argv, timeout)
+    return alone.run_solos(result, cmdline, boot,
+                           lambda test: LOG_DIR / f"{name}-alone-{test}.log",
+                           alone.timeout_from_environment())
 
 
 def ktap_params(platform):
     """One pytest.param per KTAP test of the platform. The kernel's XFAIL and XPASS results
     are strict xfails: the first fails as expected, the second passes and so fails."""
-    for test in platform.result.tests:
+    for test in platform.tests:
         marks = []
         if test.status in ("xfail", "xpass"):
             marks.append(pytest.mark.xfail(strict=True, reason=test.reason))

@@ -5,19 +5,23 @@ conftest.py parametrizes these per platform at collection; see its docstring.
 
 import pytest
 
+import switchyard_alone as alone
 import switchyard_log as ktap
 
 
 def test_ktap(platform, ktap_test):
     """PLATFORM-suite.test: passes, skips with the kernel's reason, or fails with its
     diagnostics. A known defect of the platform (XFAIL) fails, under a strict xfail mark
-    (conftest.py); one that did not occur (XPASS) passes under that mark, which fails it."""
+    (conftest.py); one that did not occur (XPASS) passes under that mark, which fails it.
+    A test run alone is judged from its own boot's log, which the message names."""
     if ktap_test is None:
         pytest.fail(platform.failure, pytrace=False)
     if ktap_test.status == "skip":
         pytest.skip(ktap_test.skip_reason)
     if ktap_test.status in ("fail", "xfail"):
-        pytest.fail(f"not ok {ktap_test.id} ({platform.log_path} line {ktap_test.line}):\n"
+        log_path = (ktap_test.log_path if isinstance(ktap_test, alone.SoloTest)
+                    else platform.log_path)
+        pytest.fail(f"not ok {ktap_test.id} ({log_path} line {ktap_test.line}):\n"
                     + "\n".join(ktap_test.diagnostics), pytrace=False)
 
 

@@ -1,0 +1,391 @@
+"""Tests that run alone, and logs that stop in a test: judged from synthetic logs and fake boots.
+
+A test the kernel skips as "runs alone: REASON" is booted again alone and that boot decides its
+result (scripts/switchyard_alone.py). Here every branch of that judgement is exercised without
+QEMU: by Boot objects built by hand, a fake boot function, conftest's boot with qemu.boot
+replaced, and scripts/run on a fake QEMU. The tests marked "boot" run the real kernel under TCG.
+"""
+
+import os
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+
+import pytest
+
+from sealed_logs import seal
+
+import conftest
+import switchyard_alone as alone
+import switchyard_log as ktap
+from switchyard_qemu import Boot
+
+ROOT = Path(__file__).resolve().parent.parent
+RUN = ROOT / "scripts" / "run"
+KERNEL = ROOT / "build" / "switchyard32.elf"
+
+REASON = "QEMU TCG hangs on ICEBP in ring 0"
+HEADER = """\
+KTAP version 1
+# switchyard 0.1 (x86-64)
+# cmdline: exit=isa-debug tests=dr.* seed=7
+1..1
+    KTAP version 1
+    # Subtest: dr
+"""
+MAIN_BODY = HEADER + f"""\
+    1..3
+    # running dr.breakpoint_fires
+    ok 1 breakpoint_fires
+    # running dr.single_step_traps
+    # a diagnostic of the test
+    ok 2 single_step_traps
+    ok 3 icebp_is_trap_like # SKIP runs alone: {REASON}
+ok 1 dr
+"""
+SOLO_START = HEADER + "    1..1\n    # running dr.icebp_is_trap_like\n"
+SOLO_XPASS = SOLO_START + f"""\
+    # known defect did not occur: the boot went on ({REASON})
+    not ok 1 icebp_is_trap_like # XPASS {REASON}
+not ok 1 dr
+"""
+SOLO_FAIL = SOLO_START + """\
+    # tests/kernel/dr_icebp.c:30: check failed: DR6_BS == dr6
+    not ok 1 icebp_is_trap_like
+not ok 1 dr
+"""
+SOLO_USAGE = """\
+KTAP version 1
+# switchyard 0.1 (x86-64)
+# error: alone=1: tests= must select exactly one test
+# valid options: tests=GLOB[,GLOB...] list alone=1
+Bail out! bad kernel command line
+"""
+ID = "dr.icebp_is_trap_like"
+
+
+def skipped():
+    """The runs-alone SKIP of MAIN_BODY."""
+    result = ktap.check_log(seal(MAIN_BODY).encode(), qemu_status=33)
+    assert [t.id for t in alone.runs_alone(result)] == [ID]
+    return alone.runs_alone(result)[0]
+
+
+def judge(log, status, timeout=60):
+    """The solo result of ID from a boot that printed `log` and ended with `status` (None:
+    killed after `timeout` s)."""
+    return alone.judge(skipped(), Boot(log.encode(), status, 1.0, ""), timeout, Path("solo.log"))
+
+
+# The last test started, in the main log.
+
+def test_running_lines_are_not_a_tests_diagnostics():
+    result = ktap.check_log(seal(MAIN_BODY).encode(), qemu_status=33)
+    assert (result.verdict, result.errors) == (ktap.PASS, [])
+    assert result.tests[1].diagnostics == ["a diagnostic of the test"]
+    assert result.tests[0].diagnostics == []
+    assert (result.last_started, result.running) == ("dr.single_step_traps", None)
+
+
+def test_a_log_cut_in_a_test_names_it():
+    body = MAIN_BODY[:MAIN_BODY.index("    # a diagnostic")]
+    result = ktap.check_log(body.encode())
+    assert result.verdict == ktap.CRASH and result.truncated
+    assert result.running == "dr.single_step_traps"
+    assert result.integrity_error.startswith("no final line: the log is truncated")
+    assert "crashed or hung while running dr.single_step_traps" in result.integrity_error
+    assert result.damage == []  # the missing final line and the open suite are the cut's
+
+
+def test_a_log_cut_between_tests_says_the_last_one_reported():
+    body = MAIN_BODY[:MAIN_BODY.index("    # running dr.single")]
+    result = ktap.check_log(body.encode())
+    assert (result.running, result.last_started) == (None, "dr.breakpoint_fires")
+    assert "the last test started, dr.breakpoint_fires, reported its result" in \
+        result.integrity_error
+
+
+def test_a_log_cut_before_any_test_says_only_that_it_is_truncated():
+    result = ktap.check_log(HEADER.encode())
+    assert result.integrity_error == "no final line: the log is truncated"
+
+
+def test_a_running_line_outside_a_suite_is_a_plain_diagnostic():
+    body = MAIN_BODY.replace("1..1\n", "1..1\n# running dr.nothing\n", 1)
+    result = ktap.check_log(seal(body).encode())
+    assert result.verdict == ktap.PASS and "running dr.nothing" in result.diagnostics
+    assert result.last_started == "dr.single_step_traps"
+
+
+# Judging the solo boot.
+
+@pytest.mark.parametrize("status, timeout, ended", [
+    (None, 60, "the guest hung: killed after 60 s"),
+    (None, 2.5, "the guest hung: killed after 2.5 s"),
+    (0, 60, "QEMU exited with status 0, no final line"),
+    (1, 60, "QEMU exited with status 1, no final line")])
+def test_a_boot_that_ends_in_the_test_is_its_known_defect(status, timeout, ended):
+    test = judge(SOLO_START, status, timeout)
+    assert (test.id, test.status, test.reason) == (ID, "xfail", f"{REASON} ({ended})")
+    assert test.log_path == Path("solo.log") and test.line == SOLO_START.count("\n")
+    assert f"{ended} while running {ID}" in test.diagnostics[0]
+
+
+@pytest.mark.parametrize("log, status, outcome", [
+    (seal(SOLO_XPASS), 35, "xpass"), (seal(SOLO_FAIL), 35, "fail")], ids=["xpass", "fail"])
+def test_a_solo_boot_that_completes_gives_the_tests_own_result(log, status, outcome):
+    test = judge(log, status)
+    assert (test.id, test.status) == (ID, outcome)
+    assert test.line == log.splitlines().index(f"    {log.splitlines()[-3].strip()}") + 1
+    assert "the test returned" in test.diagnostics[0]
+    if outcome == "xpass":
+        assert test.reason == REASON
+    else:
+        assert "check failed: DR6_BS == dr6" in test.diagnostics[1]
+
+
+@pytest.mark.parametrize("log, status, fragments", [
+    (HEADER + "    1..1\n", None, ["killed after 60 s", "before dr.icebp_is_trap_like started"]),
+    (HEADER + "    1..1\n    # running dr.other_test\n", 0,
+     ["exited with status 0", "while running dr.other_test, not dr.icebp_is_trap_like"]),
+    (SOLO_START + "    ok 1 icebp_is_trap_like\n", None,
+     ["after dr.icebp_is_trap_like reported its result"]),
+    (SOLO_START.replace("1..1", "1..x"), None, ["the log is damaged", "malformed line"]),
+    ("", 1, ["no KTAP output"]),
+    ("qemu: could not load kernel\n", 1, ["no KTAP output"]),
+    (seal(SOLO_USAGE), 37, ["rejected its command line", "tests= must select exactly one"]),
+    (seal(SOLO_XPASS), 33, ["exit status disagrees with log"]),
+    (seal(SOLO_XPASS), None, ["killed after 60 s, after the log's final line"]),
+    (seal(SOLO_XPASS.replace("    1..1", "    1..2").replace("not ok 1 dr", "    ok 2 another\n"
+                                                      "not ok 1 dr")), 35,
+     ["the boot reported", "dr.another", "not dr.icebp_is_trap_like alone"]),
+    (seal(SOLO_START.replace("    # running dr.icebp_is_trap_like\n", "")
+          + f"    ok 1 icebp_is_trap_like # SKIP runs alone: {REASON}\nok 1 dr\n"), 33,
+     ["skipped dr.icebp_is_trap_like again under alone=1"]),
+    (seal(SOLO_START[:SOLO_START.index("1..1")] + "Bail out! #PF in the kernel\n"), 39,
+     ["Bail out! #PF in the kernel"]),
+], ids=["died-before-start", "another-test", "cut-after-result", "garbage", "no-output",
+        "qemu-error", "usage", "status-disagrees", "final-line-then-hang", "two-tests",
+        "skipped-again", "bail-out"])
+def test_anything_else_from_the_solo_boot_is_a_failure_that_says_what(log, status, fragments):
+    test = judge(log, status)
+    assert (test.id, test.status) == (ID, "fail")
+    assert all(f in test.diagnostics[0] for f in fragments), test.diagnostics
+    tail = [line for line in ktap.clean(log).splitlines()][-alone.TAIL_LINES:]
+    assert test.diagnostics[2:] == tail
+    assert test.diagnostics[1].startswith(f"last {len(tail)} lines of solo.log")
+
+
+def test_an_emulated_result_runs_alone_under_its_registered_name():
+    test = skipped()
+    test.name += alone.EMULATED_SUFFIX
+    assert alone.registered_name(test) == ID
+    assert alone.solo_cmdline("emulate=cpu:core2 tests=dr.* seed=7", test) == \
+        f"emulate=cpu:core2 seed=7 tests={ID} alone=1"
+    solo = alone.judge(test, Boot(SOLO_START.encode(), None, 1.0, ""), 60, Path("x.log"))
+    assert (solo.id, solo.status) == (f"{ID}__emulated", "xfail")
+
+
+# Booting and merging.
+
+def fake_boot(*logs):
+    """A boot function that returns Boots of `logs` ((text, status) pairs) in turn and records
+    each call's (cmdline, timeout) in its .calls."""
+    boots = iter(logs)
+
+    def boot(cmdline, timeout):
+        boot.calls.append((cmdline, timeout))
+        text, status = next(boots)
+        return Boot(text.encode(), status, 0.5, "")
+    boot.calls = []
+    return boot
+
+
+def test_run_solos_boots_each_runs_alone_test_with_the_boots_options(tmp_path):
+    result = ktap.check_log(seal(MAIN_BODY).encode(), qemu_status=33)
+    boot = fake_boot((SOLO_START, None))
+    solos = alone.run_solos(result, "tests=dr.* seed=7", boot,
+                            lambda name: tmp_path / "logs" / f"tcg-alone-{name}.log", 7)
+    assert boot.calls == [(f"seed=7 tests={ID} alone=1", 7)]
+    assert list(solos) == [ID] and solos[ID].status == "xfail"
+    assert (tmp_path / "logs" / f"tcg-alone-{ID}.log").read_text() == SOLO_START
+    merged = alone.merged_result(result, solos)
+    assert [t.status for t in merged.tests] == ["pass", "pass", "xfail"]
+    assert merged.verdict == ktap.PASS and result.tests[2].status == "skip"
+
+
+def test_a_failed_solo_fails_the_merged_result(tmp_path):
+    result = ktap.check_log(seal(MAIN_BODY).encode(), qemu_status=33)
+    solos = alone.run_solos(result, "", fake_boot((seal(SOLO_XPASS), 35)),
+                            lambda name: tmp_path / f"{name}.log", 60)
+    merged = alone.merged_result(result, solos)
+    assert (merged.verdict, [t.id for t in merged.failed]) == (ktap.FAIL, [ID])
+
+
+def test_a_log_with_nothing_to_run_alone_boots_nothing():
+    result = ktap.check_log(seal(MAIN_BODY.replace("runs alone: ", "")).encode())
+    assert alone.run_solos(result, "", fake_boot(), lambda name: None, 60) == {}
+
+
+@pytest.mark.parametrize("value, expected", [(None, 60.0), ("5", 5.0), ("0.5", 0.5)])
+def test_the_solo_limit_comes_from_the_environment(value, expected):
+    environ = {} if value is None else {"SWITCHYARD_ALONE_TIMEOUT": value}
+    assert alone.timeout_from_environment(environ) == expected
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "soon"])
+def test_a_bad_solo_limit_is_refused(value):
+    with pytest.raises(ValueError):
+        alone.timeout_from_environment({"SWITCHYARD_ALONE_TIMEOUT": value})
+
+
+# conftest: the pytest harness's boots, with qemu.boot replaced.
+
+@pytest.fixture
+def harness_boots(tmp_path, monkeypatch):
+    """conftest.boot_platform with qemu.boot answering from .answers, a list of (log, status)
+    pairs; .calls lists the (argv, timeout) of each boot."""
+    monkeypatch.setattr(conftest, "LOG_DIR", tmp_path)
+    monkeypatch.delenv("SWITCHYARD_CMDLINE", raising=False)
+    monkeypatch.setenv("SWITCHYARD_ALONE_TIMEOUT", "3")
+    boots = types.SimpleNamespace(calls=[], answers=[])
+
+    def boot(argv, timeout, on_text=None):
+        boots.calls.append((argv, timeout))
+        text, status = boots.answers.pop(0)
+        return Boot(text.encode(), status, 0.5, "")
+    monkeypatch.setattr(conftest.qemu, "boot", boot)
+    return boots
+
+
+def test_harness_replaces_the_skip_by_the_solo_result_under_the_same_id(harness_boots,
+                                                                         tmp_path):
+    harness_boots.answers += [(seal(MAIN_BODY), 33), (SOLO_START, None)]
+    platform = conftest.boot_platform("tcg-smp2")
+    (argv, timeout) = harness_boots.calls[1]
+    assert argv[argv.index("-append") + 1] == f"exit=isa-debug tests={ID} alone=1 smp.expect=2"
+    assert argv[argv.index("-smp") + 1] == "2" and timeout == 3
+    assert (tmp_path / f"tcg-smp2-alone-{ID}.log").read_text() == SOLO_START
+    params = list(conftest.ktap_params(platform))
+    assert [p.id for p in params][-1] == f"tcg-smp2-{ID}"
+    assert [m.kwargs for m in params[-1].marks] == [
+        {"strict": True, "reason": f"{REASON} (the guest hung: killed after 3 s)"}]
+    assert platform.result.verdict == ktap.PASS  # the main log's own verdict, for its status
+
+
+def test_harness_names_the_test_a_timed_out_boot_was_running(harness_boots):
+    harness_boots.answers.append((MAIN_BODY[:MAIN_BODY.index("    # a diagnostic")], None))
+    platform = conftest.boot_platform("tcg")
+    assert "(time limit) while running dr.single_step_traps" in platform.failure
+    assert len(harness_boots.calls) == 1 and platform.solos == {}
+
+
+def test_harness_boots_nothing_alone_after_a_broken_log(harness_boots):
+    harness_boots.answers.append((MAIN_BODY, 33))
+    assert conftest.boot_platform("tcg").solos == {} and len(harness_boots.calls) == 1
+
+
+# scripts/run on a fake QEMU that answers a boot with alone=1 from a second log.
+
+@pytest.fixture
+def fake_qemu(tmp_path):
+    """run(main_log, main_status, solo_log, solo_status, solo_sleep, *args) -> the finished
+    scripts/run; the fake prints the solo log when its -append has alone=1."""
+    script = tmp_path / "fake-qemu"
+    script.write_text(f"""#!{sys.executable}
+import os, sys, time
+solo = "alone=1" in sys.argv[sys.argv.index("-append") + 1]
+open({str(tmp_path)!r} + ("/solo-argv" if solo else "/argv"), "w").write("\\n".join(sys.argv))
+kind = "SOLO" if solo else "MAIN"
+sys.stdout.buffer.write(open(os.environ[f"FAKE_{{kind}}_LOG"], "rb").read())
+sys.stdout.flush()
+time.sleep(float(os.environ[f"FAKE_{{kind}}_SLEEP"]))
+sys.exit(int(os.environ[f"FAKE_{{kind}}_STATUS"]))
+""")
+    script.chmod(0o755)
+
+    def run(main, main_status, solo, solo_status, solo_sleep, *args, main_sleep=0):
+        (tmp_path / "main.log").write_text(main)
+        (tmp_path / "solo.log").write_text(solo)
+        env = dict(os.environ, FAKE_MAIN_LOG=str(tmp_path / "main.log"),
+                   FAKE_SOLO_LOG=str(tmp_path / "solo.log"), FAKE_MAIN_STATUS=str(main_status),
+                   FAKE_SOLO_STATUS=str(solo_status), FAKE_SOLO_SLEEP=str(solo_sleep),
+                   FAKE_MAIN_SLEEP=str(main_sleep))
+        env.pop("SWITCHYARD_ALONE_TIMEOUT", None)
+        return subprocess.run([sys.executable, str(RUN), "--qemu", str(script), "--kernel",
+                               str(script), "--accel", "tcg", "--quiet",
+                               "--log", str(tmp_path / "serial.log"), *args],
+                              capture_output=True, text=True, timeout=60, env=env)
+    run.solo_argv = lambda: (tmp_path / "solo-argv").read_text().split("\n")
+    return run
+
+
+def test_run_xfails_a_test_whose_solo_boot_hangs_in_it(fake_qemu, tmp_path):
+    start = time.monotonic()
+    proc = fake_qemu(seal(MAIN_BODY), 33, SOLO_START, 33, 60, "--alone-timeout", "1",
+                     "--cmdline", "tests=dr.* seed=7")
+    assert time.monotonic() - start < 20
+    assert proc.returncode == 0, proc.stderr
+    argv = fake_qemu.solo_argv()
+    assert argv[argv.index("-append") + 1] == f"exit=isa-debug seed=7 tests={ID} alone=1"
+    solo_log = tmp_path / f"serial-alone-{ID}.log"
+    assert solo_log.read_text() == SOLO_START
+    assert (f"switchyard: ran alone: ok {ID} # XFAIL {REASON} (the guest hung: killed after "
+            f"1 s) ({solo_log})") in proc.stderr
+    assert "PASS 2 passed, 0 failed, 0 skipped, 1 xfailed" in proc.stderr.splitlines()[-1]
+
+
+@pytest.mark.parametrize("solo, status, code, fragments", [
+    (SOLO_START, 0, 0, [f"ok {ID} # XFAIL {REASON} (QEMU exited with status 0, no final"]),
+    (seal(SOLO_XPASS), 35, 1, [f"not ok {ID} # XPASS {REASON}", f"XPASS {ID}", "1 xpassed"]),
+    (seal(SOLO_FAIL), 35, 1, [f"not ok {ID} (", "check failed: DR6_BS == dr6", "1 failed"]),
+    (HEADER, 0, 1, [f"ran alone: not ok {ID} (", f"before {ID} started", "last 6 lines of"]),
+], ids=["exit", "xpass", "fail", "died-early"])
+def test_run_reports_the_solo_result_and_exits_by_it(fake_qemu, solo, status, code, fragments):
+    proc = fake_qemu(seal(MAIN_BODY), 33, solo, status, 0)
+    assert proc.returncode == code, proc.stderr
+    assert all(f in proc.stderr for f in fragments), proc.stderr
+
+
+def test_run_names_the_test_a_truncated_log_stopped_in(fake_qemu):
+    proc = fake_qemu(MAIN_BODY[:MAIN_BODY.index("    # a diagnostic")], 0, "", 0, 0)
+    assert proc.returncode == 4
+    assert "crashed or hung while running dr.single_step_traps" in proc.stderr.splitlines()[-1]
+    assert "running alone" not in proc.stderr
+
+
+def test_run_names_the_test_a_timeout_stopped_in(fake_qemu):
+    proc = fake_qemu(MAIN_BODY[:MAIN_BODY.index("    # a diagnostic")], 0, "", 0, 0,
+                     "--timeout", "1", main_sleep=60)
+    assert proc.returncode == 124
+    assert "TIMEOUT: QEMU killed after 1 s while running dr.single_step_traps" in proc.stderr
+
+
+def test_run_refuses_a_bad_solo_limit(fake_qemu):
+    proc = fake_qemu(seal(MAIN_BODY), 33, "", 0, 0, "--alone-timeout", "0")
+    assert proc.returncode == 2 and "--alone-timeout" in proc.stderr
+
+
+# The real kernel under TCG.
+
+@pytest.mark.boot
+def test_the_kernel_runs_a_test_that_hangs_tcg_alone_and_it_is_an_xfail(tmp_path):
+    """Under TCG, ICEBP in ring 0 hangs the guest: the kernel skips the test to run alone, and
+    its solo boot hangs in it, which scripts/run reports as the known defect."""
+    assert KERNEL.is_file(), f"kernel image {KERNEL} not found: run make"
+    log = tmp_path / "serial.log"
+    proc = subprocess.run([sys.executable, str(RUN), "--accel", "tcg", "--quiet", "--cmdline",
+                           "tests=dr.icebp*", "--alone-timeout", "8", "--log", str(log)],
+                          capture_output=True, text=True, timeout=120)
+    result = ktap.check_log(log.read_bytes())
+    skipped = alone.runs_alone(result)
+    assert skipped, result.tests
+    assert proc.returncode == 0, proc.stderr
+    for test in skipped:
+        reason = test.skip_reason[len(alone.PREFIX):]
+        assert (f"ran alone: ok {test.id} # XFAIL {reason} (the guest hung: killed after 8 s)"
+                in proc.stderr), proc.stderr
+        solo = ktap.check_log((tmp_path / f"serial-alone-{test.id}.log").read_bytes())
+        assert solo.truncated and solo.running == alone.registered_name(test)
