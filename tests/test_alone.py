@@ -178,6 +178,14 @@ def test_anything_else_from_the_solo_boot_is_a_failure_that_says_what(log, statu
     assert test.diagnostics[1].startswith(f"last {len(tail)} lines of solo.log")
 
 
+def test_a_failure_shows_the_last_lines_of_a_long_solo_log():
+    noise = "".join(f"    # step {step}\n" for step in range(40))
+    test = judge(HEADER + "    1..1\n" + noise, None)
+    assert test.status == "fail"
+    assert test.diagnostics[1:] == [f"last {alone.TAIL_LINES} lines of solo.log:",
+                                    *noise.splitlines()[-alone.TAIL_LINES:]]
+
+
 def test_an_emulated_result_runs_alone_under_its_registered_name():
     test = skipped()
     test.name += alone.EMULATED_SUFFIX
@@ -315,7 +323,7 @@ sys.exit(int(os.environ[f"FAKE_{{kind}}_STATUS"]))
                    FAKE_MAIN_SLEEP=str(main_sleep))
         env.pop("SWITCHYARD_ALONE_TIMEOUT", None)
         return subprocess.run([sys.executable, str(RUN), "--qemu", str(script), "--kernel",
-                               str(script), "--accel", "tcg", "--quiet",
+                               str(script), "--accel", "tcg",
                                "--log", str(tmp_path / "serial.log"), *args],
                               capture_output=True, text=True, timeout=60, env=env)
     run.solo_argv = lambda: (tmp_path / "solo-argv").read_text().split("\n")
