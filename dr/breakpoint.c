@@ -6,9 +6,7 @@
 #include "arch/x86/debugreg.h"
 #include "dr/breakpoint.h"
 
-#define DR7_LEN_SHIFT 2 /* LEN sits above R/W in each slot's 4-bit field */
 #define DR7_FIELD_MASK 0xful
-#define DR7_RW_MASK 0x3ul
 #define CANONICAL_SHIFT 47
 
 static const char *const error_names[DR_ERROR_COUNT] = {

@@ -47,15 +47,17 @@ static bool text_is(const char *text, const char *left, const char *right)
 }
 
 /*
- * A failed check: a known failure when an expected failure names it (its reason printed at the
- * first), else a failure.
+ * A failed check: a known failure when an expected failure names it, and its value when it names
+ * one (its reason printed at the first), else a failure.
  */
-static void count_failed_check(const char *left, const char *right)
+static void count_failed_check(const char *left, const char *right, const char *got)
 {
 	for (unsigned int i = 0; i < current->expected_count; i++) {
 		struct report_expected *expected = &current->expected[i];
 
 		if (!text_is(expected->check, left, right))
+			continue;
+		if (expected->got && strcmp(expected->got, got) != 0)
 			continue;
 		if (expected->failed++ == 0)
 			ktap_diag(current->depth, "  known defect of this platform: %s",
@@ -79,13 +81,15 @@ bool report_check(bool ok, const char *file, int line, const char *expression, c
 	va_end(args);
 	ktap_diag(current->depth, "%s:%d: check failed: %s%s%s", file, line, expression,
 		  *message ? ": " : "", message);
-	count_failed_check(expression, NULL);
+	count_failed_check(expression, NULL, "");
 	return false;
 }
 
 bool report_check_equal(uint64_t expected, uint64_t actual, const char *expected_text,
 			const char *actual_text, const char *file, int line)
 {
+	char got[24];
+
 	current->checks++;
 	if (expected == actual)
 		return true;
@@ -94,7 +98,22 @@ bool report_check_equal(uint64_t expected, uint64_t actual, const char *expected
 	ktap_diag(current->depth, "  expected %llu (0x%llx), got %llu (0x%llx)",
 		  (unsigned long long)expected, (unsigned long long)expected,
 		  (unsigned long long)actual, (unsigned long long)actual);
-	count_failed_check(expected_text, actual_text);
+	format(got, sizeof(got), "%llu", (unsigned long long)actual);
+	count_failed_check(expected_text, actual_text, got);
+	return false;
+}
+
+bool report_check_text(const char *expected, const char *actual, const char *expected_text,
+		       const char *actual_text, const char *file, int line)
+{
+	current->checks++;
+	if (strcmp(expected, actual) == 0)
+		return true;
+	ktap_diag(current->depth, "%s:%d: check failed: %s == %s", file, line, expected_text,
+		  actual_text);
+	ktap_diag(current->depth, "  expected '%s'", expected);
+	ktap_diag(current->depth, "  got '%s'", actual);
+	count_failed_check(expected_text, actual_text, actual);
 	return false;
 }
 
@@ -141,8 +160,14 @@ static enum ktap_result report_end_expected(struct test_report *report)
 
 		if (expected->failed)
 			continue;
-		ktap_diag(report->depth, "known defect did not occur: check '%s' never failed (%s)",
-			  expected->check, expected->reason);
+		if (expected->got)
+			ktap_diag(report->depth,
+				  "known defect did not occur: check '%s' never got '%s' (%s)",
+				  expected->check, expected->got, expected->reason);
+		else
+			ktap_diag(report->depth,
+				  "known defect did not occur: check '%s' never failed (%s)",
+				  expected->check, expected->reason);
 		missing = missing ? missing : expected;
 	}
 	format(report->reason, sizeof(report->reason), "%s",

@@ -18,6 +18,7 @@
  */
 struct report_expected {
 	const char *check;
+	const char *got; /* the actual value as the failure prints it after "got"; NULL: any */
 	const char *reason;
 	unsigned int failed; /* failures of the check so far */
 };
@@ -48,6 +49,10 @@ bool report_check(bool ok, const char *file, int line, const char *expression, c
 /* Count a check; when expected != actual print both, in decimal and hex. */
 bool report_check_equal(uint64_t expected, uint64_t actual, const char *expected_text,
 			const char *actual_text, const char *file, int line);
+
+/* Count a check; when the strings differ print both, quoted ("got 'ACTUAL'"). */
+bool report_check_text(const char *expected, const char *actual, const char *expected_text,
+		       const char *actual_text, const char *file, int line);
 
 /* A failure that is not a check (an exception, a timeout, leaked state): always printed. */
 void report_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

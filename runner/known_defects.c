@@ -23,14 +23,26 @@ unsigned int known_defects_select(const struct known_defect *table, size_t count
 	unsigned int selected = 0;
 
 	for (size_t i = 0; i < count && selected < max; i++) {
-		if (strcmp(table[i].test, test) != 0 || !applies_on(&table[i], identity))
+		if (table[i].ends || strcmp(table[i].test, test) != 0 ||
+		    !applies_on(&table[i], identity))
 			continue;
 		expected[selected].check = table[i].check;
+		expected[selected].got = table[i].got;
 		expected[selected].reason = table[i].reason;
 		expected[selected].failed = 0;
 		selected++;
 	}
 	return selected;
+}
+
+const struct known_defect *known_defects_ending(const struct known_defect *table, size_t count,
+						const char *identity, const char *test)
+{
+	for (size_t i = 0; i < count; i++)
+		if (table[i].ends && strcmp(table[i].test, test) == 0 &&
+		    applies_on(&table[i], identity))
+			return &table[i];
+	return NULL;
 }
 
 unsigned int known_defects_on(const struct known_defect *table, size_t count, const char *identity)

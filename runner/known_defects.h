@@ -10,11 +10,17 @@
 /* At most this many entries name one test (scripts/switchyard_defects.py refuses more). */
 #define KNOWN_DEFECTS_PER_TEST 8
 
-/* One check of one test that fails on one platform, for a reason outside switchyard. */
+/*
+ * One check of one test that fails on one platform, for a reason outside switchyard; or, with
+ * ends set, a test that ends the boot there (the platform hangs or dies in it): the runner runs
+ * such a test only in a boot of its own (alone=1), and the harness judges how that boot ended.
+ */
 struct known_defect {
 	const char *platform; /* a glob over the platform identity: "tcg", "kvm-pvm", "metal-*" */
 	const char *test; /* "suite.test", as registered (without "__emulated") */
 	const char *check; /* the expression as a failure prints it after "check failed: " */
+	const char *got; /* the value as the failure prints it after "got"; NULL: any value */
+	const char *ends; /* "hang" or "exit": the boot ends in the test; check is NULL */
 	const char *reason;
 };
 
@@ -29,6 +35,10 @@ extern const size_t known_defects_count;
 unsigned int known_defects_select(const struct known_defect *table, size_t count,
 				  const char *identity, const char *test,
 				  struct report_expected *expected, unsigned int max);
+
+/* The entry saying that test ends the boot on platform identity, or NULL. */
+const struct known_defect *known_defects_ending(const struct known_defect *table, size_t count,
+						const char *identity, const char *test);
 
 /* How many entries of table apply to platform identity, whatever the test. */
 unsigned int known_defects_on(const struct known_defect *table, size_t count, const char *identity);

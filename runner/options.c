@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The runner's command-line options: tests=, list, seed=, timeout=, console=, exit=. */
+/* The runner's command-line options: tests=, list, seed=, timeout=, console=, alone, exit=. */
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -49,6 +49,8 @@ CMDLINE_OPTION(option_kernel_fault, .name = "selftest.kernel_fault", .parse = cm
 	       .dest = &run_options.kernel_fault);
 CMDLINE_OPTION(option_expect_cpus, .name = "smp.expect", .syntax = "N", .parse = cmdline_parse_u64,
 	       .dest = &run_options.expect_cpus, .min = 1, .max = 255);
+CMDLINE_OPTION(option_alone, .name = "alone", .parse = cmdline_parse_flag,
+	       .dest = &run_options.alone);
 CMDLINE_OPTION(option_exit, .name = "exit", .syntax = "isa-debug", .parse = parse_exit);
 
 bool options_parse(const char *line, char *err, size_t err_size)

@@ -20,6 +20,7 @@ struct run_options {
 	bool kernel_fault; /* selftest.kernel_fault: #UD outside any test, to check the bail out */
 	char boot_file[CMDLINE_STRING_MAX];
 	uint64_t expect_cpus; /* smp.expect: the CPUs the machine has; 0: not said */
+	bool alone; /* alone: run the one selected test even where it ends the boot */
 };
 
 #define RUN_TIMEOUT_DEFAULT_MS 10000

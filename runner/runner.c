@@ -144,6 +144,52 @@ static void report_emulator_rules(void)
 		report_fail("emulated cpu: %u rule violation(s), the first: %s", count, text);
 }
 
+/* A test may take an exception from its owner (tests/kernel/db_trace.h); it must give it back. */
+static void save_exception_handlers(exception_handler *saved)
+{
+	for (unsigned int vector = 0; vector < X86_EXC_COUNT; vector++)
+		saved[vector] = exception_handler_of(vector);
+}
+
+static unsigned int restore_exception_handlers(const exception_handler *saved)
+{
+	unsigned int changed = 0;
+
+	for (unsigned int vector = 0; vector < X86_EXC_COUNT; vector++) {
+		if (exception_handler_of(vector) == saved[vector])
+			continue;
+		exception_register(vector, saved[vector]);
+		changed++;
+	}
+	return changed;
+}
+
+/*
+ * A test that ends the boot on this platform (a known defect with ends): it runs only in a boot of
+ * its own (alone=1), where the harness judges how the boot ended. Here it is a SKIP that says so
+ * (docs/output.md, "Tests that end the boot").
+ */
+static bool skip_ending_test(const struct known_defect *ending, struct test_report *report)
+{
+	if (!ending || options->alone)
+		return false;
+	report_begin(report, 1);
+	report_skip("runs alone: %s", ending->reason);
+	return true;
+}
+
+/* In its own boot, a test that returns did not end it as known: strict, as an XPASS. */
+static enum ktap_result judge_ending_test(const struct known_defect *ending,
+					  struct test_report *report, enum ktap_result result)
+{
+	if (!ending || (result != KTAP_PASS && result != KTAP_XFAIL))
+		return result;
+	ktap_diag(1, "known defect did not occur: the boot did not end (%s: %s)", ending->ends,
+		  ending->reason);
+	format(report->reason, sizeof(report->reason), "%s", ending->reason);
+	return KTAP_XPASS;
+}
+
 /*
  * The report lives in the caller's frame: its reason is printed after this returns. *emulated
  * says whether the emulated CPU served the test (its own checks around the test aside).
@@ -153,17 +199,27 @@ static enum ktap_result run_test(const struct test_case *test, struct test_repor
 {
 	static struct report_expected expected[KNOWN_DEFECTS_PER_TEST]; /* outlives the report */
 	char name[FULL_NAME_MAX];
+	exception_handler handlers[X86_EXC_COUNT];
+	const struct known_defect *ending;
 	struct isolation_outcome outcome;
 	uint64_t served;
 	unsigned int left;
 
-	report_begin(report, 1);
 	full_name(test, name, sizeof(name));
+	ending =
+		known_defects_ending(known_defects, known_defects_count, platform_identity(), name);
+	*emulated = false;
+	if (skip_ending_test(ending, report))
+		return report_end(report);
+	/* Before anything of the test runs: a log that ends here names the test it ended in. */
+	ktap_diag(1, "running %s", name);
+	report_begin(report, 1);
 	report_expect_failures(report, expected,
 			       known_defects_select(known_defects, known_defects_count,
 						    platform_identity(), name, expected,
 						    KNOWN_DEFECTS_PER_TEST));
 	debug_state_check("before");
+	save_exception_handlers(handlers);
 	emulator_take_violations(NULL, 0); /* what came before the test is not its doing */
 	served = emulator_stats_all().diverted + emulator_stats_all().steps;
 	runner_isolate(run_test_body, (void *)test, options->timeout_ms, &outcome);
@@ -175,6 +231,10 @@ static enum ktap_result run_test(const struct test_case *test, struct test_repor
 				    this_cpu_index());
 		sched_migrate(sched_current(), 0);
 	}
+	left = restore_exception_handlers(handlers);
+	if (left && outcome.end == ISOLATION_RETURNED)
+		report_fail("the test left %u exception handlers replaced; they were restored",
+			    left);
 	left = sched_kill_others();
 	if (left && outcome.end == ISOLATION_RETURNED)
 		report_fail("the test left %u tasks running or unjoined; they were ended", left);
@@ -190,7 +250,7 @@ static enum ktap_result run_test(const struct test_case *test, struct test_repor
 		report_fail("the test left counters in use; they were released");
 	report_emulator_rules();
 	debug_state_check("after");
-	return report_end(report);
+	return judge_ending_test(ending, report, report_end(report));
 }
 
 static enum ktap_result run_suite(const struct test_case *first, const struct test_case *end,
@@ -287,6 +347,13 @@ enum platform_exit_code runner_run(const struct run_options *run_options)
 	if (suites == 0) {
 		format(error, sizeof(error), "option 'tests': '%s' selects no test",
 		       options->tests);
+		runner_usage_error(error);
+		return EXIT_USAGE;
+	}
+	if (options->alone && count_selected(__tests_start, __tests_end) != 1) {
+		format(error, sizeof(error),
+		       "option 'alone': tests= must select exactly one test, it selects %u",
+		       count_selected(__tests_start, __tests_end));
 		runner_usage_error(error);
 		return EXIT_USAGE;
 	}

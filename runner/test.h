@@ -42,6 +42,10 @@ struct test_case {
 	report_check_equal((uint64_t)(expected), (uint64_t)(actual), #expected, #actual, __FILE__, \
 			   __LINE__)
 
+/* check_text(expected, actual): strings; on failure print both, quoted. */
+#define check_text(expected, actual) \
+	report_check_text((expected), (actual), #expected, #actual, __FILE__, __LINE__)
+
 /* A diagnostic line of the current test. */
 #define test_diag(...) report_diag(__VA_ARGS__)
 

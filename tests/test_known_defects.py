@@ -68,9 +68,9 @@ def stringified(argument):
 def checks_in(source):
     """What each check() and check_eq() of a C file prints after "check failed: "."""
     found = set()
-    for match in re.finditer(r"(?<![\w.])(check|check_eq)\s*\(", source):
+    for match in re.finditer(r"(?<![\w.])(check|check_eq|check_text)\s*\(", source):
         args = c_arguments(source, match.end() - 1)
-        if match.group(1) == "check_eq":
+        if match.group(1) in ("check_eq", "check_text"):
             found.add(f"{stringified(args[0])} == {stringified(args[1])}")
         else:
             found.add(stringified(args[0]))
@@ -90,16 +90,18 @@ def kernel_tests():
 
 def test_checks_in_reads_check_texts_as_the_preprocessor_stringifies_them():
     source = """check_eq(EXINFO(X86_EXC_GP, 0),\n\t\t rdmsr_safe(MSR_X, &value));
-        check(count == 1, "%s, slot %u", what, slot); report_check(x, y); a.check(z);"""
+        check(count == 1, "%s, slot %u", what, slot); report_check(x, y); a.check(z);
+        check_text(expected,  trace_text);"""
     assert checks_in(source) == {"EXINFO(X86_EXC_GP, 0) == rdmsr_safe(MSR_X, &value)",
-                                 "count == 1"}
+                                 "count == 1", "expected == trace_text"}
 
 
-@pytest.mark.parametrize("defect", TABLE, ids=lambda d: f"{d.platform}-{d.test}-{d.check}")
+@pytest.mark.parametrize("defect", TABLE,
+                         ids=lambda d: f"{d.platform}-{d.test}-{d.check or d.ends}-{d.got}")
 def test_every_entry_names_a_test_and_one_of_its_checks(defect):
     tests = kernel_tests()
     assert defect.test in tests, f"{defect.test}: no TEST() registers it in tests/kernel/"
-    assert defect.check in tests[defect.test], (
+    assert defect.ends or defect.check in tests[defect.test], (
         f"{defect.test}: no check in its file prints {defect.check!r}")
 
 
@@ -113,9 +115,17 @@ def test_the_table_covers_the_known_tcg_and_kvm_pvm_defects():
 
 @pytest.mark.parametrize("text, message", [
     ('[[tcg]]\ntest = "a.b"\nreason = "r"\n', "only [[defect]] entries"),
-    ('[[defect]]\nplatform = "tcg"\ntest = "a.b"\nreason = "r"\n', "exactly platform"),
+    ('[[defect]]\nplatform = "tcg"\ntest = "a.b"\nreason = "r"\n', "either check"),
     ('[[defect]]\nplatform = "tcg"\ntest = "a.b"\ncheck = "x"\nreason = "r"\nextra = 1\n',
-     "exactly platform"),
+     "needs platform, test and reason"),
+    ('[[defect]]\nplatform = "tcg"\ntest = "a.b"\ncheck = "x"\nends = "hang"\nreason = "r"\n',
+     "either check"),
+    ('[[defect]]\nplatform = "tcg"\ntest = "a.b"\ngot = "1"\nends = "hang"\nreason = "r"\n',
+     "either check"),
+    ('[[defect]]\nplatform = "tcg"\ntest = "a.b"\nends = "crash"\nreason = "r"\n',
+     "not one of hang, exit"),
+    ('[[defect]]\nplatform = "tcg"\ntest = "a.b"\ncheck = "x"\ngot = "1 "\nreason = "r"\n',
+     "got"),
     ('[[defect]]\nplatform = "kvm pvm"\ntest = "a.b"\ncheck = "x"\nreason = "r"\n', "platform"),
     ('[[defect]]\nplatform = "kvm[0]"\ntest = "a.b"\ncheck = "x"\nreason = "r"\n', "platform"),
     ('[[defect]]\nplatform = "tcg"\ntest = "ab"\ncheck = "x"\nreason = "r"\n', "suite.test"),
@@ -128,7 +138,8 @@ def test_the_table_covers_the_known_tcg_and_kvm_pvm_defects():
              for i in range(9)), "more than 8"),
     ('[[defect]]\nplatform = 1\ntest = "a.b"\ncheck = "x"\nreason = "r"\n', "string"),
     ("[[defect]\n", "defect"),
-], ids=["old-format", "missing-check", "extra-key", "space", "bracket", "not-suite-test",
+], ids=["old-format", "missing-check", "extra-key", "check-and-ends", "got-and-ends",
+        "bad-ends", "got-spaces", "space", "bracket", "not-suite-test",
         "leading-space", "not-ascii", "long-reason", "duplicate", "too-many", "not-string",
         "bad-toml"])
 def test_a_malformed_table_is_refused_at_build_time(tmp_path, text, message):
@@ -142,12 +153,12 @@ def test_a_malformed_table_is_refused_at_build_time(tmp_path, text, message):
 
 
 def test_the_c_rows_escape_and_compile(tmp_path):
-    table = [defects.Defect("tcg", "a.b", 'strcmp(s, "x\\\\y") == 0', "a \"quoted\" reason"),
+    table = [defects.Defect("tcg", "a.b", "a \"quoted\" reason", check='strcmp(s, "x\\\\y") == 0'),
              *TABLE]
     (tmp_path / "known_defects_table.h").write_text(defects.c_table(table))
     (tmp_path / "t.c").write_text(
         '#include <string.h>\n#include <assert.h>\n'
-        'struct known_defect { const char *platform, *test, *check, *reason; };\n'
+        'struct known_defect { const char *platform, *test, *check, *got, *ends, *reason; };\n'
         'static const struct known_defect t[] = {\n#include "known_defects_table.h"\n};\n'
         'int main(void) { assert(strcmp(t[0].check, "strcmp(s, \\"x\\\\\\\\y\\") == 0") == 0);'
         ' return sizeof(t) / sizeof(t[0]) == %d ? 0 : 1; }\n' % len(table))
@@ -162,7 +173,7 @@ def test_the_c_rows_escape_and_compile(tmp_path):
 def test_a_kvm_pvm_entry_applies_on_kvm_pvm_only(identity, applies):
     pvm = [d for d in TABLE if d.platform == "kvm-pvm"]
     assert pvm and all(defects.applies(d, identity) == applies for d in pvm)
-    glob = defects.Defect("metal-GenuineIntel-6-*", "a.b", "x", "r")
+    glob = defects.Defect("metal-GenuineIntel-6-*", "a.b", "r", check="x")
     assert defects.applies(glob, "metal-GenuineIntel-6-85")
     assert not defects.applies(glob, "metal-AuthenticAMD-25-1")
 

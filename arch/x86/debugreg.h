@@ -38,5 +38,15 @@
 #define DR7_LEN_2 0x1ul
 #define DR7_LEN_8 0x2ul
 #define DR7_LEN_4 0x3ul
+#define DR7_LEN_SHIFT 2 /* within a slot's control field, above R/W */
+#define DR7_RW_MASK 0x3ul
+
+/* Slot i's global and local enable bits. */
+#define DR7_ENABLE_MASK(slot) ((DR7_L0 | DR7_G0) << (DR7_ENABLE_SIZE * (slot)))
+/* Slot i's control field (R/W and LEN) in DR7, and its R/W read back. */
+#define DR7_CONTROL(slot, rw, len) \
+	(((rw) | ((len) << DR7_LEN_SHIFT)) << (DR7_CONTROL_SHIFT + DR7_CONTROL_SIZE * (slot)))
+#define DR7_RW_OF(dr7, slot) \
+	(((dr7) >> (DR7_CONTROL_SHIFT + DR7_CONTROL_SIZE * (slot))) & DR7_RW_MASK)
 
 #endif

@@ -119,6 +119,11 @@ void exception_unregister(unsigned int vector)
 	exception_handlers[vector] = NULL;
 }
 
+exception_handler exception_handler_of(unsigned int vector)
+{
+	return exception_handlers[vector];
+}
+
 void interrupt_register(unsigned int vector, interrupt_handler handler)
 {
 	interrupt_handlers[vector] = handler;

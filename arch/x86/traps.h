@@ -29,6 +29,8 @@ void idt_init(void);
 void idt_load(void);
 void exception_register(unsigned int vector, exception_handler handler);
 void exception_unregister(unsigned int vector);
+/* The handler registered for an exception vector (0-31), or NULL. */
+exception_handler exception_handler_of(unsigned int vector);
 void interrupt_register(unsigned int vector, interrupt_handler handler);
 void exception_set_user_handler(exception_handler handler);
 void exception_set_unexpected_handler(exception_handler handler);

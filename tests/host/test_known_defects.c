@@ -12,8 +12,8 @@
 
 /* The general-detect test under TCG: two checks fail, each a known defect. */
 static struct report_expected gd[] = {
-	{ "1 == count", "no #DB", 0 },
-	{ "0 == read_dr7() & DR7_GD", "GD stays set", 0 },
+	{ .check = "1 == count", .reason = "no #DB" },
+	{ .check = "0 == read_dr7() & DR7_GD", .reason = "GD stays set" },
 };
 
 static void expect_gd(struct test_report *report)
@@ -103,7 +103,8 @@ HOST_TEST(known_defects_one_of_two_named_checks_failing_is_still_xpass)
 
 HOST_TEST(known_defects_check_matches_the_expression_without_its_message)
 {
-	static struct report_expected hit[] = { { "count == 1", "no data watchpoints", 0 } };
+	static struct report_expected hit[] = { { .check = "count == 1",
+						  .reason = "no data watchpoints" } };
 	struct test_report report;
 
 	console_capture_start();
@@ -157,12 +158,19 @@ HOST_TEST(known_defects_ktap_writes_xfail_as_ok_and_xpass_as_not_ok)
 			      "    ok 8 no_reason # XFAIL no reason given\n");
 }
 
+#define DEFECT(platform_, test_, check_, reason_)                                        \
+	{                                                                                \
+		.platform = platform_, .test = test_, .check = check_, .reason = reason_ \
+	}
+
 static const struct known_defect table[] = {
-	{ "tcg", "dr.general_detect", "1 == count", "TCG: no #DB" },
-	{ "kvm-pvm", "dr.watch", "count == 1", "PVM: no watchpoints" },
-	{ "kvm-pvm", "dr.general_detect", "x == y", "PVM: something" },
-	{ "kvm-*", "dr.any_kvm", "a == b", "every KVM" },
-	{ "metal-GenuineIntel-6-*", "dr.watch", "b == c", "family 6" },
+	DEFECT("tcg", "dr.general_detect", "1 == count", "TCG: no #DB"),
+	DEFECT("kvm-pvm", "dr.watch", "count == 1", "PVM: no watchpoints"),
+	DEFECT("kvm-pvm", "dr.general_detect", "x == y", "PVM: something"),
+	DEFECT("kvm-*", "dr.any_kvm", "a == b", "every KVM"),
+	DEFECT("metal-GenuineIntel-6-*", "dr.watch", "b == c", "family 6"),
+	{ .platform = "tcg", .test = "dr.icebp", .ends = "hang", .reason = "TCG hangs" },
+	DEFECT("kvm-pvm", "dr.icebp", "a == b", "PVM: wrong DR6"),
 };
 #define TABLE_SIZE (sizeof(table) / sizeof(table[0]))
 
@@ -186,6 +194,7 @@ HOST_TEST(known_defects_a_kvm_pvm_defect_never_applies_on_kvm_vmx)
 	host_check_eq_u64(0, select_for("tcg", "dr.watch", expected));
 	host_check_eq_u64(0, select_for("kvm-pvm2", "dr.watch", expected));
 	host_check_eq_u64(1, known_defects_on(table, TABLE_SIZE, "kvm-vmx")); /* kvm-* only */
+	host_check(known_defects_ending(table, TABLE_SIZE, "kvm-pvm", "dr.icebp") == NULL);
 }
 
 HOST_TEST(known_defects_select_keys_by_test_and_platform_glob)
@@ -203,9 +212,75 @@ HOST_TEST(known_defects_select_keys_by_test_and_platform_glob)
 	host_check_eq_u64(0, select_for("kvm", "dr.any_kvm", expected));
 	host_check_eq_u64(1, select_for("metal-GenuineIntel-6-85", "dr.watch", expected));
 	host_check_eq_u64(0, select_for("metal-AuthenticAMD-25-1", "dr.watch", expected));
-	host_check_eq_u64(3, known_defects_on(table, TABLE_SIZE, "kvm-pvm"));
+	host_check_eq_u64(4, known_defects_on(table, TABLE_SIZE, "kvm-pvm"));
 	host_check_eq_u64(
 		0, known_defects_select(table, TABLE_SIZE, "kvm-pvm", "dr.watch", expected, 0));
+}
+
+/* An entry that ends the boot is no check: the runner asks for it apart, by test and platform. */
+HOST_TEST(known_defects_an_ending_entry_is_found_apart_and_never_expected_as_a_check)
+{
+	struct report_expected expected[KNOWN_DEFECTS_PER_TEST];
+	const struct known_defect *ending;
+
+	host_check_eq_u64(0, select_for("tcg", "dr.icebp", expected));
+	ending = known_defects_ending(table, TABLE_SIZE, "tcg", "dr.icebp");
+	host_check(ending != NULL);
+	if (ending)
+		host_check_str("TCG hangs", ending->reason);
+	host_check(known_defects_ending(table, TABLE_SIZE, "tcg", "dr.general_detect") == NULL);
+	host_check(known_defects_ending(table, TABLE_SIZE, "tcg", "dr.icebp_more") == NULL);
+	host_check_eq_u64(1, select_for("kvm-pvm", "dr.icebp", expected));
+}
+
+/* With got, an entry matches only the failure that printed that value. */
+HOST_TEST(known_defects_got_matches_only_the_value_the_failure_printed)
+{
+	static struct report_expected lost[] = {
+		{ .check = "expected == actual", .got = "DB@b:BS", .reason = "loses the first" },
+	};
+	struct test_report report;
+
+	console_capture_start();
+	report_begin(&report, 1);
+	report_expect_failures(&report, lost, 1);
+	host_check(
+		!report_check_text("DB@a:BS DB@b:BS", "DB@b:BS", "expected", "actual", "t.c", 5));
+	host_check_eq_u64(0, report.failures);
+	host_check_eq_u64(KTAP_XFAIL, report_end(&report));
+	host_check_str("    # t.c:5: check failed: expected == actual\n"
+		       "    #   expected 'DB@a:BS DB@b:BS'\n"
+		       "    #   got 'DB@b:BS'\n"
+		       "    #   known defect of this platform: loses the first\n",
+		       console_capture_text());
+
+	/* Another wrong value of the same check is a failure, and the entry an XPASS's. */
+	report_begin(&report, 1);
+	report_expect_failures(&report, lost, 1);
+	report_check_text("DB@a:BS DB@b:BS", "DB@a:BS", "expected", "actual", "t.c", 5);
+	host_check_eq_u64(1, report.failures);
+	host_check_eq_u64(KTAP_FAIL, report_end(&report));
+
+	/* check_eq's value is its decimal "got". */
+	lost[0] = (struct report_expected){ .check = "3 == n", .got = "2", .reason = "one lost" };
+	report_begin(&report, 1);
+	report_expect_failures(&report, lost, 1);
+	report_check_equal(3, 2, "3", "n", "t.c", 6);
+	host_check_eq_u64(KTAP_XFAIL, report_end(&report));
+	report_begin(&report, 1);
+	report_expect_failures(&report, lost, 1);
+	report_check_equal(3, 0, "3", "n", "t.c", 6);
+	host_check_eq_u64(KTAP_FAIL, report_end(&report));
+
+	/* The value's match is strict: a passing check leaves an XPASS that names the value. */
+	console_capture_start();
+	report_begin(&report, 1);
+	report_expect_failures(&report, lost, 1);
+	report_check_equal(3, 3, "3", "n", "t.c", 6);
+	host_check_eq_u64(KTAP_XPASS, report_end(&report));
+	host_check_str(
+		"    # known defect did not occur: check '3 == n' never got '2' (one lost)\n",
+		console_capture_text());
 }
 
 /* The table built from tests/known-defects.toml: its kvm-pvm entries stay on KVM-PVM. */
