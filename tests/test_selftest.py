@@ -83,6 +83,8 @@ def test_a_test_that_leaks_fails_itself_and_the_next_starts_clean(tmp_path):
         "finds_no_counter": None,
         "leaks_a_task": "the test left 1 tasks running or unjoined",
         "finds_no_task": None,
+        "leaks_exception_handlers": "the test left 3 exception handlers replaced",
+        "finds_the_exception_handlers_given_back": None,
     }
     assert list(tests) == list(expected)
     for name, message in expected.items():

@@ -11,8 +11,8 @@
 
 /*
  * Reads never fault in ring 0 unless DR7.GD is set (then #DB, DR6.BD) or, for DR4/DR5, CR4.DE
- * is set (#UD); switchyard never names DR4/DR5. Writes also #GP for 1s in bits 63:32 of
- * DR6/DR7. Each write is counted in this_cpu()->writes.dr.
+ * is set (#UD); only the tests of that alias and that #UD name DR4/DR5. Writes also #GP for 1s in
+ * bits 63:32 of DR6/DR7. Each write is counted in this_cpu()->writes.dr.
  */
 #define DEFINE_DR_ACCESSORS(n)                                                  \
 	static inline unsigned long read_dr##n(void)                            \
@@ -50,6 +50,8 @@ DEFINE_DR_ACCESSORS(0)
 DEFINE_DR_ACCESSORS(1)
 DEFINE_DR_ACCESSORS(2)
 DEFINE_DR_ACCESSORS(3)
+DEFINE_DR_ACCESSORS(4) /* DR6 while CR4.DE is clear, else #UD (SDM Vol. 3 §18.2.2) */
+DEFINE_DR_ACCESSORS(5) /* DR7 while CR4.DE is clear, else #UD */
 DEFINE_DR_ACCESSORS(6)
 DEFINE_DR_ACCESSORS(7)
 

@@ -11,7 +11,7 @@ global interrupt_entry_end
 ; Vectors for which the CPU pushes an error code (SDM Vol. 3 Table 6-1).
 %define HAS_ERROR_CODE(v) ((v) == 8 || ((v) >= 10 && (v) <= 14) || (v) == 17 || (v) == 21 || (v) == 29 || (v) == 30)
 
-; Vectors that may arrive before the SYSCALL entry's SWAPGS (a single step of SYSCALL) or at any
+; Vectors that may arrive before the SYSCALL entry's SWAPGS (a data #DB held back by MOV SS) or at any
 ; moment (NMI, #MC, #DF): they cannot trust CS to tell which GS base is live.
 %define PARANOID(v) ((v) == 1 || (v) == 2 || (v) == 8 || (v) == 18)
 

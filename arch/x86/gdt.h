@@ -19,7 +19,7 @@
 #define IST_DOUBLE_FAULT 1
 #define IST_NMI 2
 #define IST_MACHINE_CHECK 3
-#define IST_DEBUG 4 /* #DB can arrive on the user stack: a single step into SYSCALL */
+#define IST_DEBUG 4 /* #DB can arrive on the user stack: MOV SS, then SYSCALL (CVE-2018-8897) */
 #define IST_STACKS 4
 #define IST_STACK_SIZE 8192
 

@@ -19,6 +19,7 @@
 #define CR0_TS (1ul << 3)
 #define CR0_NE (1ul << 5)
 #define CR0_WP (1ul << 16)
+#define CR0_AM (1ul << 18) /* alignment checks (#AC) at CPL 3 with RFLAGS.AC */
 #define CR0_PG (1ul << 31)
 
 #define CR4_DE (1ul << 3) /* debugging extensions: I/O breakpoints, DR4/DR5 #UD */

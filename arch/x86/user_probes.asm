@@ -469,7 +469,7 @@ user_syscall_script:
 	exit_with 0
 
 ; Set RFLAGS.TF itself and SYSCALL at once (not through the gate: the CALL would trap first).
-; The single step of SYSCALL traps in ring 0, at the kernel's entry point.
+; FMASK clears TF for the kernel; the IRET back sets it, and the task traps in ring 3.
 global user_trap_flag_into_syscall
 user_trap_flag_into_syscall:
 	mov eax, SYSCALL_GET_TASK_ID

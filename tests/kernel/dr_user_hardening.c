@@ -132,9 +132,10 @@ TEST(dr, breakpoint_system_calls_check_arguments_at_full_width)
 }
 
 /*
- * SYSCALL with a TF the task set itself traps at the kernel's entry, in ring 0 (FMASK clears TF
- * only for what follows): that #DB is the task's, not the kernel's, and must not end the test as
- * an unexpected kernel exception. The task sees its step after SYSRET restores TF.
+ * SYSCALL with a TF the task set itself: FMASK clears TF, so nothing traps in ring 0, and the
+ * IRET back sets TF again: the task, which owns no single step, ends by that #DB in ring 3 and
+ * never as an unexpected kernel exception. dr.user_single_step_across_syscall_traps_only_in_ring_3
+ * checks the exact trace.
  */
 TEST(dr, user_trap_flag_into_syscall_reaches_the_task_not_the_kernel)
 {

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* leaks suite (manual): a test that leaves state behind fails itself, and the next starts clean. */
+#include "arch/x86/exceptions.h"
 #include "arch/x86/probe.h"
 #include "ds/ds.h"
 #include "pmu/pmu.h"
 #include "runner/test.h"
 #include "sched/sched.h"
+#include "tests/kernel/db_trace.h"
 
 /*
  * Run with tests=leaks.*: each leaks_* test leaves something behind and must fail with the
@@ -68,4 +70,28 @@ TEST_FLAGS(leaks, leaks_a_task, TEST_MANUAL)
 TEST_FLAGS(leaks, finds_no_task, TEST_MANUAL)
 {
 	check_eq(0, sched_kill_others());
+}
+
+TEST_FLAGS(leaks, leaks_exception_handlers, TEST_MANUAL)
+{
+	static struct db_trace trace;
+
+	db_trace_start(&trace); /* #DB, #BP and #UD, never given back */
+	check_eq(0, trace.count);
+}
+
+static void raise_unowned_single_step(void *arg)
+{
+	(void)arg;
+	probe_single_step();
+}
+
+/* dr/'s handler again: a single step no one owns is an unexpected #DB, not a recorded one. */
+TEST_FLAGS(leaks, finds_the_exception_handlers_given_back, TEST_MANUAL)
+{
+	struct isolation_outcome outcome;
+
+	runner_isolate(raise_unowned_single_step, NULL, 100, &outcome);
+	check_eq(ISOLATION_EXCEPTION, outcome.end);
+	check_eq(X86_EXC_DB, outcome.vector);
 }
