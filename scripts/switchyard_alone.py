@@ -1,7 +1,7 @@
 """Tests that end the boot on a platform: each runs alone, in a boot of its own, and is judged.
 
 The kernel skips such a test in a normal boot ("ok N name # SKIP runs alone: REASON") and runs
-it only under `tests=SUITE.TEST alone=1` (docs/output.md, "Tests that run alone"). scripts/run
+it only under `tests=SUITE.TEST alone` (docs/output.md, "Tests that run alone"). scripts/run
 and tests/conftest.py both call `run_solos()` after a boot whose log is complete, with a boot
 function of their own, and report `merge()`'s results in place of those SKIPs. Judging is pure:
 `judge()` takes the SKIP, the solo boot and its limit, and returns the test's result.
@@ -15,6 +15,7 @@ import switchyard_log as ktap
 from switchyard_qemu import merge_cmdline
 
 PREFIX = "runs alone: "  # the SKIP reason's prefix: the contract with the kernel
+ALONE = "alone"  # the kernel option that runs such a test (a flag: runner/options.c)
 EMULATED_SUFFIX = "__emulated"  # a result name's suffix; "# running" and tests= never carry it
 DEFAULT_TIMEOUT = 60.0
 TAIL_LINES = 20
@@ -49,8 +50,8 @@ def registered_name(test):
 
 
 def solo_cmdline(cmdline, test):
-    """The boot's own kernel options, with tests= replaced by the one test, and alone=1."""
-    return merge_cmdline(cmdline, f"tests={registered_name(test)} alone=1")
+    """The boot's own kernel options, with tests= replaced by the one test, and ALONE."""
+    return merge_cmdline(cmdline, f"tests={registered_name(test)} {ALONE}")
 
 
 def run_solos(result, cmdline, boot, log_path, timeout):
@@ -129,7 +130,7 @@ def judge(skipped, boot, timeout, log_path):
         return failure(f"the boot reported {ran or 'no test'}, not {name} alone")
     test = mine[0]
     if test.status == "skip" and test.skip_reason.startswith(PREFIX):
-        return failure(f"the kernel skipped {name} again under alone=1: {test.skip_reason}")
+        return failure(f"the kernel skipped {name} again under {ALONE}: {test.skip_reason}")
     return solo(test.status, test.line, test.reason,
                 [f"ran alone ({log_path}): the test returned", *test.diagnostics])
 

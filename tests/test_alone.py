@@ -59,8 +59,8 @@ not ok 1 dr
 SOLO_USAGE = """\
 KTAP version 1
 # switchyard 0.1 (x86-64)
-# error: alone=1: tests= must select exactly one test
-# valid options: tests=GLOB[,GLOB...] list alone=1
+# error: option 'alone': tests= must select exactly one test, it selects 2
+# valid options: tests=GLOB[,GLOB...] list alone
 Bail out! bad kernel command line
 """
 ID = "dr.icebp_is_trap_like"
@@ -155,7 +155,7 @@ def test_a_solo_boot_that_completes_gives_the_tests_own_result(log, status, outc
     (SOLO_START.replace("1..1", "1..x"), None, ["the log is damaged", "malformed line"]),
     ("", 1, ["no KTAP output"]),
     ("qemu: could not load kernel\n", 1, ["no KTAP output"]),
-    (seal(SOLO_USAGE), 37, ["rejected its command line", "tests= must select exactly one"]),
+    (seal(SOLO_USAGE), 37, ["rejected its command line", "option 'alone': tests= must select exactly one"]),
     (seal(SOLO_XPASS), 33, ["exit status disagrees with log"]),
     (seal(SOLO_XPASS), None, ["killed after 60 s, after the log's final line"]),
     (seal(SOLO_XPASS.replace("    1..1", "    1..2").replace("not ok 1 dr", "    ok 2 another\n"
@@ -163,7 +163,7 @@ def test_a_solo_boot_that_completes_gives_the_tests_own_result(log, status, outc
      ["the boot reported", "dr.another", "not dr.icebp_is_trap_like alone"]),
     (seal(SOLO_START.replace("    # running dr.icebp_is_trap_like\n", "")
           + f"    ok 1 icebp_is_trap_like # SKIP runs alone: {REASON}\nok 1 dr\n"), 33,
-     ["skipped dr.icebp_is_trap_like again under alone=1"]),
+     [f"skipped dr.icebp_is_trap_like again under {alone.ALONE}"]),
     (seal(SOLO_START[:SOLO_START.index("1..1")] + "Bail out! #PF in the kernel\n"), 39,
      ["Bail out! #PF in the kernel"]),
 ], ids=["died-before-start", "another-test", "cut-after-result", "garbage", "no-output",
@@ -191,7 +191,7 @@ def test_an_emulated_result_runs_alone_under_its_registered_name():
     test.name += alone.EMULATED_SUFFIX
     assert alone.registered_name(test) == ID
     assert alone.solo_cmdline("emulate=cpu:core2 tests=dr.* seed=7", test) == \
-        f"emulate=cpu:core2 seed=7 tests={ID} alone=1"
+        f"emulate=cpu:core2 seed=7 tests={ID} {alone.ALONE}"
     solo = alone.judge(test, Boot(SOLO_START.encode(), None, 1.0, ""), 60, Path("x.log"))
     assert (solo.id, solo.status) == (f"{ID}__emulated", "xfail")
 
@@ -216,7 +216,7 @@ def test_run_solos_boots_each_runs_alone_test_with_the_boots_options(tmp_path):
     boot = fake_boot((SOLO_START, None))
     solos = alone.run_solos(result, "tests=dr.* seed=7", boot,
                             lambda name: tmp_path / "logs" / f"tcg-alone-{name}.log", 7)
-    assert boot.calls == [(f"seed=7 tests={ID} alone=1", 7)]
+    assert boot.calls == [(f"seed=7 tests={ID} {alone.ALONE}", 7)]
     assert list(solos) == [ID] and solos[ID].status == "xfail"
     assert (tmp_path / "logs" / f"tcg-alone-{ID}.log").read_text() == SOLO_START
     merged = alone.merged_result(result, solos)
@@ -273,7 +273,7 @@ def test_harness_replaces_the_skip_by_the_solo_result_under_the_same_id(harness_
     harness_boots.answers += [(seal(MAIN_BODY), 33), (SOLO_START, None)]
     platform = conftest.boot_platform("tcg-smp2")
     (argv, timeout) = harness_boots.calls[1]
-    assert argv[argv.index("-append") + 1] == f"exit=isa-debug tests={ID} alone=1 smp.expect=2"
+    assert argv[argv.index("-append") + 1] == f"exit=isa-debug tests={ID} {alone.ALONE} smp.expect=2"
     assert argv[argv.index("-smp") + 1] == "2" and timeout == 3
     assert (tmp_path / f"tcg-smp2-alone-{ID}.log").read_text() == SOLO_START
     params = list(conftest.ktap_params(platform))
@@ -295,16 +295,16 @@ def test_harness_boots_nothing_alone_after_a_broken_log(harness_boots):
     assert conftest.boot_platform("tcg").solos == {} and len(harness_boots.calls) == 1
 
 
-# scripts/run on a fake QEMU that answers a boot with alone=1 from a second log.
+# scripts/run on a fake QEMU that answers a boot alone from a second log.
 
 @pytest.fixture
 def fake_qemu(tmp_path):
     """run(main_log, main_status, solo_log, solo_status, solo_sleep, *args) -> the finished
-    scripts/run; the fake prints the solo log when its -append has alone=1."""
+    scripts/run; the fake prints the solo log when its -append has the option alone."""
     script = tmp_path / "fake-qemu"
     script.write_text(f"""#!{sys.executable}
 import os, sys, time
-solo = "alone=1" in sys.argv[sys.argv.index("-append") + 1]
+solo = {alone.ALONE!r} in sys.argv[sys.argv.index("-append") + 1].split()
 open({str(tmp_path)!r} + ("/solo-argv" if solo else "/argv"), "w").write("\\n".join(sys.argv))
 kind = "SOLO" if solo else "MAIN"
 sys.stdout.buffer.write(open(os.environ[f"FAKE_{{kind}}_LOG"], "rb").read())
@@ -337,7 +337,7 @@ def test_run_xfails_a_test_whose_solo_boot_hangs_in_it(fake_qemu, tmp_path):
     assert time.monotonic() - start < 20
     assert proc.returncode == 0, proc.stderr
     argv = fake_qemu.solo_argv()
-    assert argv[argv.index("-append") + 1] == f"exit=isa-debug seed=7 tests={ID} alone=1"
+    assert argv[argv.index("-append") + 1] == f"exit=isa-debug seed=7 tests={ID} {alone.ALONE}"
     solo_log = tmp_path / f"serial-alone-{ID}.log"
     assert solo_log.read_text() == SOLO_START
     assert (f"switchyard: ran alone: ok {ID} # XFAIL {REASON} (the guest hung: killed after "
