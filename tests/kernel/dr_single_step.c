@@ -2,17 +2,22 @@
 /* dr suite: TF single-step, the exact RIP and DR6 of every step, in ring 0 and ring 3. */
 #include <stdint.h>
 
+#include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/debug-registers.h"
+#include "arch/x86/exceptions.h"
 #include "arch/x86/processor-flags.h"
 #include "arch/x86/syscall.h"
+#include "arch/x86/traps.h"
 #include "arch/x86/user-abi.h"
 #include "arch/x86/user.h"
 #include "runner/test.h"
 #include "sched/sched.h"
 #include "tests/kernel/db_trace.h"
 
+#define DB_IF 0x200 /* RFLAGS_IF, as asm text takes it */
 _Static_assert(DB_TF == RFLAGS_TF, "DB_TF is RFLAGS_TF");
+_Static_assert(DB_IF == RFLAGS_IF, "DB_IF is RFLAGS_IF");
 
 /* The end of every payload: TF off by POPF, which still traps (TF was set when it began). */
 #define TF_OFF(p)                                                                                \
@@ -292,4 +297,66 @@ TEST(dr, general_detect_fault_is_not_blocked_by_the_mov_ss_shadow)
 	/* The fault comes first, at the MOV; the MOV runs again and its step traps after it. */
 	db_trace_check(&trace, DB_LABELS(labels),
 		       "DB@mov_dr6:BD DB@after:BS DB@push:BS " TF_OFF_TRACE);
+}
+
+/* TF and IF on by one POPF: a pending interrupt is taken right after it, before the next one. */
+#define POPF_SWITCH(p)                                                                      \
+	"\tpushfq\n\torq $" DB_EXPAND(DB_TF) " | " DB_EXPAND(DB_IF) ", (%rsp)\n\tpopfq\n" p \
+								    "_first: nop\n" TF_OFF(p)
+DB_KERNEL_PAYLOAD(popf_switch, POPF_SWITCH);
+extern const char k_popf_switch_first[], k_popf_switch_push[], k_popf_switch_and[];
+extern const char k_popf_switch_popf[], k_popf_switch_end[];
+void k_popf_switch(void);
+
+static volatile bool other_stop;
+static volatile unsigned long other_rounds;
+
+/* The interrupt taken after the POPF: it switches to the other task. */
+static void yield_interrupt(struct cpu_regs *regs)
+{
+	(void)regs;
+	sched_yield();
+}
+
+static void run_other(void *arg)
+{
+	(void)arg;
+	while (!other_stop) {
+		other_rounds++;
+		sched_yield();
+	}
+}
+
+/*
+ * A task switched out right after the POPF that set its TF (a self-IPI, pending since before, is
+ * taken there and yields) resumes by IRET with TF set: its next instruction runs, then traps,
+ * exactly as without the switch. The task that ran meanwhile is not stepped.
+ */
+TEST(dr, task_switched_out_right_after_popf_set_tf_steps_on_as_before)
+{
+	static const struct db_label labels[] = { DB_KERNEL_LABEL(popf_switch, first),
+						  TF_OFF_LABELS(DB_KERNEL_LABEL, popf_switch) };
+	struct db_trace trace = { 0 };
+	struct task *other;
+	unsigned long flags, rounds;
+
+	other_stop = false;
+	other = task_create("other", run_other, NULL, TASK_START_RUNNABLE);
+	if (!other)
+		test_abort("task_create failed");
+	sched_yield(); /* let it start */
+	interrupt_register(VECTOR_TEST, yield_interrupt);
+	flags = local_irq_save();
+	rounds = other_rounds;
+	db_trace_start(&trace);
+	apic_send_self_ipi(VECTOR_TEST);
+	k_popf_switch();
+	db_trace_stop();
+	local_irq_restore(flags);
+	interrupt_register(VECTOR_TEST, NULL);
+	rounds = other_rounds - rounds;
+	other_stop = true;
+	check_eq(0, task_join(other, NULL));
+	check(rounds > 0, "the other task never ran between the POPF and the next instruction");
+	db_trace_check(&trace, DB_LABELS(labels), "DB@push:BS " TF_OFF_TRACE);
 }
