@@ -457,21 +457,24 @@ TEST(dr, user_single_step_across_syscall_traps_only_in_ring_3)
 
 /*
  * Two yields, then sleep until woken (the test reads the task's hits while it lives), then
- * exit(0). The instruction after each SYSCALL is labelled.
+ * exit(0). The instruction after each system call (through the gate, SYSCALL or UD2) is labelled.
  */
-#define YIELDS(p)                                                                               \
-	"\tmov $" DB_EXPAND(                                                                    \
-		SYSCALL_YIELD) ", %eax\n\tsyscall\n" p "_after_1: nop\n"                        \
-			       "\tmov $" DB_EXPAND(                                             \
-				       SYSCALL_YIELD) ", %eax\n\tsyscall\n" p "_after_2: nop\n" \
-						      "\tmov $-1, %rdi\n\tmov $" DB_EXPAND(     \
-							      SYSCALL_SLEEP) ", %eax\n\tsyscall\n"
+#define YIELDS(p)                                                                              \
+	"\tmov $" DB_EXPAND(                                                                   \
+		SYSCALL_YIELD) ", %eax\n\tcall user_syscall_gate\n" p "_after_1: nop\n"        \
+			       "\tmov $" DB_EXPAND(                                            \
+				       SYSCALL_YIELD) ", %eax\n\tcall user_syscall_gate\n" p   \
+						      "_after_2: nop\n"                        \
+						      "\tmov $-1, %rdi\n\tmov $" DB_EXPAND(    \
+							      SYSCALL_SLEEP) ", %eax\n\tcall " \
+									     "user_syscall_gate\n"
 DB_USER_PAYLOAD(yields, YIELDS);
 extern const char u_yields[], u_yields_after_1[], u_yields_after_2[];
 
 /*
  * Two tasks run the same code, yielding to each other; one has an execute breakpoint on the
- * instruction after its second SYSCALL. Its hit is its own, and the other task has none.
+ * instruction after its second system call returns. Its hit is its own, and the other task has
+ * none.
  */
 TEST(dr, execute_hit_after_a_system_call_return_is_credited_to_its_task)
 {
