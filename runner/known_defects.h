@@ -13,7 +13,8 @@
 /*
  * One check of one test that fails on one platform, for a reason outside switchyard; or, with
  * ends set, a test that ends the boot there (the platform hangs or dies in it): the runner runs
- * such a test only in a boot of its own (alone=1), and the harness judges how that boot ended.
+ * such a test only in a boot of its own (the option alone), and the harness judges how that boot
+ * ended.
  */
 struct known_defect {
 	const char *platform; /* a glob over the platform identity: "tcg", "kvm-pvm", "metal-*" */

@@ -166,8 +166,8 @@ static unsigned int restore_exception_handlers(const exception_handler *saved)
 
 /*
  * A test that ends the boot on this platform (a known defect with ends): it runs only in a boot of
- * its own (alone=1), where the harness judges how the boot ended. Here it is a SKIP that says so
- * (docs/output.md, "Tests that end the boot").
+ * its own (the option alone), where the harness judges how the boot ended. Here it is a SKIP that
+ * says so (docs/output.md, "Tests that end the boot").
  */
 static bool skip_ending_test(const struct known_defect *ending, struct test_report *report)
 {

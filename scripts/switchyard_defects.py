@@ -31,7 +31,7 @@ ENDS = ("hang", "exit")  # how the boot ends: the guest stops making progress; Q
 class Defect:
     """One check of one test that fails on the platforms `platform` (a glob) matches; with
     `got`, only when the failure prints that value. Or, with `ends` instead of `check`, a test
-    that ends the boot there: the kernel runs it only alone (alone=1), the harness judges it."""
+    that ends the boot there: the kernel runs it only alone (the option alone), the harness judges it."""
 
     platform: str
     test: str
