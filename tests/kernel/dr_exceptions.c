@@ -338,10 +338,52 @@ TEST(dr, mov_ss_with_a_pending_data_hit_then_int3_delivers_bp_then_db)
 	db_trace_check(&trace, DB_LABELS(labels), "DB@bp_entry:B1 BP@after:-");
 }
 
-/* rdi: the user selector, in the task's data page. */
-#define USER_MOV_SS_INT1(p) "\tmov (%rdi), %ss\n" p "_int1: int $1\n" p "_after:\n"
+/*
+ * Run a user payload that loads SS from the start of its data page (rdi), which holds the user
+ * selector and a 2-byte read/write watchpoint: the hit MOV SS holds back goes with the payload's
+ * next instruction. Returns the task's exit code.
+ */
+static long trace_user_mov_ss_hit(const char *program, struct db_trace *trace,
+				  struct user_fault *fault)
+{
+	struct dr_breakpoint watch = { USER_DATA_BASE, DR_TYPE_READ_WRITE, 2 };
+	struct task *task;
+	long code;
+
+	task = task_create_user("db-payload", program, USER_DATA_BASE, TASK_START_STOPPED);
+	if (!task)
+		test_abort("task_create_user failed");
+	*(uint64_t *)task_user_data(task) = GDT_USER_DATA | SELECTOR_RPL_USER;
+	check_eq(0, dr_install(task->index, &watch, NULL, NULL));
+	db_trace_start(trace);
+	task_continue(task);
+	code = task_join(task, fault);
+	db_trace_stop();
+	return code;
+}
+
+#define USER_MOV_SS_ICEBP(p) "\tmov (%rdi), %ss\n" p "_icebp: .byte 0xf1\n" p "_after:\n"
+DB_USER_PAYLOAD(mov_ss_hit_icebp, USER_MOV_SS_ICEBP);
+extern const char u_mov_ss_hit_icebp[], u_mov_ss_hit_icebp_icebp[], u_mov_ss_hit_icebp_after[];
+
+/* ICEBP ignores the gate's DPL: from ring 3 too, its trap and the held-back hit are one #DB. */
+TEST(dr, user_mov_ss_with_a_pending_data_hit_then_icebp_delivers_one_db)
+{
+	const struct db_label labels[] = { DB_USER_LABEL(mov_ss_hit_icebp, icebp),
+					   DB_USER_LABEL(mov_ss_hit_icebp, after) };
+	const uint64_t icebps[] = { user_text_address(u_mov_ss_hit_icebp_icebp) };
+	struct db_trace trace = { .icebps = icebps, .icebp_count = 1 };
+
+	check_eq(0, trace_user_mov_ss_hit(u_mov_ss_hit_icebp, &trace, NULL));
+	db_trace_check(&trace, DB_LABELS(labels), "DB3@after:B0");
+}
+
+#define USER_MOV_SS_INT1(p) "\tmov (%rdi), %ss\n" p "_int: int $1\n" p "_after:\n"
+#define USER_MOV_SS_INT3(p) "\tmov (%rdi), %ss\n" p "_int: int3\n" p "_after:\n"
 DB_USER_PAYLOAD(mov_ss_hit_int1, USER_MOV_SS_INT1);
-extern const char u_mov_ss_hit_int1[], u_mov_ss_hit_int1_int1[], u_mov_ss_hit_int1_after[];
+DB_USER_PAYLOAD(mov_ss_hit_int3, USER_MOV_SS_INT3);
+extern const char u_mov_ss_hit_int1[], u_mov_ss_hit_int1_int[], u_mov_ss_hit_int1_after[];
+extern const char u_mov_ss_hit_int3[], u_mov_ss_hit_int3_int[], u_mov_ss_hit_int3_after[];
 
 /*
  * From ring 3, INT $1 meets gate 1's DPL 0: #GP(IDT vector 1). The data hit that MOV SS held back
@@ -351,30 +393,55 @@ extern const char u_mov_ss_hit_int1[], u_mov_ss_hit_int1_int1[], u_mov_ss_hit_in
  */
 TEST(dr, user_mov_ss_with_a_pending_data_hit_then_int_1_takes_the_db_at_the_gp_entry)
 {
-	const struct db_label labels[] = { DB_USER_LABEL(mov_ss_hit_int1, int1),
+	const struct db_label labels[] = { DB_USER_LABEL(mov_ss_hit_int1, int),
 					   DB_USER_LABEL(mov_ss_hit_int1, after),
 					   { "gp_entry", idt_gate_target(X86_EXC_GP) } };
-	struct dr_breakpoint watch = { USER_DATA_BASE, DR_TYPE_READ_WRITE, 2 };
 	struct db_trace trace = { 0 };
 	struct user_fault fault = { 0 };
-	struct task *task;
-	long code;
 
-	task = task_create_user("db-payload", u_mov_ss_hit_int1, USER_DATA_BASE,
-				TASK_START_STOPPED);
-	if (!task)
-		test_abort("task_create_user failed");
-	*(uint64_t *)task_user_data(task) = GDT_USER_DATA | SELECTOR_RPL_USER;
-	check_eq(0, dr_install(task->index, &watch, NULL, NULL));
-	db_trace_start(&trace);
-	task_continue(task);
-	code = task_join(task, &fault);
-	db_trace_stop();
-	check_eq(TASK_EXIT_FAULTED, code);
+	check_eq(TASK_EXIT_FAULTED, trace_user_mov_ss_hit(u_mov_ss_hit_int1, &trace, &fault));
 	check_eq(X86_EXC_GP, fault.vector);
 	check_eq(IDT_ERROR_CODE(X86_EXC_DB), fault.error_code);
-	check_eq(user_text_address(u_mov_ss_hit_int1_int1), fault.rip);
+	check_eq(user_text_address(u_mov_ss_hit_int1_int), fault.rip);
 	db_trace_check(&trace, DB_LABELS(labels), "DB@gp_entry:B0");
+}
+
+/* INT3 (0xCC) checks the gate's DPL as INT n does: the same #GP, the same #DB at its entry. */
+TEST(dr, user_mov_ss_with_a_pending_data_hit_then_int3_takes_the_db_at_the_gp_entry)
+{
+	const struct db_label labels[] = { DB_USER_LABEL(mov_ss_hit_int3, int),
+					   DB_USER_LABEL(mov_ss_hit_int3, after),
+					   { "gp_entry", idt_gate_target(X86_EXC_GP) } };
+	struct db_trace trace = { 0 };
+	struct user_fault fault = { 0 };
+
+	check_eq(TASK_EXIT_FAULTED, trace_user_mov_ss_hit(u_mov_ss_hit_int3, &trace, &fault));
+	check_eq(X86_EXC_GP, fault.vector);
+	check_eq(IDT_ERROR_CODE(X86_EXC_BP), fault.error_code);
+	check_eq(user_text_address(u_mov_ss_hit_int3_int), fault.rip);
+	db_trace_check(&trace, DB_LABELS(labels), "DB@gp_entry:B0");
+}
+
+#define USER_INT3(p) p "_int3: int3\n" p "_after:\n"
+DB_USER_PAYLOAD(int3, USER_INT3);
+extern const char u_int3[], u_int3_int3[];
+
+/*
+ * Every gate is DPL 0 (arch/x86/traps.c; Linux makes #BP's DPL 3): INT3 from ring 3 is a fault,
+ * #GP(IDT vector 3) at the INT3 itself, and no #BP.
+ */
+TEST(dr, user_int3_through_a_dpl_0_gate_is_a_gp_fault_at_it)
+{
+	struct db_trace trace = { 0 };
+	struct user_fault fault = { 0 };
+
+	db_trace_start(&trace);
+	check_eq(TASK_EXIT_FAULTED, run_user(u_int3, 0, &fault));
+	db_trace_stop();
+	check_eq(X86_EXC_GP, fault.vector);
+	check_eq(IDT_ERROR_CODE(X86_EXC_BP), fault.error_code);
+	check_eq(user_text_address(u_int3_int3), fault.rip);
+	check_eq(0, trace.count);
 }
 
 /* rdi: the user selector. MOV SS, then SYSCALL: exit(0) if the system call still returns. */
@@ -396,22 +463,11 @@ TEST(dr, user_mov_ss_with_a_pending_data_hit_then_syscall_takes_the_db_at_the_en
 	const struct db_label labels[] = { DB_USER_LABEL(mov_ss_hit_syscall, syscall),
 					   DB_USER_LABEL(mov_ss_hit_syscall, after),
 					   { "syscall_entry", (uint64_t)syscall_entry } };
-	struct dr_breakpoint watch = { USER_DATA_BASE, DR_TYPE_READ_WRITE, 2 };
 	struct db_trace trace = { 0 };
-	struct task *task;
 
 	if (syscall_uses_trap())
 		test_skip("system calls use the UD2 trap here, not SYSCALL");
-	task = task_create_user("db-payload", u_mov_ss_hit_syscall, USER_DATA_BASE,
-				TASK_START_STOPPED);
-	if (!task)
-		test_abort("task_create_user failed");
-	*(uint64_t *)task_user_data(task) = GDT_USER_DATA | SELECTOR_RPL_USER;
-	check_eq(0, dr_install(task->index, &watch, NULL, NULL));
-	db_trace_start(&trace);
-	task_continue(task);
-	check_eq(0, task_join(task, NULL));
-	db_trace_stop();
+	check_eq(0, trace_user_mov_ss_hit(u_mov_ss_hit_syscall, &trace, NULL));
 	db_trace_check(&trace, DB_LABELS(labels), "DB@syscall_entry:B0");
 }
 
