@@ -220,6 +220,10 @@ static size_t madt_entry_min_size(uint8_t type)
 	switch (type) {
 	case ACPI_MADT_TYPE_LOCAL_APIC:
 		return ACPI_LOCAL_APIC_SIZE;
+	case ACPI_MADT_TYPE_IO_APIC:
+		return ACPI_IO_APIC_SIZE;
+	case ACPI_MADT_TYPE_INTERRUPT_OVERRIDE:
+		return ACPI_INTERRUPT_OVERRIDE_SIZE;
 	case ACPI_MADT_TYPE_LOCAL_APIC_OVERRIDE:
 		return ACPI_LOCAL_APIC_OVERRIDE_SIZE;
 	case ACPI_MADT_TYPE_LOCAL_X2APIC:
@@ -243,6 +247,61 @@ static void madt_add_cpu(struct acpi_madt *madt, uint32_t apic_id, uint32_t proc
 	cpu->enabled = (flags & ACPI_LOCAL_APIC_FLAG_ENABLED) != 0;
 	cpu->online_capable = (flags & ACPI_LOCAL_APIC_FLAG_ONLINE_CAPABLE) != 0;
 	cpu->x2apic = x2apic;
+}
+
+static uint16_t load_u16(const void *base, size_t offset)
+{
+	uint16_t value;
+
+	memcpy(&value, (const uint8_t *)base + offset, sizeof(value));
+	return value;
+}
+
+static void madt_add_io_apic(struct acpi_madt *madt, const uint8_t *entry)
+{
+	if (madt->io_apic_count == ACPI_IO_APICS_MAX)
+		return;
+	madt->io_apics[madt->io_apic_count++] = (struct acpi_io_apic){
+		.id = load_u8(entry, ACPI_IO_APIC_OFF_ID),
+		.address = load_u32(entry, ACPI_IO_APIC_OFF_ADDRESS),
+		.gsi_base = load_u32(entry, ACPI_IO_APIC_OFF_GSI_BASE),
+	};
+}
+
+static void madt_add_override(struct acpi_madt *madt, const uint8_t *entry)
+{
+	if (load_u8(entry, ACPI_INTERRUPT_OVERRIDE_OFF_BUS) != 0 ||
+	    madt->override_count == ACPI_INTERRUPT_OVERRIDES_MAX)
+		return;
+	madt->overrides[madt->override_count++] = (struct acpi_interrupt_override){
+		.source = load_u8(entry, ACPI_INTERRUPT_OVERRIDE_OFF_SOURCE),
+		.gsi = load_u32(entry, ACPI_INTERRUPT_OVERRIDE_OFF_GSI),
+		.flags = load_u16(entry, ACPI_INTERRUPT_OVERRIDE_OFF_FLAGS),
+	};
+}
+
+uint32_t acpi_madt_isa_gsi(const struct acpi_madt *madt, uint8_t irq)
+{
+	for (unsigned int i = 0; i < madt->override_count; i++)
+		if (madt->overrides[i].source == irq)
+			return madt->overrides[i].gsi;
+	return irq;
+}
+
+const struct acpi_io_apic *acpi_madt_io_apic_of(const struct acpi_madt *madt, uint32_t gsi,
+						unsigned int *input)
+{
+	const struct acpi_io_apic *found = NULL;
+
+	for (unsigned int i = 0; i < madt->io_apic_count; i++) {
+		const struct acpi_io_apic *io_apic = &madt->io_apics[i];
+
+		if (io_apic->gsi_base <= gsi && (!found || io_apic->gsi_base > found->gsi_base))
+			found = io_apic;
+	}
+	if (found)
+		*input = gsi - found->gsi_base;
+	return found;
 }
 
 enum acpi_error acpi_madt_parse(const void *table, size_t length, struct acpi_madt *madt)
@@ -277,6 +336,12 @@ enum acpi_error acpi_madt_parse(const void *table, size_t length, struct acpi_ma
 			madt_add_cpu(madt, load_u8(entry, ACPI_LOCAL_APIC_OFF_APIC_ID),
 				     load_u8(entry, ACPI_LOCAL_APIC_OFF_PROCESSOR_UID),
 				     load_u32(entry, ACPI_LOCAL_APIC_OFF_FLAGS), false);
+			break;
+		case ACPI_MADT_TYPE_IO_APIC:
+			madt_add_io_apic(madt, entry);
+			break;
+		case ACPI_MADT_TYPE_INTERRUPT_OVERRIDE:
+			madt_add_override(madt, entry);
 			break;
 		case ACPI_MADT_TYPE_LOCAL_APIC_OVERRIDE:
 			madt->local_apic_address =

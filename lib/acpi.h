@@ -55,6 +55,8 @@
 
 /* Interrupt controller structure types (ACPI 6.5 §5.2.12); the ones parsed here. */
 #define ACPI_MADT_TYPE_LOCAL_APIC 0
+#define ACPI_MADT_TYPE_IO_APIC 1
+#define ACPI_MADT_TYPE_INTERRUPT_OVERRIDE 2
 #define ACPI_MADT_TYPE_LOCAL_APIC_OVERRIDE 5
 #define ACPI_MADT_TYPE_LOCAL_X2APIC 9
 
@@ -63,6 +65,19 @@
 #define ACPI_LOCAL_APIC_OFF_APIC_ID 3 /* u8 */
 #define ACPI_LOCAL_APIC_OFF_FLAGS 4 /* u32, ACPI_LOCAL_APIC_FLAG_* */
 #define ACPI_LOCAL_APIC_SIZE 8
+
+/* I/O APIC Structure (ACPI 6.5 §5.2.12.3). */
+#define ACPI_IO_APIC_OFF_ID 2 /* u8 */
+#define ACPI_IO_APIC_OFF_ADDRESS 4 /* u32 physical address, after a reserved u8 */
+#define ACPI_IO_APIC_OFF_GSI_BASE 8 /* u32: the GSI of its first input */
+#define ACPI_IO_APIC_SIZE 12
+
+/* Interrupt Source Override Structure (ACPI 6.5 §5.2.12.5): an ISA IRQ on another GSI. */
+#define ACPI_INTERRUPT_OVERRIDE_OFF_BUS 2 /* u8, 0: ISA */
+#define ACPI_INTERRUPT_OVERRIDE_OFF_SOURCE 3 /* u8: the ISA IRQ */
+#define ACPI_INTERRUPT_OVERRIDE_OFF_GSI 4 /* u32 */
+#define ACPI_INTERRUPT_OVERRIDE_OFF_FLAGS 8 /* u16, MPS INTI flags: polarity 1:0, trigger 3:2 */
+#define ACPI_INTERRUPT_OVERRIDE_SIZE 10
 
 /* Local APIC Address Override Structure (ACPI 6.5 §5.2.12.8). */
 #define ACPI_LOCAL_APIC_OVERRIDE_OFF_ADDRESS 4 /* u64, after a reserved u16 */
@@ -80,6 +95,8 @@
 #define ACPI_LOCAL_APIC_FLAG_ONLINE_CAPABLE (1u << 1)
 
 #define ACPI_CPUS_MAX 64
+#define ACPI_IO_APICS_MAX 8
+#define ACPI_INTERRUPT_OVERRIDES_MAX 16
 
 /* One Processor Local APIC or Processor Local x2APIC entry. */
 struct acpi_cpu {
@@ -94,6 +111,18 @@ struct acpi_cpu {
 	bool x2apic; /* from a Processor Local x2APIC entry (type 9) */
 };
 
+struct acpi_io_apic {
+	uint8_t id;
+	uint32_t address; /* physical */
+	uint32_t gsi_base;
+};
+
+struct acpi_interrupt_override {
+	uint8_t source; /* the ISA IRQ */
+	uint32_t gsi;
+	uint16_t flags; /* MPS INTI flags */
+};
+
 struct acpi_madt {
 	uint64_t local_apic_address; /* from the header, or the type-5 override when present */
 	uint32_t flags; /* ACPI_MADT_FLAG_* */
@@ -101,6 +130,10 @@ struct acpi_madt {
 	unsigned int cpu_count; /* entries kept in cpus[], in table order */
 	unsigned int cpus_dropped; /* CPU entries beyond ACPI_CPUS_MAX */
 	struct acpi_cpu cpus[ACPI_CPUS_MAX];
+	unsigned int io_apic_count; /* entries beyond ACPI_IO_APICS_MAX are dropped */
+	struct acpi_io_apic io_apics[ACPI_IO_APICS_MAX];
+	unsigned int override_count; /* ISA overrides only; beyond the maximum, dropped */
+	struct acpi_interrupt_override overrides[ACPI_INTERRUPT_OVERRIDES_MAX];
 };
 
 enum acpi_error {
@@ -157,10 +190,22 @@ enum acpi_error acpi_table_find(uint64_t root, bool extended, const char signatu
 /*
  * Parse the MADT in table[0, length): the header (signature, a Length in
  * [ACPI_MADT_OFF_ENTRIES, length], checksum), then each entry up to Length. Types 0 and 9 add a
- * CPU, type 5 replaces local_apic_address, other types are skipped by their length. An entry
+ * CPU, type 1 an I/O APIC, type 2 (ISA bus) an override, type 5 replaces local_apic_address,
+ * other types are skipped by their length. An entry
  * with a length below 2, past the table's end, or below its type's size is
  * ACPI_ERROR_ENTRY_LENGTH. *madt is fully written on ACPI_OK and unspecified on error.
  */
 enum acpi_error acpi_madt_parse(const void *table, size_t length, struct acpi_madt *madt);
+
+/* The GSI of ISA IRQ irq: its override's, else irq itself (ACPI 6.5 §5.2.12.5). */
+uint32_t acpi_madt_isa_gsi(const struct acpi_madt *madt, uint8_t irq);
+
+/*
+ * The I/O APIC with the highest GSI base not above gsi, and in *input gsi's input there, or NULL.
+ * The MADT does not say how many inputs each has: the caller checks *input against the I/O APIC's
+ * own count (its version register).
+ */
+const struct acpi_io_apic *acpi_madt_io_apic_of(const struct acpi_madt *madt, uint32_t gsi,
+						unsigned int *input);
 
 #endif

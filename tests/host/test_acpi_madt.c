@@ -196,3 +196,70 @@ HOST_TEST(acpi_madt_parse_counts_cpus_beyond_the_maximum)
 	host_check_eq_u64(ACPI_CPUS_MAX - 1, madt.cpus[ACPI_CPUS_MAX - 1].apic_id);
 	host_check_eq_u64(0xfee10000, madt.local_apic_address);
 }
+
+static void add_io_apic(struct madt_builder *b, uint8_t id, uint32_t address, uint32_t gsi_base)
+{
+	uint8_t *entry = madt_add_raw(b, ACPI_MADT_TYPE_IO_APIC, ACPI_IO_APIC_SIZE);
+
+	entry[ACPI_IO_APIC_OFF_ID] = id;
+	put_u32(entry + ACPI_IO_APIC_OFF_ADDRESS, address);
+	put_u32(entry + ACPI_IO_APIC_OFF_GSI_BASE, gsi_base);
+}
+
+static void add_interrupt_override(struct madt_builder *b, uint8_t bus, uint8_t irq, uint32_t gsi,
+				   uint16_t flags)
+{
+	uint8_t *entry =
+		madt_add_raw(b, ACPI_MADT_TYPE_INTERRUPT_OVERRIDE, ACPI_INTERRUPT_OVERRIDE_SIZE);
+
+	entry[ACPI_INTERRUPT_OVERRIDE_OFF_BUS] = bus;
+	entry[ACPI_INTERRUPT_OVERRIDE_OFF_SOURCE] = irq;
+	put_u32(entry + ACPI_INTERRUPT_OVERRIDE_OFF_GSI, gsi);
+	put_u16(entry + ACPI_INTERRUPT_OVERRIDE_OFF_FLAGS, flags);
+}
+
+/* QEMU's MADT: one I/O APIC at GSI 0, IRQ0 (the PIT) on GSI 2, IRQ9 level high. */
+HOST_TEST(acpi_madt_parse_reads_io_apics_and_isa_overrides)
+{
+	struct madt_builder b;
+	static struct acpi_madt madt;
+	const struct acpi_io_apic *io_apic;
+	unsigned int input = 0;
+
+	madt_begin(&b, 0xfee00000, ACPI_MADT_FLAG_PCAT_COMPAT);
+	madt_add_local_apic(&b, 0, 0, ACPI_LOCAL_APIC_FLAG_ENABLED);
+	add_io_apic(&b, 0, 0xfec00000, 0);
+	add_io_apic(&b, 1, 0xfec01000, 24);
+	add_interrupt_override(&b, 0, 0, 2, 0);
+	add_interrupt_override(&b, 0, 9, 9, 0xd);
+	add_interrupt_override(&b, 1, 5, 40, 0); /* not ISA: ignored */
+	if (!host_check_eq_u64(ACPI_OK, madt_parse_built(&b, 5, &madt)))
+		return;
+	host_check_eq_u64(2, madt.io_apic_count);
+	host_check_eq_u64(0xfec01000, madt.io_apics[1].address);
+	host_check_eq_u64(24, madt.io_apics[1].gsi_base);
+	host_check_eq_u64(2, madt.override_count);
+	host_check_eq_u64(0xd, madt.overrides[1].flags);
+	host_check_eq_u64(2, acpi_madt_isa_gsi(&madt, 0));
+	host_check_eq_u64(1, acpi_madt_isa_gsi(&madt, 1)); /* identity without an override */
+	host_check_eq_u64(5, acpi_madt_isa_gsi(&madt, 5)); /* the bus-1 entry does not count */
+	io_apic = acpi_madt_io_apic_of(&madt, 2, &input);
+	host_check(io_apic == &madt.io_apics[0]);
+	host_check_eq_u64(2, input);
+	io_apic = acpi_madt_io_apic_of(&madt, 30, &input); /* the highest base not above 30 */
+	host_check(io_apic == &madt.io_apics[1]);
+	host_check_eq_u64(6, input);
+}
+
+HOST_TEST(acpi_madt_parse_refuses_a_short_io_apic_entry)
+{
+	struct madt_builder b;
+	static struct acpi_madt madt;
+
+	madt_begin(&b, 0xfee00000, 0);
+	madt_add_raw(&b, ACPI_MADT_TYPE_IO_APIC, ACPI_IO_APIC_SIZE - 1);
+	host_check_eq_u64(ACPI_ERROR_ENTRY_LENGTH, madt_parse_built(&b, 5, &madt));
+	madt_begin(&b, 0xfee00000, 0);
+	madt_add_raw(&b, ACPI_MADT_TYPE_INTERRUPT_OVERRIDE, ACPI_INTERRUPT_OVERRIDE_SIZE - 1);
+	host_check_eq_u64(ACPI_ERROR_ENTRY_LENGTH, madt_parse_built(&b, 5, &madt));
+}
