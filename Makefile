@@ -73,6 +73,7 @@ OBJS := \
 	emulator/step.o \
 	emulator/store.o \
 	lib/acpi.o \
+	lib/acpi_timer.o \
 	lib/cmdline.o \
 	lib/console.o \
 	lib/crc32.o \
@@ -246,6 +247,7 @@ HOST_LIB_SRCS := \
 	emulator/profile.c \
 	emulator/registers.c \
 	lib/acpi.c \
+	lib/acpi_timer.c \
 	lib/cmdline.c \
 	lib/console.c \
 	lib/crc32.c \
