@@ -24,6 +24,7 @@ OBJS := \
 	boot/entry.o \
 	boot/main.o \
 	boot/multiboot.o \
+	arch/x86/acpi_tables.o \
 	arch/x86/apic.o \
 	arch/x86/context.o \
 	arch/x86/cpuid.o \

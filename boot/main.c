@@ -63,10 +63,16 @@ static void memory_init(void)
 
 static void time_init(void)
 {
+	char error[CMDLINE_STRING_MAX];
+
 	if (!apic_init())
 		platform_bail_out("no local APIC in xAPIC mode");
-	if (!tsc_calibrate())
-		platform_bail_out("cannot find the TSC frequency (no CPUID 0x15, no PIT)");
+	if (!tsc_calibrate(boot_info.rsdp, boot_info.rsdp_length, error, sizeof(error))) {
+		if (!tsc_source_forced())
+			platform_bail_out("%s", error);
+		runner_usage_error(error);
+		platform_exit(EXIT_USAGE);
+	}
 	timer_start(TICK_HZ);
 	local_irq_enable();
 }

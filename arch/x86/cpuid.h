@@ -77,6 +77,8 @@ static inline struct cpuid_result cpuid(uint32_t leaf, uint32_t subleaf)
 #define CPUID_HYBRID_ATOM 0x20
 #define CPUID_HYBRID_CORE 0x40
 #define CPUID_LEAF_TSC 0x15 /* EAX/EBX: TSC to crystal ratio; ECX: crystal Hz */
+#define CPUID_LEAF_FREQUENCY 0x16 /* EAX: base MHz (SDM Vol. 2A, CPUID leaf 16H) */
+#define CPUID_16_EAX_BASE_MHZ 0xffffu /* bits 15:0 */
 #define CPUID_LEAF_HYPERVISOR 0x40000000 /* EBX, ECX, EDX: signature */
 #define CPUID_LEAF_HYPERVISOR_TIMING 0x40000010 /* EAX: TSC kHz (KVM, VMware) */
 #define CPUID_LEAF_EXTENDED 0x80000000

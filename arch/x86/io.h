@@ -18,6 +18,14 @@ static inline void outb(uint16_t port, uint8_t value)
 	asm volatile("outb %0, %1" : : "a"(value), "Nd"(port));
 }
 
+static inline uint32_t inl(uint16_t port)
+{
+	uint32_t value;
+
+	asm volatile("inl %1, %0" : "=a"(value) : "Nd"(port));
+	return value;
+}
+
 static inline void outl(uint16_t port, uint32_t value)
 {
 	asm volatile("outl %0, %1" : : "a"(value), "Nd"(port));

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/* The firmware's ACPI tables, found through the loader's RSDP or the BIOS areas (lib/acpi.h). */
+#ifndef ARCH_X86_ACPI_TABLES_H
+#define ARCH_X86_ACPI_TABLES_H
+
+#include <stddef.h>
+
+#include "lib/acpi.h"
+
+/*
+ * Find the table with signature: through rsdp[0, rsdp_length) when the loader gave one
+ * (rsdp_length > 0), else through the RSDP in the first KiB of the EBDA or in 0xE0000-0xFFFFF
+ * (ACPI 6.5 §5.2.5.1). Tables are read through the direct map, below 4 GiB. On ACPI_OK sets
+ * *table and *length; the table stays mapped for good.
+ */
+enum acpi_error acpi_tables_find(const void *rsdp, size_t rsdp_length, const char signature[4],
+				 const void **table, size_t *length);
+
+#endif
