@@ -74,6 +74,7 @@ OBJS := \
 	emulator/step.o \
 	emulator/store.o \
 	lib/acpi.o \
+	lib/acpi_spcr.o \
 	lib/acpi_timer.o \
 	lib/cmdline.o \
 	lib/console.o \
@@ -248,6 +249,7 @@ HOST_LIB_SRCS := \
 	emulator/profile.c \
 	emulator/registers.c \
 	lib/acpi.c \
+	lib/acpi_spcr.c \
 	lib/acpi_timer.c \
 	lib/cmdline.c \
 	lib/console.c \
