@@ -8,9 +8,8 @@
 
 /* The 16550 divisor latch counts periods of 115200 baud (a 1.8432 MHz clock divided by 16). */
 #define SERIAL_BAUD_BASE 115200
-#define SERIAL_DIVISOR_MAX 0xffff /* the latch is 16 bits (DLL, DLM) */
-#define SERIAL_REGISTERS 8 /* a 16550 decodes port .. port + 7 */
-#define SERIAL_PORT_MAX (0xffff - (SERIAL_REGISTERS - 1))
+#define SERIAL_DIVISOR_MAX UART_DIVISOR_MAX
+#define SERIAL_PORT_MAX (0xffff - (UART_REGISTERS - 1)) /* a 16550 decodes port .. port + 7 */
 /* The longest error cmdline_parse() builds before escaping it. */
 #define ERROR_RAW_MAX 512
 
@@ -212,49 +211,107 @@ bool cmdline_parse_string(const struct cmdline_option *opt, const char *value, c
 	return true;
 }
 
+/* ",BAUD" after the address: a divisor of 115200 whose quotient fits the 16-bit latch. */
+static bool parse_console_baud(const char *text, struct console_config *config, char *err,
+			       size_t err_size)
+{
+	uint64_t number = 0;
+
+	if (parse_number(text, strlen(text), false, &number) != NUMBER_OK || number == 0 ||
+	    number > SERIAL_BAUD_BASE || SERIAL_BAUD_BASE % number != 0) {
+		format(err, err_size, "baud '%s' is not a divisor of %d, such as 115200 or 9600",
+		       text, SERIAL_BAUD_BASE);
+		return false;
+	}
+	if (SERIAL_BAUD_BASE / number > SERIAL_DIVISOR_MAX) {
+		format(err, err_size, "baud '%s' needs divisor %llu; the 16550's is at most %d",
+		       text, (unsigned long long)(SERIAL_BAUD_BASE / number), SERIAL_DIVISOR_MAX);
+		return false;
+	}
+	config->baud = (uint32_t)number;
+	return true;
+}
+
+/* "mmio,ADDR" or "mmio32,ADDR" (value starts after "mmio," or "mmio32,"), up to a comma. */
+static bool parse_console_mmio(const char *kind, const char *value, size_t length,
+			       struct console_config *config, char *err, size_t err_size)
+{
+	uint64_t stride = config->io == UART_IO_MMIO32 ? UART_MMIO32_STRIDE : 1;
+	uint64_t address = 0;
+
+	if (parse_number(value, length, true, &address) != NUMBER_OK || address == 0 ||
+	    address > UINT64_MAX - (UART_REGISTERS * stride - 1)) {
+		format(err, err_size,
+		       "%s address '%.*s' is not a nonzero decimal or 0x-prefixed hex number: "
+		       "%s,ADDR[,BAUD]",
+		       kind, (int)length, value, kind);
+		return false;
+	}
+	if (address % stride != 0) {
+		format(err, err_size, "%s address 0x%llx is not aligned to its %llu-byte registers",
+		       kind, (unsigned long long)address, (unsigned long long)stride);
+		return false;
+	}
+	config->mmio = address;
+	return true;
+}
+
+/* "ttyS0".."ttyS3" or "0xPORT" in value[0, length). */
+static bool parse_console_port(const char *value, size_t length, struct console_config *config,
+			       char *err, size_t err_size)
+{
+	uint64_t number = 0;
+
+	for (size_t i = 0; i < sizeof(serial_ports) / sizeof(serial_ports[0]); i++) {
+		if (strlen(serial_ports[i].name) == length &&
+		    strncmp(value, serial_ports[i].name, length) == 0) {
+			config->port = serial_ports[i].port;
+			return true;
+		}
+	}
+	if (length <= 2 || strncmp(value, "0x", 2) != 0 ||
+	    parse_number(value, length, true, &number) != NUMBER_OK || number == 0 ||
+	    number > SERIAL_PORT_MAX) {
+		format(err, err_size,
+		       "port '%.*s' is not ttyS0..ttyS3, 0x1..0x%x, mmio,ADDR or mmio32,ADDR",
+		       (int)length, value, SERIAL_PORT_MAX);
+		return false;
+	}
+	config->port = (uint16_t)number;
+	return true;
+}
+
 bool cmdline_parse_console(const struct cmdline_option *opt, const char *value, char *err,
 			   size_t err_size)
 {
-	struct console_config config = { .port = 0, .baud = SERIAL_BAUD_BASE };
-	const char *comma;
-	uint64_t number = 0;
-	size_t port_length;
+	struct console_config config = { .baud = SERIAL_BAUD_BASE,
+					 .io = UART_IO_PORT,
+					 .given = true };
+	const char *kind = NULL, *comma;
+	size_t length;
+	bool parsed;
 
 	if (!require_value(opt, value, err, err_size))
 		return false;
+	if (strncmp(value, "mmio,", 5) == 0) {
+		kind = "mmio";
+		config.io = UART_IO_MMIO8;
+	} else if (strncmp(value, "mmio32,", 7) == 0) {
+		kind = "mmio32";
+		config.io = UART_IO_MMIO32;
+	}
+	if (kind != NULL)
+		value += strlen(kind) + 1;
 	comma = strchr(value, ',');
-	port_length = comma != NULL ? (size_t)(comma - value) : strlen(value);
-	for (size_t i = 0; i < sizeof(serial_ports) / sizeof(serial_ports[0]); i++) {
-		if (strlen(serial_ports[i].name) == port_length &&
-		    strncmp(value, serial_ports[i].name, port_length) == 0)
-			config.port = serial_ports[i].port;
-	}
-	if (config.port == 0) {
-		if (port_length <= 2 || strncmp(value, "0x", 2) != 0 ||
-		    parse_number(value, port_length, true, &number) != NUMBER_OK || number == 0 ||
-		    number > SERIAL_PORT_MAX) {
-			format(err, err_size, "port '%.*s' is not ttyS0..ttyS3 or 0x1..0x%x",
-			       (int)port_length, value, SERIAL_PORT_MAX);
-			return false;
-		}
-		config.port = (uint16_t)number;
-	}
-	if (comma != NULL) {
-		if (parse_number(comma + 1, strlen(comma + 1), false, &number) != NUMBER_OK ||
-		    number == 0 || number > SERIAL_BAUD_BASE || SERIAL_BAUD_BASE % number != 0) {
-			format(err, err_size,
-			       "baud '%s' is not a divisor of %d, such as 115200 or 9600",
-			       comma + 1, SERIAL_BAUD_BASE);
-			return false;
-		}
-		if (SERIAL_BAUD_BASE / number > SERIAL_DIVISOR_MAX) {
-			format(err, err_size,
-			       "baud '%s' needs divisor %llu; the 16550's is at most %d", comma + 1,
-			       (unsigned long long)(SERIAL_BAUD_BASE / number), SERIAL_DIVISOR_MAX);
-			return false;
-		}
-		config.baud = (uint32_t)number;
-	}
+	length = comma != NULL ? (size_t)(comma - value) : strlen(value);
+	if (kind != NULL)
+		parsed = parse_console_mmio(kind, value, length, &config, err, err_size);
+	else
+		parsed = parse_console_port(value, length, &config, err, err_size);
+	if (!parsed)
+		return false;
+	if (comma != NULL && !parse_console_baud(comma + 1, &config, err, err_size))
+		return false;
 	*(struct console_config *)opt->dest = config;
 	return true;
 }

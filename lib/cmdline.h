@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/uart.h"
+
 #define CMDLINE_MAX 1024
 #define CMDLINE_STRING_MAX 256
 
@@ -54,16 +56,14 @@ bool cmdline_parse_duration_ms(const struct cmdline_option *opt, const char *val
 bool cmdline_parse_string(const struct cmdline_option *opt, const char *value, char *err,
 			  size_t err_size);
 
-struct console_config {
-	uint16_t port; /* I/O port of the 16550 */
-	uint32_t baud; /* divides 115200 exactly */
-};
-
 /*
- * dest: struct console_config. "ttyS0" (0x3f8), "ttyS1" (0x2f8), "ttyS2" (0x3e8), "ttyS3" (0x2e8)
- * or "0xPORT" up to 0xfff8 (the UART's eight registers stay below 0x10000), optionally followed
- * by ",BAUD" where 115200 % BAUD == 0 and the divisor 115200 / BAUD fits the 16-bit latch.
- * Whether a 16550 answers at the port is for the caller to probe.
+ * dest: struct console_config, with .given set. "ttyS0" (0x3f8), "ttyS1" (0x2f8), "ttyS2" (0x3e8),
+ * "ttyS3" (0x2e8) or "0xPORT" up to 0xfff8 (the UART's eight registers stay below 0x10000); or,
+ * as Linux's earlycon uart8250 takes them, "mmio,ADDR" (byte registers) or "mmio32,ADDR" (32-bit
+ * registers 4 bytes apart, ADDR aligned to 4), ADDR a nonzero physical address in decimal or
+ * 0x-prefixed hex. Each optionally followed by ",BAUD" where 115200 % BAUD == 0 and the divisor
+ * 115200 / BAUD fits the 16-bit latch; 115200 when not given. Whether a 16550 answers there,
+ * and whether the address can be reached, is for the caller to find out.
  */
 bool cmdline_parse_console(const struct cmdline_option *opt, const char *value, char *err,
 			   size_t err_size);

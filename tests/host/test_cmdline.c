@@ -134,7 +134,8 @@ static const struct {
 	{ "seed=18446744073709551616",
 	  "option 'seed': '18446744073709551616' does not fit in 64 bits" },
 	{ "timeout=0", "option 'timeout': '0' is out of range 1ms..600s" },
-	{ "console=ttyS9", "option 'console': port 'ttyS9' is not ttyS0..ttyS3 or 0x1..0xfff8" },
+	{ "console=ttyS9", "option 'console': port 'ttyS9' is not ttyS0..ttyS3, 0x1..0xfff8, "
+			   "mmio,ADDR or mmio32,ADDR" },
 	{ "console=ttyS0,1",
 	  "option 'console': baud '1' needs divisor 115200; the 16550's is at most 65535" },
 	/* Bytes outside printable ASCII are echoed escaped, never raw (a terminal would act). */

@@ -221,10 +221,12 @@ HOST_TEST(cmdline_console_takes_a_uart_name_or_port_and_a_baud_dividing_115200)
 		{ "0x3f8", true, 0x3f8, 115200, NULL },
 		{ "0x2F8,57600", true, 0x2f8, 57600, NULL },
 		{ "0xfff8,115200", true, 0xfff8, 115200, NULL }, /* registers up to 0xffff */
-		{ "0xfff9", false, 0, 0, "port '0xfff9' is not ttyS0..ttyS3 or 0x1..0xfff8" },
+		{ "0xfff9", false, 0, 0,
+		  "port '0xfff9' is not ttyS0..ttyS3, 0x1..0xfff8, mmio,ADDR or mmio32,ADDR" },
 		{ "0xffff,115200", false, 0, 0, NULL },
 		{ "0x1", true, 1, 115200, NULL },
-		{ "ttyS4", false, 0, 0, "port 'ttyS4' is not ttyS0..ttyS3 or 0x1..0xfff8" },
+		{ "ttyS4", false, 0, 0,
+		  "port 'ttyS4' is not ttyS0..ttyS3, 0x1..0xfff8, mmio,ADDR or mmio32,ADDR" },
 		{ "ttys0", false, 0, 0, NULL },
 		{ "ttyS", false, 0, 0, NULL },
 		{ "ttyS00", false, 0, 0, NULL },
@@ -232,9 +234,11 @@ HOST_TEST(cmdline_console_takes_a_uart_name_or_port_and_a_baud_dividing_115200)
 		{ "1016", false, 0, 0, NULL },
 		{ "0x", false, 0, 0, NULL },
 		{ "0x0", false, 0, 0, NULL },
-		{ "0x10000", false, 0, 0, "port '0x10000' is not ttyS0..ttyS3 or 0x1..0xfff8" },
+		{ "0x10000", false, 0, 0,
+		  "port '0x10000' is not ttyS0..ttyS3, 0x1..0xfff8, mmio,ADDR or mmio32,ADDR" },
 		{ "0x3fg", false, 0, 0, NULL },
-		{ ",9600", false, 0, 0, "port '' is not ttyS0..ttyS3 or 0x1..0xfff8" },
+		{ ",9600", false, 0, 0,
+		  "port '' is not ttyS0..ttyS3, 0x1..0xfff8, mmio,ADDR or mmio32,ADDR" },
 		{ "ttyS0,", false, 0, 0, NULL },
 		{ "ttyS0,0", false, 0, 0, NULL },
 		{ "ttyS0,9601", false, 0, 0,
@@ -248,7 +252,7 @@ HOST_TEST(cmdline_console_takes_a_uart_name_or_port_and_a_baud_dividing_115200)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct console_config config = { 0, 0 };
+		struct console_config config = { 0 };
 		struct cmdline_option opt = {
 			"console", "ttyS0|ttyS1|0xPORT[,BAUD]", cmdline_parse_console, &config, 0, 0
 		};
