@@ -22,6 +22,7 @@ HOST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -I. \
 OBJS := \
 	boot/header.o \
 	boot/entry.o \
+	boot/console.o \
 	boot/main.o \
 	boot/multiboot.o \
 	arch/x86/acpi_tables.o \

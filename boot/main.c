@@ -13,16 +13,15 @@
 #include "arch/x86/pfa.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/platform_report.h"
-#include "arch/x86/serial.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/traps.h"
 #include "arch/x86/tsc.h"
 #include "boot/boot_info.h"
+#include "boot/console.h"
 #include "dr/dr.h"
 #include "ds/ds.h"
 #include "emulator/emulator.h"
 #include "lib/cmdline.h"
-#include "lib/format.h"
 #include "lib/ktap.h"
 #include "pmu/pmu.h"
 #include "runner/isolation.h"
@@ -109,30 +108,11 @@ static void smp_init(void)
 }
 
 /*
- * The console: the line's console= once the whole line is valid and a 16550 answers at its port,
- * else the default port, which then carries the report of what was wrong. Returns whether the
- * line stands (error says why not).
- */
-static bool console_start(bool valid, char *error, size_t size)
-{
-	struct console_config console = run_options.console;
-
-	if (valid && console.port != CONSOLE_PORT_DEFAULT && !serial_probe(console.port)) {
-		format(error, size, "option 'console': no 16550 UART answers at port 0x%x",
-		       console.port);
-		valid = false;
-	}
-	if (!valid)
-		console = (struct console_config){ CONSOLE_PORT_DEFAULT, CONSOLE_BAUD_DEFAULT };
-	serial_init(console.port, console.baud);
-	return valid;
-}
-
-/*
  * The command line, validated whole before any of it takes effect. A rejected line (too long,
- * an unknown or malformed option, a console that is not there) is reported on the default
- * console and ends the run with the usage-error status: every word is parsed even after an
- * error, and an overlong line's first CMDLINE_MAX - 1 characters, so exit=isa-debug still works.
+ * an unknown or malformed option, a console that is not there) is reported on the fallback
+ * console (the SPCR's UART, else COM1: boot/console.h) and ends the run with the usage-error
+ * status: every word is parsed even after an error, and an overlong line's first
+ * CMDLINE_MAX - 1 characters, so exit=isa-debug still works.
  */
 static void boot_options(uint32_t magic, uint32_t info_phys)
 {
@@ -143,12 +123,15 @@ static void boot_options(uint32_t magic, uint32_t info_phys)
 				   copied ? sizeof(error) : sizeof(spare)) &&
 		     copied;
 
-	valid = console_start(valid, error, sizeof(error));
+	valid = boot_console_start(&run_options.console, valid,
+				   boot_info.rsdp_length ? boot_info.rsdp : NULL,
+				   boot_info.rsdp_length, error, sizeof(error));
 	platform_set_isa_debug_exit(run_options.isa_debug_exit);
 	ktap_version(0);
 	ktap_diag(0, "switchyard %s (x86-64)", SWITCHYARD_VERSION);
 	cmdline_escape(shown, sizeof(shown), boot_info.cmdline);
 	ktap_diag(0, "cmdline: %s", shown);
+	boot_console_report();
 	if (!valid) {
 		runner_usage_error(error);
 		platform_exit(EXIT_USAGE);

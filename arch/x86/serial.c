@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* 16550 UART console (National Semiconductor PC16550D data sheet). */
+/* 16550 UART console at I/O ports or in memory (National Semiconductor PC16550D data sheet). */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "arch/x86/cpu.h"
 #include "arch/x86/io.h"
+#include "arch/x86/mmio.h"
+#include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/serial.h"
 #include "arch/x86/spinlock.h"
 #include "arch/x86/tsc.h"
 #include "lib/console.h"
+#include "lib/format.h"
 
 #define UART_DATA 0 /* DLAB=0 */
 #define UART_INTERRUPT_ENABLE 1 /* DLAB=0 */
@@ -35,18 +38,75 @@
 #define SCRATCH_PATTERN_A 0xa5
 #define SCRATCH_PATTERN_B 0x5a
 
-#define UART_CLOCK_DIVIDEND 115200
 #define UART_FIFO_SIZE 16
 /* About 10 s at 115200 baud: a UART that never drains must not hang the kernel. */
 #define UART_WAIT_LIMIT 100000000u
 
-static uint16_t uart_port;
+/* A UART's registers, reached as config said: ports, or bytes or 32-bit words in memory. */
+struct uart {
+	enum uart_io io;
+	uint16_t port; /* UART_IO_PORT */
+	volatile uint8_t *mmio; /* UART_IO_MMIO*: register 0 in the direct map's uncached window */
+};
+
+static struct uart console_uart;
+
+static uint8_t uart_in(const struct uart *uart, unsigned int reg)
+{
+	switch (uart->io) {
+	case UART_IO_MMIO8:
+		return mmio_read8(uart->mmio + reg);
+	case UART_IO_MMIO32:
+		return (uint8_t)mmio_read32(uart->mmio + reg * UART_MMIO32_STRIDE);
+	case UART_IO_PORT:
+		break;
+	}
+	return inb((uint16_t)(uart->port + reg));
+}
+
+static void uart_out(const struct uart *uart, unsigned int reg, uint8_t value)
+{
+	switch (uart->io) {
+	case UART_IO_MMIO8:
+		mmio_write8(uart->mmio + reg, value);
+		return;
+	case UART_IO_MMIO32:
+		mmio_write32(uart->mmio + reg * UART_MMIO32_STRIDE, value);
+		return;
+	case UART_IO_PORT:
+		break;
+	}
+	outb((uint16_t)(uart->port + reg), value);
+}
+
+/*
+ * The registers config names, if the kernel can reach them: an MMIO UART must lie in the direct
+ * map's uncached window (paging.h), where its registers are mapped PCD|PWT.
+ */
+static bool uart_reach(const struct console_config *config, struct uart *uart, char *why,
+		       size_t size)
+{
+	uint64_t span = UART_REGISTERS * (config->io == UART_IO_MMIO32 ? UART_MMIO32_STRIDE : 1);
+
+	*uart = (struct uart){ .io = config->io, .port = config->port };
+	if (config->io == UART_IO_PORT)
+		return true;
+	if (config->mmio < DIRECT_MAP_UNCACHED || config->mmio > DIRECT_MAP_LIMIT - span) {
+		format(why, size,
+		       "MMIO address 0x%llx is outside 0x%lx-0x%lx, the uncached window the kernel "
+		       "maps for devices",
+		       (unsigned long long)config->mmio, DIRECT_MAP_UNCACHED, DIRECT_MAP_LIMIT - 1);
+		return false;
+	}
+	uart->mmio = phys_to_virt(config->mmio);
+	return true;
+}
 
 /* Wait until the transmit FIFO is empty, then it takes UART_FIFO_SIZE bytes without polling. */
 static void uart_wait_transmit_empty(void)
 {
 	for (uint32_t spins = 0; spins < UART_WAIT_LIMIT; spins++)
-		if (inb(uart_port + UART_LINE_STATUS) & LSR_TX_HOLDING_EMPTY)
+		if (uart_in(&console_uart, UART_LINE_STATUS) & LSR_TX_HOLDING_EMPTY)
 			return;
 }
 
@@ -56,7 +116,7 @@ static void uart_put(char c, unsigned int *room)
 		uart_wait_transmit_empty();
 		*room = UART_FIFO_SIZE;
 	}
-	outb(uart_port + UART_DATA, (uint8_t)c);
+	uart_out(&console_uart, UART_DATA, (uint8_t)c);
 	(*room)--;
 }
 
@@ -110,36 +170,51 @@ static void serial_guard_leave(unsigned long flags)
 	local_irq_restore(flags);
 }
 
-bool serial_probe(uint16_t port)
+bool serial_probe(const struct console_config *config, char *why, size_t size)
 {
-	uint8_t saved = inb(port + UART_SCRATCH);
+	struct uart uart;
+	uint8_t saved;
 	bool found;
 
+	if (!uart_reach(config, &uart, why, size))
+		return false;
 	/* Only reads and the scratch register, which holds no state of the UART's: a port that
 	 * is something else (isa-debug-exit at 0xf4 ends the run on any write to its first
 	 * registers) is not written where it would act. */
-	if (inb(port + UART_LINE_STATUS) == LSR_NOTHING_THERE)
+	saved = uart_in(&uart, UART_SCRATCH);
+	if (uart_in(&uart, UART_LINE_STATUS) == LSR_NOTHING_THERE) {
+		format(why, size, "no 16550 UART answers: its line status reads 0xff");
 		return false;
-	outb(port + UART_SCRATCH, SCRATCH_PATTERN_A);
-	found = inb(port + UART_SCRATCH) == SCRATCH_PATTERN_A;
-	outb(port + UART_SCRATCH, SCRATCH_PATTERN_B);
-	found = found && inb(port + UART_SCRATCH) == SCRATCH_PATTERN_B;
-	outb(port + UART_SCRATCH, saved);
+	}
+	uart_out(&uart, UART_SCRATCH, SCRATCH_PATTERN_A);
+	found = uart_in(&uart, UART_SCRATCH) == SCRATCH_PATTERN_A;
+	uart_out(&uart, UART_SCRATCH, SCRATCH_PATTERN_B);
+	found = found && uart_in(&uart, UART_SCRATCH) == SCRATCH_PATTERN_B;
+	uart_out(&uart, UART_SCRATCH, saved);
+	if (!found)
+		format(why, size,
+		       "no 16550 UART answers: its scratch register does not keep a value");
 	return found;
 }
 
-void serial_init(uint16_t port, uint32_t baud)
+void serial_init(const struct console_config *config)
 {
-	uint16_t divisor = (uint16_t)(UART_CLOCK_DIVIDEND / baud);
+	uint32_t divisor = uart_divisor(config->clock_hz, config->baud);
+	char unused[1];
 
-	uart_port = port;
-	outb(port + UART_INTERRUPT_ENABLE, 0);
-	outb(port + UART_LINE_CONTROL, LCR_DLAB);
-	outb(port + UART_DIVISOR_LOW, (uint8_t)divisor);
-	outb(port + UART_DIVISOR_HIGH, (uint8_t)(divisor >> 8));
-	outb(port + UART_LINE_CONTROL, LCR_8N1);
-	outb(port + UART_FIFO_CONTROL, FCR_ENABLE | FCR_CLEAR_RX | FCR_CLEAR_TX);
-	outb(port + UART_MODEM_CONTROL, MCR_DTR | MCR_RTS);
+	/* The caller probed config, or it is the PC's COM1: an I/O port, always reachable. */
+	if (!uart_reach(config, &console_uart, unused, sizeof(unused)))
+		return;
+	uart_out(&console_uart, UART_INTERRUPT_ENABLE, 0);
+	if (config->baud != UART_BAUD_KEEP) {
+		/* The divisor, then 8N1; "as is" keeps both as the firmware set them. */
+		uart_out(&console_uart, UART_LINE_CONTROL, LCR_DLAB);
+		uart_out(&console_uart, UART_DIVISOR_LOW, (uint8_t)divisor);
+		uart_out(&console_uart, UART_DIVISOR_HIGH, (uint8_t)(divisor >> 8));
+		uart_out(&console_uart, UART_LINE_CONTROL, LCR_8N1);
+	}
+	uart_out(&console_uart, UART_FIFO_CONTROL, FCR_ENABLE | FCR_CLEAR_RX | FCR_CLEAR_TX);
+	uart_out(&console_uart, UART_MODEM_CONTROL, MCR_DTR | MCR_RTS);
 	console_set_sink(serial_write);
 	console_set_guard(serial_guard_enter, serial_guard_leave);
 }

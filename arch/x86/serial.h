@@ -4,16 +4,25 @@
 #define ARCH_X86_SERIAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-/*
- * Whether a 16550 answers at port: its line status register reads as something other than an
- * empty bus (0xff), and its scratch register keeps two patterns written to it (restored after).
- * Writes nothing but the scratch register, port + 7. The caller keeps port + 7 below 0x10000.
- */
-bool serial_probe(uint16_t port);
+#include "lib/uart.h"
 
-/* Program the UART at port for baud 8N1 with FIFOs, and make it the console sink. */
-void serial_init(uint16_t port, uint32_t baud);
+/*
+ * Whether a 16550 answers where config says: its line status register reads as something other
+ * than an empty bus (0xff), and its scratch register keeps two patterns written to it (restored
+ * after). Writes nothing but the scratch register. An MMIO UART must lie in the uncached window
+ * of the direct map (DIRECT_MAP_UNCACHED to DIRECT_MAP_LIMIT, paging.h) and is not touched
+ * otherwise. On false writes why to why (one line, without the address).
+ */
+bool serial_probe(const struct console_config *config, char *why, size_t size);
+
+/*
+ * Make the UART at config the console sink: interrupts off, FIFOs on, DTR and RTS; the divisor
+ * for config->baud and 8N1, or, for UART_BAUD_KEEP, the firmware's divisor and line settings.
+ * config is one serial_probe() accepted, or an I/O port.
+ */
+void serial_init(const struct console_config *config);
 
 #endif
