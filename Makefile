@@ -117,6 +117,9 @@ DEPS := gcc make binutils nasm qemu-system-x86 python3 python3-pytest python3-py
 	grub-pc-bin grub-efi-amd64-bin grub-common xorriso mtools ovmf ipxe-qemu dnsmasq-base iproute2 \
 	python3-serial python3-yaml lava-common \
 	linux-source-6.1
+# LAVA's dispatcher (about 300 packages) only when asked: `make deps LAVA=1`, or `make lava`.
+LAVA_DEPS := lava-dispatcher lavacli socat
+DEPS += $(if $(LAVA),$(LAVA_DEPS))
 
 # The two commands of the README: each installs what it needs first.
 ACCEL ?= auto
@@ -171,6 +174,13 @@ iso: deps all
 
 pxe: deps all
 	$(PYTHON) scripts/mkpxe --console $(CONSOLE) --cmdline "$(CMDLINE)" --out $(BUILD)/pxe
+
+# The LAVA jobs run by the real lava-run (Debian's lava-dispatcher), QEMU as the board: the qemu
+# device type, and the x86 type with deploy/lava/switchyard-ipxe.yaml. Every test must be one
+# LAVA case with our result (scripts/lava-qemu, docs/lava.md); work and results in $(BUILD)/lava.
+lava: DEPS += $(LAVA_DEPS)
+lava: deps all
+	$(PYTHON) scripts/lava-qemu --out $(BUILD)/lava
 
 # Only the delivery tests: ISO, PXE, UEFI, dnsmasq, serial capture and LAVA, under TCG.
 delivery: deps all
@@ -341,6 +351,6 @@ format-check:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all run check bench fuzz compare soak deps host-test format-check clean iso pxe delivery
+.PHONY: all run check bench fuzz compare soak deps host-test format-check clean iso pxe delivery lava
 
 -include $(KERNEL_OBJS:.o=.d) $(sort $(HOST_OBJS:.o=.d) $(DECODE_CHECK_OBJS:.o=.d))
