@@ -280,7 +280,16 @@ HOST_TEST(acpi_spcr_revision_4_precise_baud_and_revision_3_clock)
 	host_check(parse_exact(table, length, &spcr, reason, sizeof(reason)));
 	host_check_eq_u64(9600, spcr.console.baud);
 	host_check_eq_u64(0, spcr.console.clock_hz);
+	/* Revision 3 with bytes past 80 (a longer table): they are not a precise baud yet. */
+	fields.precise_baud = 1500000;
+	length = build_spcr(table, 4, &fields);
+	table[8] = 3;
+	fix_checksum(table, length, 9);
+	host_check(parse_exact(table, length, &spcr, reason, sizeof(reason)));
+	host_check_eq_u64(9600, spcr.console.baud);
+	host_check_eq_u64(48000000, spcr.console.clock_hz);
 	/* A revision-4 table cut to the 80 bytes of revision 2 has no precise baud to read. */
+	length = build_spcr(table, 4, &fields);
 	table[8] = 4;
 	put_u32(table + 4, ACPI_SPCR_MIN_LENGTH);
 	fix_checksum(table, ACPI_SPCR_MIN_LENGTH, 9);
