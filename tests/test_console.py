@@ -6,8 +6,11 @@ an isa-serial at 0x2f8 writing to a file. QEMU x86 has no memory-mapped 16550 to
 console=mmio is tested here only where nothing answers (host tests cover the parsing).
 """
 
+import re
 import struct
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -27,24 +30,49 @@ BAUD_115200 = 7
 
 
 def spcr(address, *, space=SPACE_IO, bit_width=8, access_size=1, interface_type=TYPE_16550,
-         baud_code=BAUD_115200):
-    """An SPCR revision 2 (Microsoft's SPCR specification): a UART at address, not PCI."""
+         baud_code=BAUD_115200, pci=None):
+    """An SPCR revision 2 (Microsoft's SPCR specification): a UART at address; pci: its
+    (device id, vendor id, bus, device, function), else none."""
     body = bytearray(SPCR_LENGTH - HEADER_SIZE)
     at = lambda offset: offset - HEADER_SIZE  # noqa: E731
     body[at(36)] = interface_type
     struct.pack_into("<BBBBQ", body, at(40), space, bit_width, 0, access_size, address)
     body[at(58)] = baud_code
     body[at(60)] = 1  # one stop bit
-    struct.pack_into("<HH", body, at(64), 0xFFFF, 0xFFFF)  # PCI device and vendor: none
+    device, vendor, bus, slot, function = pci or (0xFFFF, 0xFFFF, 0, 0, 0)  # 0xffff: not PCI
+    struct.pack_into("<HHBBB", body, at(64), device, vendor, bus, slot, function)
     table = bytearray(b"SPCR" + struct.pack("<I", SPCR_LENGTH) + bytes([2, 0]) + b"SWYARD"
                       + b"SWITCHYD" + bytes(12)) + body
     table[9] = -sum(table) & 0xFF
     return bytes(table)
 
 
-def boot(tmp_path, cmdline, *, table=None, com2=False, machine="pc"):
-    """Boot with cmdline; table: SPCR bytes for -acpitable; com2: an isa-serial at 0x2f8.
-    Returns (QEMU status, COM1's raw output, COM2's raw output)."""
+PCI_SERIAL = ["-device", "pci-serial,chardev=pciserial"]  # QEMU's 1b36:0002, BAR0 in I/O space
+
+
+def pci_serial_port(tmp_path):
+    """The I/O port the firmware gives the pci-serial's BAR0 on the pc machine of boot(pci=...),
+    read from QEMU's monitor ("info pci") while the same PCI devices boot without output."""
+    argv = switchyard_qemu.qemu_command(KERNEL, "tcg", machine="pc", cmdline=TESTS)
+    exit_device = argv.index("isa-debug-exit,iobase=0xf4,iosize=4")
+    del argv[exit_device - 1:exit_device + 1]  # QEMU must stay up: the kernel halts at its end
+    argv = [("null" if arg == "stdio" else arg) for arg in argv] + PCI_SERIAL + [
+        "-chardev", f"file,id=pciserial,path={tmp_path / 'probe.log'}", "-monitor", "stdio"]
+    with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True) as qemu:
+        time.sleep(2)  # SeaBIOS places the BARs in POST, before it loads the kernel
+        qemu.stdin.write("info pci\n")
+        qemu.stdin.flush()
+        time.sleep(1)  # the monitor answers before it reads the next command
+        output, _ = qemu.communicate("quit\n", timeout=30)
+    found = re.search(r"PCI device 1b36:0002.*?BAR0: I/O at (0x[0-9a-f]+)", output, re.S)
+    assert found, output
+    return int(found.group(1), 16)
+
+
+def boot(tmp_path, cmdline, *, table=None, com2=False, pci=False, machine="pc"):
+    """Boot with cmdline; table: SPCR bytes for -acpitable; com2: an isa-serial at 0x2f8;
+    pci: a pci-serial. Returns (QEMU status, COM1's raw output, COM2's or the PCI UART's)."""
     assert KERNEL.is_file(), f"kernel image {KERNEL} not found: run make"
     argv = switchyard_qemu.qemu_command(KERNEL, "tcg", machine=machine, cmdline=cmdline)
     if table is not None:
@@ -54,9 +82,11 @@ def boot(tmp_path, cmdline, *, table=None, com2=False, machine="pc"):
     if com2:
         argv += ["-chardev", f"file,id=com2,path={com2_log}",
                  "-device", "isa-serial,iobase=0x2f8,irq=3,chardev=com2"]
+    if pci:
+        argv += PCI_SERIAL + ["-chardev", f"file,id=pciserial,path={com2_log}"]
     run = switchyard_qemu.boot(argv, 60)
     assert not run.timed_out, run.stderr
-    return run.status, run.raw, com2_log.read_bytes() if com2 else b""
+    return run.status, run.raw, com2_log.read_bytes() if com2 or pci else b""
 
 
 def console_line(result):
@@ -80,6 +110,17 @@ def test_without_console_the_kernel_takes_the_spcr_uart_on_com2(tmp_path):
     assert result.verdict == ktap.PASS
     assert console_line(result) == ("console: port 0x2f8, 115200 baud: from ACPI SPCR revision "
                                     "2, interface type 0x00 (16550); no console=")
+
+
+@pytest.mark.boot
+def test_an_spcr_naming_a_pci_uart_puts_the_log_there(tmp_path):
+    port = pci_serial_port(tmp_path)
+    table = spcr(port, interface_type=0x12, pci=(0x0002, 0x1B36, 0, 2, 0))
+    status, com1, uart = boot(tmp_path, TESTS, table=table, pci=True)
+    assert com1 == b"", com1[:200]
+    assert console_line(judged(uart, status)) == (
+        f"console: port {port:#x}, 115200 baud: from ACPI SPCR revision 2, interface type 0x12 "
+        "(16550 described by the GAS); no console=")
 
 
 @pytest.mark.boot
