@@ -22,6 +22,7 @@
 #include "ds/ds.h"
 #include "emulator/emulator.h"
 #include "lib/cmdline.h"
+#include "lib/console.h"
 #include "lib/ktap.h"
 #include "pmu/pmu.h"
 #include "runner/isolation.h"
@@ -127,6 +128,7 @@ static void boot_options(uint32_t magic, uint32_t info_phys)
 				   boot_info.rsdp_length ? boot_info.rsdp : NULL,
 				   boot_info.rsdp_length, error, sizeof(error));
 	platform_set_isa_debug_exit(run_options.isa_debug_exit);
+	console_fresh_line(); /* ends the firmware's unterminated text; not in the CRC */
 	ktap_version(0);
 	ktap_diag(0, "switchyard %s (x86-64)", SWITCHYARD_VERSION);
 	cmdline_escape(shown, sizeof(shown), boot_info.cmdline);

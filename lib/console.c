@@ -37,6 +37,16 @@ void console_write(const char *text, size_t length)
 		guard_leave(state);
 }
 
+void console_fresh_line(void)
+{
+	unsigned long state = guard_enter ? guard_enter() : 0;
+
+	if (sink)
+		sink("\n", 1);
+	if (guard_leave)
+		guard_leave(state);
+}
+
 uint32_t console_crc32(void)
 {
 	return crc;

@@ -13,6 +13,13 @@ typedef void (*console_sink)(const char *text, size_t length);
 void console_set_sink(console_sink sink);
 void console_write(const char *text, size_t length);
 
+/*
+ * Before the kernel's first line: send a line break that is not the kernel's, counted in neither
+ * the CRC nor the line count, so that text the firmware left unterminated ("Booting from
+ * ROM..") ends there and "KTAP version 1" starts a line (docs/output.md, "Serial log").
+ */
+void console_fresh_line(void);
+
 /* CRC-32 and '\n' count of every byte written so far (docs/output.md, "Final line"). */
 uint32_t console_crc32(void);
 unsigned long console_lines(void);
