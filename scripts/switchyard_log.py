@@ -59,6 +59,8 @@ class LogResult:
     line; line numbers count from the first "KTAP version 1" line, which is line 1."""
 
     lines: list = field(default_factory=list)  # cleaned, from "KTAP version 1" on
+    firmware_prefix: str = ""  # text before "KTAP version 1" on its line: not the kernel's
+    warnings: list = field(default_factory=list)  # what was odd but does not change a verdict
     tests: list = field(default_factory=list)
     metrics: dict = field(default_factory=dict)  # name -> {key: value}
     diagnostics: list = field(default_factory=list)  # top-level "# " lines, without "# "
@@ -124,11 +126,17 @@ def check_log(raw, qemu_status=None):
     lines = clean(raw).split("\n")
     if lines[-1] == "":
         lines.pop()  # the final line's own newline
-    if VERSION not in lines:
-        result.integrity_error = "no KTAP output: no line is exactly 'KTAP version 1'"
+    start = _kernel_start(lines)
+    if start is None:
+        result.integrity_error = "no KTAP output: no line is, or ends in, 'KTAP version 1'"
         result.errors.append(result.integrity_error)
     else:
-        result.lines = lines[lines.index(VERSION):]
+        result.firmware_prefix = lines[start][:-len(VERSION)]
+        if result.firmware_prefix:
+            result.warnings.append(
+                f"line {start + 1} of the capture: firmware text before 'KTAP version 1' on "
+                f"the same line, {result.firmware_prefix!r}, is not the kernel's: ignored")
+        result.lines = [VERSION] + lines[start + 1:]
         body = result.lines[:-1] if FINAL.fullmatch(result.lines[-1]) else result.lines
         _Parser(result).parse(body)
         result.integrity_error = _check_integrity(result.lines)
@@ -143,6 +151,18 @@ def check_log(raw, qemu_status=None):
         result.errors.append(disagreement)
         result.verdict = CRASH
     return result
+
+
+def _kernel_start(lines):
+    """The index of the kernel's first line, "KTAP version 1", or None. The kernel starts it on
+    a fresh line, but a console that joined the firmware's last words to it (SeaBIOS's "Booting
+    from ROM..", BIOS console redirection, a capture started mid-line) leaves them in front:
+    the first line that ends in "KTAP version 1" after text other than an indent is taken, with
+    that text ignored. The final line's CRC covers the kernel's lines only (docs/output.md)."""
+    for index, line in enumerate(lines):
+        if line == VERSION or line.endswith(VERSION) and line[:-len(VERSION)].strip(" "):
+            return index
+    return None
 
 
 def _check_integrity(lines):

@@ -19,6 +19,7 @@ same id: its own result, an xfail when the boot died in it as predicted, or a fa
 
 Environment:
   SWITCHYARD_LOG=PATH           judge this recorded log instead of booting (platform "log")
+  SWITCHYARD_LOG_PLATFORM=NAME  the recorded log's platform name in the case ids, instead of "log"
   SWITCHYARD_CMDLINE="..."      extra kernel options for the boots
   SWITCHYARD_BOOT_TIMEOUT=S     seconds per boot (default 300)
   SWITCHYARD_ALONE_TIMEOUT=S    seconds per boot of a test run alone (default 60)
@@ -28,6 +29,7 @@ in build/logs/PLATFORM-alone-SUITE.TEST.log.
 
 import functools
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,14 +103,22 @@ class Platform:
         return f"last {len(lines)} lines of {self.log_path}:\n" + "\n".join(lines)
 
 
+def log_platform_name():
+    """The name a recorded log's cases carry: SWITCHYARD_LOG_PLATFORM, else "log"."""
+    name = os.environ.get("SWITCHYARD_LOG_PLATFORM") or "log"
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+        raise pytest.UsageError(f"SWITCHYARD_LOG_PLATFORM={name!r}: use [A-Za-z0-9_.-] only")
+    return name
+
+
 def platform_names():
-    return ("log",) if os.environ.get("SWITCHYARD_LOG") else PLATFORMS
+    return (log_platform_name(),) if os.environ.get("SWITCHYARD_LOG") else PLATFORMS
 
 
 @functools.cache
 def load_platform(name):
     """The judged run of one platform, booting at most once per session."""
-    if name == "log":
+    if os.environ.get("SWITCHYARD_LOG"):
         path = Path(os.environ["SWITCHYARD_LOG"])
         if not path.is_file():
             return Platform(name, failure=f"SWITCHYARD_LOG: no such file: {path}")

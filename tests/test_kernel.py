@@ -3,6 +3,8 @@
 conftest.py parametrizes these per platform at collection; see its docstring.
 """
 
+import warnings
+
 import pytest
 
 import switchyard_alone as alone
@@ -26,10 +28,14 @@ def test_ktap(platform, ktap_test):
 
 
 def test_log_is_complete_and_verified(platform):
-    """Well-formed KTAP, plans matching, final line present and CRC and line count correct."""
+    """Well-formed KTAP, plans matching, final line present and CRC and line count correct.
+    What the checker found odd but harmless (firmware text before the kernel's first line) is
+    a pytest warning."""
     if platform.failure:
         pytest.fail(platform.failure, pytrace=False)
     result = platform.result
+    for warning in result.warnings:
+        warnings.warn(f"{platform.log_path}: {warning}", UserWarning)
     problems = list(result.errors)
     if not problems and result.bail_out is not None:
         problems.append(f"Bail out! {result.bail_out}")
