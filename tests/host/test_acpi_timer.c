@@ -173,4 +173,7 @@ HOST_TEST(counter_delta_wraps_at_the_counter_width)
 	host_check_eq_u64(0x20, counter_delta(0xaafffff0, 0x55000010, 24));
 	host_check_eq_u64(3, counter_delta(UINT64_MAX - 1, 1, 64));
 	host_check_eq_u64(0, counter_delta(7, 7, 32));
+	/* Deltas that need the counter's top bit: all but one tick of a wrap. */
+	host_check_eq_u64(0xffffff, counter_delta(1, 0, 24));
+	host_check_eq_u64(0xc0000000, counter_delta(0x10, 0xc0000010, 32));
 }
