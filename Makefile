@@ -34,6 +34,8 @@ OBJS := \
 	arch/x86/entry.o \
 	arch/x86/fpu.o \
 	arch/x86/gdt.o \
+	arch/x86/ioapic.o \
+	arch/x86/nmi.o \
 	arch/x86/paging.o \
 	arch/x86/percpu.o \
 	arch/x86/pfa.o \

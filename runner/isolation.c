@@ -9,12 +9,16 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/debug-registers.h"
 #include "arch/x86/gdt.h"
+#include "arch/x86/nmi.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/platform.h"
+#include "arch/x86/processor-flags.h"
 #include "arch/x86/setjmp.h"
+#include "arch/x86/smp.h"
 #include "arch/x86/traps.h"
 #include "arch/x86/tsc.h"
 #include "lib/format.h"
+#include "lib/ktap.h"
 #include "lib/report.h"
 #include "runner/isolation.h"
 #include "runner/test.h"
@@ -92,6 +96,57 @@ static void isolation_tick(struct cpu_regs *regs)
 			return;
 		}
 	}
+}
+
+/*
+ * NMI watchdog tick, boot CPU only (arch/x86/nmi.h). It acts only where the tick cannot: the NMI
+ * interrupted code with interrupts off, past a deadline by the grace. The owner's frame unwinds
+ * from the NMI handler; NMIs stay blocked until the next IRET, which the runner's next
+ * interrupt brings. A task of the test's own stuck with interrupts off, or a spin under a
+ * spinlock (which an unwind would leave taken), ends the run instead: the log names the test.
+ */
+static void isolation_watchdog(struct cpu_regs *regs)
+{
+	uint64_t now = rdtsc_ordered();
+	uint64_t grace = tsc_cycles_from_ms(ISOLATION_WATCHDOG_GRACE_MS);
+
+	if (regs->rflags & RFLAGS_IF)
+		return;
+	for (unsigned int i = 0; i < depth; i++) {
+		if (now <= frames[i].deadline + grace)
+			continue;
+		frames[i].outcome->watchdog = true;
+		if (this_cpu()->spinlocks_held)
+			platform_bail_out(
+				"NMI watchdog: the running test spins with interrupts off "
+				"past its time limit, holding %u spinlocks: it cannot be "
+				"ended",
+				this_cpu()->spinlocks_held);
+		if (frames[i].owner == sched_current())
+			isolation_unwind(i, ISOLATION_TIMEOUT);
+		platform_bail_out("NMI watchdog: task %u of the running test spins with interrupts "
+				  "off past the time limit",
+				  sched_current()->id);
+	}
+}
+
+void isolation_watchdog_start(bool on)
+{
+	char reason[128];
+
+	if (!on) {
+		ktap_diag(0, "watchdog: off (watchdog=off): a test that spins with interrupts off "
+			     "ends only at the harness's time limit");
+		return;
+	}
+	if (nmi_timer_start(smp_madt(), ISOLATION_WATCHDOG_HZ, isolation_watchdog, reason,
+			    sizeof(reason)))
+		ktap_diag(0,
+			  "watchdog: NMI from the %s; it ends a test %u ms past its limit with "
+			  "interrupts off",
+			  reason, ISOLATION_WATCHDOG_GRACE_MS);
+	else
+		ktap_diag(0, "watchdog: none: %s", reason);
 }
 
 /* sched_interrupt() handler: runs on the interrupted owner's stack. */

@@ -12,4 +12,14 @@
  */
 void isolation_init(void);
 
+/*
+ * With on, start the NMI watchdog on the calling CPU (the boot CPU, where the runner's tests
+ * start): a periodic NMI (arch/x86/nmi.h) that ends a frame past its deadline by
+ * ISOLATION_WATCHDOG_GRACE_MS whose owner runs with interrupts off, where the tick cannot. Prints
+ * "# watchdog: ..." either way, with the source or why there is none.
+ */
+#define ISOLATION_WATCHDOG_HZ 20
+#define ISOLATION_WATCHDOG_GRACE_MS 200
+void isolation_watchdog_start(bool on);
+
 #endif

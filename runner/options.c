@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The runner's command-line options: tests=, list, seed=, timeout=, console=, alone, exit=. */
+/* The runner's command-line options: tests=, list, seed=, timeout=, console=, alone, watchdog=,
+ * exit=. */
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -20,6 +21,18 @@ static bool parse_seed(const struct cmdline_option *opt, const char *value, char
 {
 	run_options.seed_given = cmdline_parse_u64(opt, value, err, err_size);
 	return run_options.seed_given;
+}
+
+static bool parse_watchdog(const struct cmdline_option *opt, const char *value, char *err,
+			   size_t err_size)
+{
+	(void)opt;
+	if (value && (strcmp(value, "nmi") == 0 || strcmp(value, "off") == 0)) {
+		run_options.watchdog_off = strcmp(value, "off") == 0;
+		return true;
+	}
+	format(err, err_size, "'%s' is not a watchdog: nmi or off", value ? value : "");
+	return false;
 }
 
 static bool parse_exit(const struct cmdline_option *opt, const char *value, char *err,
@@ -51,6 +64,7 @@ CMDLINE_OPTION(option_expect_cpus, .name = "smp.expect", .syntax = "N", .parse =
 	       .dest = &run_options.expect_cpus, .min = 1, .max = 255);
 CMDLINE_OPTION(option_alone, .name = "alone", .parse = cmdline_parse_flag,
 	       .dest = &run_options.alone);
+CMDLINE_OPTION(option_watchdog, .name = "watchdog", .syntax = "nmi|off", .parse = parse_watchdog);
 CMDLINE_OPTION(option_exit, .name = "exit", .syntax = "isa-debug", .parse = parse_exit);
 
 bool options_parse(const char *line, char *err, size_t err_size)

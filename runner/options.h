@@ -21,6 +21,7 @@ struct run_options {
 	char boot_file[CMDLINE_STRING_MAX];
 	uint64_t expect_cpus; /* smp.expect: the CPUs the machine has; 0: not said */
 	bool alone; /* alone: run the one selected test even where it ends the boot */
+	bool watchdog_off; /* watchdog=off: no NMI watchdog */
 };
 
 #define RUN_TIMEOUT_DEFAULT_MS 10000

@@ -123,7 +123,10 @@ static void report_isolation_end(const struct isolation_outcome *outcome)
 			    (unsigned long long)outcome->dr6);
 		break;
 	case ISOLATION_TIMEOUT:
-		report_fail("timed out after %llu ms", (unsigned long long)options->timeout_ms);
+		report_fail("timed out after %llu ms%s", (unsigned long long)options->timeout_ms,
+			    outcome->watchdog ? ", spinning with interrupts off: ended by the NMI "
+						"watchdog"
+					      : "");
 		break;
 	default:
 		break;
@@ -367,6 +370,7 @@ enum platform_exit_code runner_run(const struct run_options *run_options)
 	ktap_diag(0, "known defects: %u of %zu entries apply to %s",
 		  known_defects_on(known_defects, known_defects_count, platform_identity()),
 		  known_defects_count, platform_identity());
+	isolation_watchdog_start(!options->watchdog_off);
 	debug_state_init();
 	debug_state_describe();
 	ktap_plan(0, suites);

@@ -71,6 +71,7 @@ struct isolation_outcome {
 	unsigned int vector;
 	uint64_t error_code, rip, cr2, dr6;
 	uint64_t handler_stack; /* where the exception frame was: tells IST stacks apart */
+	bool watchdog; /* a timeout the NMI watchdog ended: interrupts were off, no tick came */
 };
 
 /*

@@ -103,4 +103,22 @@ def test_a_test_returning_late_with_interrupts_off_times_out(tmp_path):
     late = tests["returning_late_with_interrupts_off_fails_as_timed_out"]
     assert late.status == "fail", late
     assert any("timed out after 200 ms" in line for line in late.diagnostics), late
+    assert not any("watchdog" in line for line in late.diagnostics), late
+    # No tick can end it: the NMI watchdog does, and the run goes on.
+    spinning = tests["never_returning_with_interrupts_off_is_ended_by_the_watchdog"]
+    assert spinning.status == "fail", spinning
+    assert any("timed out after 200 ms, spinning with interrupts off: ended by the NMI watchdog"
+               in line for line in spinning.diagnostics), spinning
     assert tests["the_next_test_runs"].status == "pass"
+    assert any(line.startswith("watchdog: NMI from the PIT at 20 Hz") for line in
+               result.diagnostics), result.diagnostics
+
+
+@pytest.mark.boot
+def test_a_test_spinning_under_a_spinlock_ends_the_run_naming_it(tmp_path):
+    proc, result = boot(tmp_path, "tests=overrun_locked.* timeout=200ms")
+    assert proc.returncode != 0, proc.stderr
+    assert result.verdict == ktap.CRASH, result
+    assert result.last_started == "overrun_locked.spinning_under_a_spinlock_ends_the_run", result
+    assert result.bail_out == ("NMI watchdog: the running test spins with interrupts off past its "
+                               "time limit, holding 1 spinlocks: it cannot be ended"), result

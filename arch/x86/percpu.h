@@ -32,6 +32,8 @@ struct cpu {
 	uint64_t stepped_exceptions;
 	/* Interrupt handlers under way in the running task's flow (saved per task at a switch). */
 	unsigned int interrupt_depth;
+	/* Spinlocks this CPU holds (arch/x86/spinlock.h): a frame cannot be unwound past one. */
+	unsigned int spinlocks_held;
 };
 
 /* Valid once percpu_init() ran on this CPU; before that %gs:0 is not ours. */

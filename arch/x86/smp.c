@@ -11,6 +11,7 @@
 #include "arch/x86/gdt.h"
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
+#include "arch/x86/nmi.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/platform.h"
@@ -298,10 +299,17 @@ static void __attribute__((format(printf, 1, 2))) set_single_reason(const char *
 	ktap_diag(0, "smp: %s: running on CPU 0 only", single_reason);
 }
 
+/* The MADT smp_start() found, for the I/O APIC's users; empty when it found none. */
+static struct acpi_madt madt;
+
+const struct acpi_madt *smp_madt(void)
+{
+	return &madt;
+}
+
 unsigned int smp_start(const struct smp_start_info *info)
 {
 	struct trampoline_parameters *parameters;
-	static struct acpi_madt madt;
 	const char *source;
 	size_t rsdp_length, table_length;
 	const void *rsdp, *table;
@@ -309,7 +317,7 @@ unsigned int smp_start(const struct smp_start_info *info)
 	bool extended;
 	enum acpi_error error;
 
-	exception_register(X86_EXC_NMI, stop_nmi);
+	nmi_register(stop_nmi);
 	interrupt_register(VECTOR_CALL_FUNCTION, call_interrupt);
 	rsdp = find_rsdp(info, &rsdp_length, &source);
 	if (!rsdp) {
@@ -323,6 +331,7 @@ unsigned int smp_start(const struct smp_start_info *info)
 	if (!error)
 		error = acpi_madt_parse(table, table_length, &madt);
 	if (error) {
+		memset(&madt, 0, sizeof(madt)); /* a parse error leaves it unspecified */
 		set_single_reason("no usable MADT: %s", acpi_error_name(error));
 		return online_count;
 	}

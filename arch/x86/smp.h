@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "arch/x86/pfa.h"
+#include "lib/acpi.h"
 
 /* The real-mode start-up page (arch/x86/trampoline.asm assembles for it). */
 #define TRAMPOLINE_BASE 0x8000ul
@@ -32,6 +33,8 @@ struct smp_start_info {
  * each CPU's APIC id and start-up time). CPU indices are 0 (the boot CPU) to smp_cpus() - 1.
  */
 unsigned int smp_start(const struct smp_start_info *info);
+/* The MADT smp_start() parsed: no CPUs and no I/O APICs when it found none. */
+const struct acpi_madt *smp_madt(void);
 unsigned int smp_cpus(void);
 /* Why no other CPU is online ("" when some are): for the reason of a skipped test. */
 const char *smp_single_reason(void);

@@ -38,8 +38,11 @@ static inline bool spin_trylock(struct spinlock *lock)
 {
 	uint32_t expected = SPINLOCK_FREE;
 
-	return __atomic_compare_exchange_n(&lock->holder, &expected, this_cpu_index(), false,
-					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+	if (!__atomic_compare_exchange_n(&lock->holder, &expected, this_cpu_index(), false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return false;
+	this_cpu()->spinlocks_held++;
+	return true;
 }
 
 static inline void spin_lock(struct spinlock *lock)
@@ -50,6 +53,7 @@ static inline void spin_lock(struct spinlock *lock)
 
 static inline void spin_unlock(struct spinlock *lock)
 {
+	this_cpu()->spinlocks_held--;
 	__atomic_store_n(&lock->holder, SPINLOCK_FREE, __ATOMIC_RELEASE);
 }
 

@@ -179,7 +179,7 @@ static void dispatch_exception(struct cpu_regs *regs)
 	unsigned int vector = (unsigned int)regs->vector;
 	uint64_t fixup;
 
-	if (regs->rflags & RFLAGS_TF)
+	if ((regs->rflags & RFLAGS_TF) && vector != X86_EXC_NMI)
 		this_cpu()->stepped_exceptions++;
 	if (vector == X86_EXC_UD) {
 		enum divert_outcome outcome = divert_handle_trap(regs);
@@ -224,5 +224,11 @@ void handle_exception(struct cpu_regs *regs)
 	} else {
 		dispatch_exception(regs);
 	}
-	divert_resume(regs);
+	/*
+	 * An NMI comes between any two instructions, the #DB handler's and a CPU model's own
+	 * included, and returns to exactly what it interrupted: the model neither counts it nor
+	 * sees it resume (it would set TF in a handler it interrupted).
+	 */
+	if (vector != X86_EXC_NMI)
+		divert_resume(regs);
 }

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* overrun suite (manual): a test that overruns with interrupts off and returns still times out. */
+/* overrun suite (manual): a test that overruns with interrupts off times out, returning or not. */
 #include "arch/x86/cpu.h"
+#include "arch/x86/spinlock.h"
 #include "arch/x86/tsc.h"
 #include "runner/test.h"
 
 /*
  * Run with tests=overrun.* timeout=200ms: the first test must fail as timed out although it
- * returns (no tick could end it: interrupts were off), and the second must pass.
+ * returns (no tick could end it: interrupts were off), the second as timed out although it never
+ * returns (the NMI watchdog ends it), and the third must pass.
  */
 TEST_FLAGS(overrun, returning_late_with_interrupts_off_fails_as_timed_out, TEST_MANUAL)
 {
-	uint64_t end = rdtsc_ordered() + tsc_cycles_from_ms(400);
+	/* Past the limit, short of the watchdog's grace: it returns before any NMI acts. */
+	uint64_t end = rdtsc_ordered() + tsc_cycles_from_ms(300);
 
 	check_eq(0, 0);
 	local_irq_disable(); /* and returns so: the runner turns them back on */
@@ -18,7 +21,30 @@ TEST_FLAGS(overrun, returning_late_with_interrupts_off_fails_as_timed_out, TEST_
 		cpu_relax();
 }
 
+TEST_FLAGS(overrun, never_returning_with_interrupts_off_is_ended_by_the_watchdog, TEST_MANUAL)
+{
+	check_eq(0, 0);
+	local_irq_disable();
+	for (;;)
+		cpu_relax();
+}
+
 TEST_FLAGS(overrun, the_next_test_runs, TEST_MANUAL)
 {
 	check_eq(1, 1);
+}
+
+/*
+ * Run alone with tests=overrun_locked.* timeout=200ms: an unwind would leave the lock taken for
+ * the next test, so the watchdog ends the run, and the log names this test as the one running.
+ */
+TEST_FLAGS(overrun_locked, spinning_under_a_spinlock_ends_the_run, TEST_MANUAL)
+{
+	static struct spinlock lock = SPINLOCK_INIT("overrun");
+
+	check_eq(0, 0);
+	local_irq_disable();
+	spin_lock(&lock);
+	for (;;)
+		cpu_relax();
 }
