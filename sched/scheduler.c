@@ -10,6 +10,7 @@
 #include "arch/x86/exceptions.h"
 #include "arch/x86/fpu.h"
 #include "arch/x86/gdt.h"
+#include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/platform.h"
@@ -148,9 +149,21 @@ static void switch_to(struct run_queue *queue, struct task *prev, struct task *n
 	struct switch_task prev_view = task_switch_view(prev), next_view = task_switch_view(next);
 
 	switch_hooks_run(&prev_view, &next_view);
-	if (task_is_user(prev))
+	/*
+	 * Ring 3's GS base is in KERNEL_GS_BASE while its task is in the kernel. A task cannot set
+	 * it through the ABI, but can where WRGSBASE works (CR4.FSGSBASE, or KVM-PVM without it):
+	 * it stays with its task, and the MSR is written only when the next task's differs.
+	 */
+	if (task_is_user(prev)) {
 		fxsave(&prev->fpu);
+		prev->user_gs_base = rdmsr(MSR_KERNEL_GS_BASE);
+	}
 	if (task_is_user(next)) {
+		uint64_t live = task_is_user(prev) ? prev->user_gs_base
+						   : rdmsr(MSR_KERNEL_GS_BASE);
+
+		if (live != next->user_gs_base)
+			wrmsr(MSR_KERNEL_GS_BASE, next->user_gs_base);
 		fxrstor(&next->fpu);
 		tss_set_kernel_stack(task_stack_top(next));
 	}

@@ -70,6 +70,8 @@ struct task {
 	void *user_data; /* kernel view of the USER_DATA_PAGES at USER_DATA_BASE */
 	struct user_fault fault;
 	struct fpu_state fpu;
+	/* Ring 3's GS base while the task is off the CPU (KERNEL_GS_BASE holds it in the kernel) */
+	uint64_t user_gs_base;
 
 	void (*entry)(void *); /* kernel tasks */
 	void *arg;

@@ -16,6 +16,7 @@ global interrupt_entry_end
 %define PARANOID(v) ((v) == 1 || (v) == 2 || (v) == 8 || (v) == 18)
 
 MSR_GS_BASE equ 0xc0000101
+CPU_REGS_SIZE equ 22 * 8		; sizeof(struct cpu_regs): 15 registers, vector, error code, 5 of frame
 
 STUB_SIZE equ 16
 
@@ -56,15 +57,18 @@ entry_common:
 	add rsp, 16			; vector and error code
 	iretq
 
-; Like entry_common, but the live GS base decides: a kernel (upper-half) GS base means the
-; kernel's is loaded already, whatever CS says (SDM Vol. 2B SWAPGS; Linux's paranoid_entry).
+; Like entry_common, but the live GS base decides, whatever CS says (SDM Vol. 2B SWAPGS): it is the
+; kernel's when it is this CPU's struct cpu, which gdt.c keeps just above the IST frame. Not its
+; sign: ring 3 can set any GS base where WRGSBASE works without CR4.FSGSBASE (KVM-PVM), or with it.
 entry_paranoid:
 	push_general_registers
 	mov ecx, MSR_GS_BASE
 	rdmsr
+	shl rdx, 32
+	or rax, rdx
 	xor ebx, ebx			; rbx: 1 when this entry swapped GS
-	test edx, edx
-	js .kernel_gs
+	cmp rax, [rsp + CPU_REGS_SIZE]	; the IST_CPU_SLOT (arch/x86/gdt.h)
+	je .kernel_gs
 	swapgs
 	mov ebx, 1
 .kernel_gs:

@@ -80,8 +80,12 @@ void gdt_init(void)
 	gdt[GDT_USER_CODE32 / 8] = USER_CODE32;
 	gdt[GDT_USER_DATA / 8] = KERNEL_DATA | SEG_DPL_USER;
 	gdt[GDT_USER_CODE / 8] = KERNEL_CODE | SEG_DPL_USER;
-	for (unsigned int slot = 1; slot <= IST_STACKS; slot++)
-		tss->ist[slot - 1] = tss_ist_stack_top(slot);
+	for (unsigned int slot = 1; slot <= IST_STACKS; slot++) {
+		uint64_t top = tss_ist_stack_top(slot);
+
+		*(struct cpu **)(top - IST_CPU_SLOT) = this_cpu();
+		tss->ist[slot - 1] = top - IST_CPU_SLOT;
+	}
 	tss->iomap_base = sizeof(*tss); /* no I/O bitmap: every port #GPs at CPL 3 */
 	gdt_set_tss(gdt, GDT_TSS / 8, tss);
 

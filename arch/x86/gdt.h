@@ -22,6 +22,13 @@
 #define IST_DEBUG 4 /* #DB can arrive on the user stack: MOV SS, then SYSCALL (CVE-2018-8897) */
 #define IST_STACKS 4
 #define IST_STACK_SIZE 8192
+/*
+ * The top IST_CPU_SLOT bytes of every IST stack hold the owning CPU's struct cpu pointer, and
+ * TSS.IST points below them. So the paranoid entry (arch/x86/entry.asm) finds its CPU at the top
+ * of its frame without trusting the live GS base, which ring 3 may have set (the role of Linux's
+ * GET_PERCPU_BASE in paranoid_entry).
+ */
+#define IST_CPU_SLOT 16
 
 /*
  * Load the calling CPU's own GDT and task register, and reload CS, DS, ES and SS (FS and GS keep
