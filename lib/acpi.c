@@ -232,21 +232,49 @@ static size_t madt_entry_min_size(uint8_t type)
 	return 0;
 }
 
-static void madt_add_cpu(struct acpi_madt *madt, uint32_t apic_id, uint32_t processor_uid,
-			 uint32_t flags, bool x2apic)
+/* Decode a type-0 or type-9 entry whose length was checked; false for other types. */
+static bool madt_cpu_entry(const uint8_t *entry, struct acpi_cpu *cpu)
 {
-	struct acpi_cpu *cpu;
+	uint32_t flags;
 
-	if (madt->cpu_count == ACPI_CPUS_MAX) {
-		madt->cpus_dropped++;
-		return;
+	switch (load_u8(entry, ACPI_MADT_ENTRY_OFF_TYPE)) {
+	case ACPI_MADT_TYPE_LOCAL_APIC:
+		cpu->apic_id = load_u8(entry, ACPI_LOCAL_APIC_OFF_APIC_ID);
+		cpu->processor_uid = load_u8(entry, ACPI_LOCAL_APIC_OFF_PROCESSOR_UID);
+		flags = load_u32(entry, ACPI_LOCAL_APIC_OFF_FLAGS);
+		cpu->x2apic = false;
+		break;
+	case ACPI_MADT_TYPE_LOCAL_X2APIC:
+		cpu->apic_id = load_u32(entry, ACPI_LOCAL_X2APIC_OFF_X2APIC_ID);
+		cpu->processor_uid = load_u32(entry, ACPI_LOCAL_X2APIC_OFF_PROCESSOR_UID);
+		flags = load_u32(entry, ACPI_LOCAL_X2APIC_OFF_FLAGS);
+		cpu->x2apic = true;
+		break;
+	default:
+		return false;
 	}
-	cpu = &madt->cpus[madt->cpu_count++];
-	cpu->apic_id = apic_id;
-	cpu->processor_uid = processor_uid;
 	cpu->enabled = (flags & ACPI_LOCAL_APIC_FLAG_ENABLED) != 0;
 	cpu->online_capable = (flags & ACPI_LOCAL_APIC_FLAG_ONLINE_CAPABLE) != 0;
-	cpu->x2apic = x2apic;
+	return true;
+}
+
+bool acpi_madt_next_cpu(const struct acpi_madt *madt, size_t *cursor, struct acpi_cpu *cpu)
+{
+	size_t offset = *cursor ? *cursor : ACPI_MADT_OFF_ENTRIES;
+
+	if (!madt->table)
+		return false;
+	while (offset < madt->length) {
+		const uint8_t *entry = (const uint8_t *)madt->table + offset;
+
+		offset += load_u8(entry, ACPI_MADT_ENTRY_OFF_LENGTH);
+		if (madt_cpu_entry(entry, cpu)) {
+			*cursor = offset;
+			return true;
+		}
+	}
+	*cursor = offset;
+	return false;
 }
 
 static uint16_t load_u16(const void *base, size_t offset)
@@ -314,6 +342,8 @@ enum acpi_error acpi_madt_parse(const void *table, size_t length, struct acpi_ma
 	if (error != ACPI_OK)
 		return error;
 	memset(madt, 0, sizeof(*madt));
+	madt->table = table;
+	madt->length = table_length;
 	madt->local_apic_address = load_u32(table, ACPI_MADT_OFF_LOCAL_APIC_ADDRESS);
 	madt->flags = load_u32(table, ACPI_MADT_OFF_FLAGS);
 	madt->revision = load_u8(table, ACPI_HEADER_OFF_REVISION);
@@ -333,9 +363,8 @@ enum acpi_error acpi_madt_parse(const void *table, size_t length, struct acpi_ma
 
 		switch (type) {
 		case ACPI_MADT_TYPE_LOCAL_APIC:
-			madt_add_cpu(madt, load_u8(entry, ACPI_LOCAL_APIC_OFF_APIC_ID),
-				     load_u8(entry, ACPI_LOCAL_APIC_OFF_PROCESSOR_UID),
-				     load_u32(entry, ACPI_LOCAL_APIC_OFF_FLAGS), false);
+		case ACPI_MADT_TYPE_LOCAL_X2APIC:
+			madt->cpu_count++;
 			break;
 		case ACPI_MADT_TYPE_IO_APIC:
 			madt_add_io_apic(madt, entry);
@@ -346,11 +375,6 @@ enum acpi_error acpi_madt_parse(const void *table, size_t length, struct acpi_ma
 		case ACPI_MADT_TYPE_LOCAL_APIC_OVERRIDE:
 			madt->local_apic_address =
 				load_u64(entry, ACPI_LOCAL_APIC_OVERRIDE_OFF_ADDRESS);
-			break;
-		case ACPI_MADT_TYPE_LOCAL_X2APIC:
-			madt_add_cpu(madt, load_u32(entry, ACPI_LOCAL_X2APIC_OFF_X2APIC_ID),
-				     load_u32(entry, ACPI_LOCAL_X2APIC_OFF_PROCESSOR_UID),
-				     load_u32(entry, ACPI_LOCAL_X2APIC_OFF_FLAGS), true);
 			break;
 		}
 		offset += entry_length;

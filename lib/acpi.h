@@ -94,7 +94,6 @@
 /* ACPI 6.3+: when Enabled is clear, the OS may enable it at run time; reserved (zero) before. */
 #define ACPI_LOCAL_APIC_FLAG_ONLINE_CAPABLE (1u << 1)
 
-#define ACPI_CPUS_MAX 64
 #define ACPI_IO_APICS_MAX 8
 #define ACPI_INTERRUPT_OVERRIDES_MAX 16
 
@@ -123,13 +122,17 @@ struct acpi_interrupt_override {
 	uint16_t flags; /* MPS INTI flags */
 };
 
+/*
+ * The MADT's header fields and interrupt routing. Its CPUs are not copied, so that a table of any
+ * size is read whole: acpi_madt_next_cpu() reads them from the table, which must stay mapped.
+ */
 struct acpi_madt {
+	const void *table; /* the table acpi_madt_parse() checked; NULL when none */
+	size_t length; /* its Length */
 	uint64_t local_apic_address; /* from the header, or the type-5 override when present */
 	uint32_t flags; /* ACPI_MADT_FLAG_* */
 	uint8_t revision; /* the MADT header's Revision */
-	unsigned int cpu_count; /* entries kept in cpus[], in table order */
-	unsigned int cpus_dropped; /* CPU entries beyond ACPI_CPUS_MAX */
-	struct acpi_cpu cpus[ACPI_CPUS_MAX];
+	unsigned int cpu_count; /* type-0 and type-9 entries, enabled or not */
 	unsigned int io_apic_count; /* entries beyond ACPI_IO_APICS_MAX are dropped */
 	struct acpi_io_apic io_apics[ACPI_IO_APICS_MAX];
 	unsigned int override_count; /* ISA overrides only; beyond the maximum, dropped */
@@ -189,13 +192,20 @@ enum acpi_error acpi_table_find(uint64_t root, bool extended, const char signatu
 
 /*
  * Parse the MADT in table[0, length): the header (signature, a Length in
- * [ACPI_MADT_OFF_ENTRIES, length], checksum), then each entry up to Length. Types 0 and 9 add a
- * CPU, type 1 an I/O APIC, type 2 (ISA bus) an override, type 5 replaces local_apic_address,
- * other types are skipped by their length. An entry
- * with a length below 2, past the table's end, or below its type's size is
- * ACPI_ERROR_ENTRY_LENGTH. *madt is fully written on ACPI_OK and unspecified on error.
+ * [ACPI_MADT_OFF_ENTRIES, length], checksum), then each entry up to Length. Types 0 and 9 count a
+ * CPU, type 1 adds an I/O APIC, type 2 (ISA bus) an override, type 5 replaces local_apic_address,
+ * other types are skipped by their length. An entry with a length below 2, past the table's end,
+ * or below its type's size is ACPI_ERROR_ENTRY_LENGTH, and no CPU of the table is read then.
+ * *madt is fully written on ACPI_OK (madt->table is table) and unspecified on error.
  */
 enum acpi_error acpi_madt_parse(const void *table, size_t length, struct acpi_madt *madt);
+
+/*
+ * The CPU entry (type 0 or 9) after *cursor, in table order, into *cpu: start with *cursor = 0;
+ * false after the last (madt->cpu_count in all). Only for a madt that acpi_madt_parse() returned
+ * ACPI_OK for, while its table is mapped: the entries' lengths were checked there.
+ */
+bool acpi_madt_next_cpu(const struct acpi_madt *madt, size_t *cursor, struct acpi_cpu *cpu);
 
 /* The GSI of ISA IRQ irq: its override's, else irq itself (ACPI 6.5 §5.2.12.5). */
 uint32_t acpi_madt_isa_gsi(const struct acpi_madt *madt, uint8_t irq);

@@ -310,6 +310,7 @@ const struct acpi_madt *smp_madt(void)
 unsigned int smp_start(const struct smp_start_info *info)
 {
 	struct trampoline_parameters *parameters;
+	struct acpi_cpu entry;
 	const char *source;
 	size_t rsdp_length, table_length;
 	const void *rsdp, *table;
@@ -356,8 +357,8 @@ unsigned int smp_start(const struct smp_start_info *info)
 	parameters->cr3 = (uint32_t)page_tables;
 	parameters->efer = (uint32_t)(rdmsr(MSR_EFER) & (EFER_LME | EFER_NXE | EFER_SCE));
 	parameters->entry = (uint64_t)ap_entry;
-	for (unsigned int i = 0; i < madt.cpu_count; i++) {
-		const struct acpi_cpu *cpu = &madt.cpus[i];
+	for (size_t cursor = 0; acpi_madt_next_cpu(&madt, &cursor, &entry);) {
+		const struct acpi_cpu *cpu = &entry;
 		unsigned int index = online_count;
 		uint64_t cycles;
 

@@ -93,6 +93,8 @@ uint8_t *madt_add_raw(struct madt_builder *b, uint8_t type, uint8_t length)
 {
 	uint8_t *entry = b->body + b->length;
 
+	if (b->length + (length < 2 ? 2 : length) > sizeof(b->body))
+		abort(); /* a test that builds more than the builder holds is wrong */
 	entry[0] = type;
 	entry[1] = length;
 	b->length += length < 2 ? 2 : length;
@@ -123,17 +125,18 @@ void madt_add_override(struct madt_builder *b, uint64_t address)
 	put_u64(madt_add_raw(b, 5, 12) + 4, address);
 }
 
-/* Parse the MADT built from b, from a heap buffer of exactly its length. */
+/* Parse the MADT built from b, from a heap buffer of exactly its length, kept until the next call.
+ */
 enum acpi_error madt_parse_built(const struct madt_builder *b, uint8_t revision,
 				 struct acpi_madt *madt)
 {
 	static uint8_t staging[ACPI_HEADER_SIZE + sizeof(b->body)];
+	static uint8_t *table;
 	size_t length = build_table(staging, "APIC", revision, b->body, b->length);
-	uint8_t *table = exact_copy(staging, length);
-	enum acpi_error error = acpi_madt_parse(table, length, madt);
 
 	free(table);
-	return error;
+	table = exact_copy(staging, length);
+	return acpi_madt_parse(table, length, madt);
 }
 
 const void *fake_map(uint64_t phys, size_t length, void *context)

@@ -11,7 +11,7 @@
 
 /* A MADT body: the two header fields, then entries appended by the madt_add_* helpers. */
 struct madt_builder {
-	uint8_t body[2048];
+	uint8_t body[8192]; /* 300 x2APIC entries and then some */
 	size_t length;
 };
 
@@ -50,12 +50,16 @@ void build_rsdp(uint8_t *at, uint8_t revision, uint32_t rsdt, uint64_t xsdt);
 size_t build_table(uint8_t *at, const char signature[4], uint8_t revision, const void *body,
 		   size_t body_length);
 void madt_begin(struct madt_builder *b, uint32_t local_apic_address, uint32_t flags);
-/* Append an entry of the given type and length; returns it for the caller to fill. */
+/* Append an entry of the given type and length; returns it for the caller to fill. Aborts when
+ * body[] has no room. */
 uint8_t *madt_add_raw(struct madt_builder *b, uint8_t type, uint8_t length);
 void madt_add_local_apic(struct madt_builder *b, uint8_t uid, uint8_t apic_id, uint32_t flags);
 void madt_add_x2apic(struct madt_builder *b, uint32_t x2apic_id, uint32_t flags, uint32_t uid);
 void madt_add_override(struct madt_builder *b, uint64_t address);
-/* Parse the MADT built from b, from a heap buffer of exactly its length. */
+/*
+ * Parse the MADT built from b, from a heap buffer of exactly its length. The buffer stays
+ * allocated until the next call, for acpi_madt_next_cpu().
+ */
 enum acpi_error madt_parse_built(const struct madt_builder *b, uint8_t revision,
 				 struct acpi_madt *madt);
 const void *fake_map(uint64_t phys, size_t length, void *context);
