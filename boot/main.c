@@ -95,15 +95,27 @@ static void __attribute__((noreturn)) ap_main(void)
 	sched_idle();
 }
 
-static void smp_init(void)
+static struct smp_start_info smp_info(void)
 {
-	struct smp_start_info info = {
+	return (struct smp_start_info){
 		.rsdp = boot_info.rsdp_length ? boot_info.rsdp : NULL,
 		.rsdp_length = boot_info.rsdp_length,
 		.regions = boot_info.regions,
 		.region_count = boot_info.region_count,
 		.ap_main = ap_main,
 	};
+}
+
+static void smp_prepare_cpus(void)
+{
+	struct smp_start_info info = smp_info();
+
+	smp_prepare(&info);
+}
+
+static void smp_init(void)
+{
+	struct smp_start_info info = smp_info();
 
 	ktap_diag(0, "smp: %u CPUs online", smp_start(&info));
 }
@@ -153,6 +165,8 @@ void start_kernel(uint32_t magic, uint32_t info_phys)
 	boot_options(magic, info_phys); /* the console, the banner; a bad line ends the run here */
 	memory_init();
 	time_init();
+	smp_prepare_cpus(); /* the MADT; per-CPU data for each CPU to start, before any user of it
+			     */
 	fpu_init(); /* SSE for user tasks; the kernel itself never uses it */
 	isolation_init(); /* before the scheduler: its tick hook must run first */
 	sched_init(); /* the boot context becomes the runner task */

@@ -8,7 +8,10 @@
 #include "arch/x86/debug-registers.h"
 #include "arch/x86/exceptions.h"
 #include "arch/x86/gdt.h"
+#include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
+#include "arch/x86/pfa.h"
+#include "arch/x86/platform.h"
 #include "arch/x86/processor-flags.h"
 #include "arch/x86/spinlock.h"
 #include "arch/x86/switch_hooks.h"
@@ -18,11 +21,13 @@
 /* Every task's hit ring: written in #DB on the task's CPU, read by dr_read_hits() anywhere. */
 static struct spinlock hits_lock = SPINLOCK_INIT("dr hits");
 
-/* The IST stacks, GDT and TSS; the IDT; the entry code; struct cpu each; dr/'s four. */
-#define DEBUG_REGIONS_MAX (3 + MAX_CPUS + 4)
+/* The IDT, the entry code and dr/'s three; per CPU its GDT, TSS and IST stacks, struct cpu and
+ * dr/ shadow. */
+#define DEBUG_REGIONS_FIXED 5
+#define DEBUG_REGIONS_PER_CPU 3
 
-/* dr_debug_regions(), filled once by dr_exception_init(). */
-static struct dr_region debug_regions[DEBUG_REGIONS_MAX];
+/* dr_debug_regions(), allocated for percpu_count() CPUs and filled once by dr_exception_init(). */
+static struct dr_region *debug_regions;
 static unsigned int debug_region_count;
 
 static void dr_record(struct dr_task *state, const struct dr_hit *hit)
@@ -200,24 +205,31 @@ static void dr_add_region(const char *name, uint64_t start, uint64_t end)
  */
 static void dr_find_debug_regions(void)
 {
+	size_t bytes = (DEBUG_REGIONS_FIXED + DEBUG_REGIONS_PER_CPU * (size_t)percpu_count()) *
+		       sizeof(*debug_regions);
+	unsigned int pages = (unsigned int)((bytes + PAGE_SIZE - 1) / PAGE_SIZE);
+	uint64_t phys = pfa_alloc_pages(pages);
 	uint64_t start, end;
 
-	cpu_tables_range(&start, &end);
-	dr_add_region("IST stacks, GDT and TSS of every CPU", start, end);
+	if (!phys)
+		platform_bail_out("dr: no memory for the #DB regions of %u CPUs", percpu_count());
+	debug_regions = phys_to_virt(phys);
 	idt_range(&start, &end);
 	dr_add_region("IDT", start, end);
 	entry_text_range(&start, &end);
 	dr_add_region("exception entry code", start, end);
-	for (unsigned int cpu = 0; cpu < MAX_CPUS; cpu++) {
-		start = (uint64_t)percpu_get(cpu);
-		dr_add_region("struct cpu", start, start + sizeof(struct cpu));
-	}
-	dr_cpus_range(&start, &end);
-	dr_add_region("dr/ per-CPU shadows", start, end);
 	dr_tasks_range(&start, &end);
 	dr_add_region("dr/ task states and hit rings", start, end);
 	dr_add_region("dr_lock", (uint64_t)&dr_lock, (uint64_t)(&dr_lock + 1));
 	dr_add_region("dr/ hit ring lock", (uint64_t)&hits_lock, (uint64_t)(&hits_lock + 1));
+	for (unsigned int cpu = 0; cpu < percpu_count(); cpu++) {
+		cpu_tables_range(cpu, &start, &end);
+		dr_add_region("IST stacks, GDT and TSS", start, end);
+		start = (uint64_t)percpu_get(cpu);
+		dr_add_region("struct cpu", start, start + sizeof(struct cpu));
+		dr_cpus_range(cpu, &start, &end);
+		dr_add_region("dr/ per-CPU shadow", start, end);
+	}
 }
 
 void dr_exception_init(void)

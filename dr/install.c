@@ -5,7 +5,10 @@
 #include <stdint.h>
 
 #include "arch/x86/cpu.h"
+#include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
+#include "arch/x86/pfa.h"
+#include "arch/x86/platform.h"
 #include "arch/x86/processor-flags.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/spinlock.h"
@@ -19,11 +22,10 @@
 static struct dr_task tasks[SWITCH_TASKS_MAX];
 static struct dr_set system_set;
 static struct dr_handler_entry system_handlers[DR_SLOTS];
-static struct dr_set pinned_sets[MAX_CPUS];
-static struct dr_handler_entry pinned_handlers[MAX_CPUS][DR_SLOTS];
+static DEFINE_PER_CPU(struct dr_set, pinned_sets);
+static DEFINE_PER_CPU(struct dr_handler_entry[DR_SLOTS], pinned_handlers);
 /* Per-CPU counts of pinned breakpoints; tasks and system-wide ones count on every CPU. */
 static struct dr_reservation reservation;
-_Static_assert(MAX_CPUS <= DR_RESERVE_CPUS, "dr/reserve.h: DR_RESERVE_CPUS");
 struct spinlock dr_lock = SPINLOCK_INIT("dr");
 /* Bumped by every change of any breakpoint set: a task's cached layout is stale when its
  * generation differs. Starts at 1 so that a zeroed dr_task is stale. */
@@ -47,6 +49,18 @@ void dr_task_release(unsigned int task)
 struct dr_task *dr_task_get(unsigned int task)
 {
 	return &tasks[task];
+}
+
+void dr_install_init(void)
+{
+	unsigned int cpus = percpu_count();
+	unsigned int pages =
+		(unsigned int)((cpus * sizeof(unsigned int) + PAGE_SIZE - 1) / PAGE_SIZE);
+	uint64_t pinned = pfa_alloc_pages(pages);
+
+	if (!pinned)
+		platform_bail_out("dr: no memory for the pinned counts of %u CPUs", cpus);
+	dr_reservation_init(&reservation, phys_to_virt(pinned), cpus);
 }
 
 void dr_tasks_range(uint64_t *start, uint64_t *end)
@@ -75,12 +89,12 @@ const struct dr_handler_entry *dr_system_handler(unsigned int slot)
 
 const struct dr_set *dr_pinned_set(unsigned int cpu)
 {
-	return &pinned_sets[cpu];
+	return per_cpu_ptr(pinned_sets, cpu);
 }
 
 const struct dr_handler_entry *dr_pinned_handler(unsigned int cpu, unsigned int slot)
 {
-	return &pinned_handlers[cpu][slot];
+	return &(*per_cpu_ptr(pinned_handlers, cpu))[slot];
 }
 
 static int dr_install_locked(unsigned int task, const struct dr_breakpoint *breakpoint,
@@ -256,11 +270,11 @@ int dr_install_pinned(unsigned int cpu, const struct dr_breakpoint *breakpoint, 
 		spin_unlock_irqrestore(&dr_lock, flags);
 		return -DR_ERROR_NO_SLOT;
 	}
-	while (pinned_sets[cpu].used & (1u << slot))
+	while (per_cpu_ptr(pinned_sets, cpu)->used & (1u << slot))
 		slot++;
-	pinned_sets[cpu].breakpoints[slot] = *breakpoint;
-	pinned_sets[cpu].used |= (uint8_t)(1u << slot);
-	pinned_handlers[cpu][slot] = (struct dr_handler_entry){ handler, context };
+	per_cpu_ptr(pinned_sets, cpu)->breakpoints[slot] = *breakpoint;
+	per_cpu_ptr(pinned_sets, cpu)->used |= (uint8_t)(1u << slot);
+	(*per_cpu_ptr(pinned_handlers, cpu))[slot] = (struct dr_handler_entry){ handler, context };
 	generation++;
 	spin_unlock_irqrestore(&dr_lock, flags);
 	dr_sync_cpu(cpu);
@@ -271,15 +285,15 @@ int dr_uninstall_pinned(unsigned int cpu, int slot)
 {
 	unsigned long flags;
 
-	if (cpu >= MAX_CPUS || slot < 0 || slot >= DR_SLOTS)
+	if (cpu >= percpu_count() || slot < 0 || slot >= DR_SLOTS)
 		return -DR_ERROR_NOT_INSTALLED;
 	flags = spin_lock_irqsave(&dr_lock);
-	if (!(pinned_sets[cpu].used & (1u << slot))) {
+	if (!(per_cpu_ptr(pinned_sets, cpu)->used & (1u << slot))) {
 		spin_unlock_irqrestore(&dr_lock, flags);
 		return -DR_ERROR_NOT_INSTALLED;
 	}
-	pinned_sets[cpu].used &= (uint8_t) ~(1u << slot);
-	pinned_handlers[cpu][slot] = (struct dr_handler_entry){ NULL, NULL };
+	per_cpu_ptr(pinned_sets, cpu)->used &= (uint8_t) ~(1u << slot);
+	(*per_cpu_ptr(pinned_handlers, cpu))[slot] = (struct dr_handler_entry){ NULL, NULL };
 	dr_release_pinned(&reservation, cpu, 1);
 	generation++;
 	spin_unlock_irqrestore(&dr_lock, flags);
@@ -291,7 +305,7 @@ unsigned int dr_uninstall_all_pinned(void)
 {
 	unsigned int count = 0;
 
-	for (unsigned int cpu = 0; cpu < MAX_CPUS; cpu++)
+	for (unsigned int cpu = 0; cpu < percpu_count(); cpu++)
 		for (int slot = 0; slot < DR_SLOTS; slot++)
 			count += dr_uninstall_pinned(cpu, slot) == 0;
 	return count;

@@ -50,8 +50,9 @@ unsigned long dr_debug_enter(void);
 void dr_debug_exit(void);
 
 /* dr/'s own memory that the #DB handler touches, as [*start, *end), for dr_debug_regions():
- * the per-CPU shadows (switch.c) and every task's state with its hit ring (install.c). */
-void dr_cpus_range(uint64_t *start, uint64_t *end);
+ * CPU cpu's shadow (switch.c, cpu < percpu_count()) and every task's state with its hit ring
+ * (install.c). */
+void dr_cpus_range(unsigned int cpu, uint64_t *start, uint64_t *end);
 void dr_tasks_range(uint64_t *start, uint64_t *end);
 /* DR_ERROR_DEBUG_MEMORY when breakpoint overlaps one of dr_debug_regions(), else DR_OK. */
 enum dr_error dr_validate_debug_memory(const struct dr_breakpoint *breakpoint);
@@ -78,6 +79,8 @@ void dr_sync_current(void);
 void dr_sync_cpu(unsigned int cpu);
 void dr_sync_all(void);
 
+/* The reservation's per-CPU counts, for percpu_count() CPUs: before any breakpoint. */
+void dr_install_init(void);
 void dr_exception_init(void);
 void dr_syscalls_init(void);
 

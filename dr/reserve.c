@@ -4,6 +4,14 @@
 
 #include "dr/reserve.h"
 
+void dr_reservation_init(struct dr_reservation *reservation, unsigned int *pinned,
+			 unsigned int cpus)
+{
+	*reservation = (struct dr_reservation){ .pinned = pinned, .cpus = cpus };
+	for (unsigned int cpu = 0; cpu < cpus; cpu++)
+		pinned[cpu] = 0;
+}
+
 unsigned int dr_reservation_max_task(const struct dr_reservation *reservation)
 {
 	for (unsigned int count = DR_SLOTS; count > 0; count--)
@@ -16,7 +24,7 @@ unsigned int dr_reservation_max_pinned(const struct dr_reservation *reservation)
 {
 	unsigned int max = 0;
 
-	for (unsigned int cpu = 0; cpu < DR_RESERVE_CPUS; cpu++)
+	for (unsigned int cpu = 0; cpu < reservation->cpus; cpu++)
 		if (reservation->pinned[cpu] > max)
 			max = reservation->pinned[cpu];
 	return max;
@@ -61,7 +69,7 @@ void dr_release_system(struct dr_reservation *reservation, unsigned int count)
 
 bool dr_reserve_pinned(struct dr_reservation *reservation, unsigned int cpu, unsigned int count)
 {
-	if (cpu >= DR_RESERVE_CPUS || count > DR_SLOTS ||
+	if (cpu >= reservation->cpus || count > DR_SLOTS ||
 	    reservation->system + reservation->pinned[cpu] + count +
 			    dr_reservation_max_task(reservation) >
 		    DR_SLOTS)
@@ -72,7 +80,7 @@ bool dr_reserve_pinned(struct dr_reservation *reservation, unsigned int cpu, uns
 
 void dr_release_pinned(struct dr_reservation *reservation, unsigned int cpu, unsigned int count)
 {
-	if (cpu < DR_RESERVE_CPUS)
+	if (cpu < reservation->cpus)
 		reservation->pinned[cpu] -=
 			count <= reservation->pinned[cpu] ? count : reservation->pinned[cpu];
 }

@@ -12,13 +12,18 @@
 
 #include "arch/x86/debugreg.h"
 
-#define DR_RESERVE_CPUS 8
-
 struct dr_reservation {
 	unsigned int system; /* system-wide breakpoints: on every CPU */
-	unsigned int pinned[DR_RESERVE_CPUS]; /* bound to one CPU, for every task that runs there */
+	/* pinned[cpu], cpu < cpus: bound to one CPU, for every task that runs there. The storage is
+	 * the caller's (dr_reservation_init()), so that its size is the boot's CPU count. */
+	unsigned int *pinned;
+	unsigned int cpus;
 	unsigned int tasks_holding[DR_SLOTS + 1]; /* [n]: tasks that hold exactly n (n >= 1) */
 };
+
+/* An empty reservation for cpus CPUs, whose pinned counts live in pinned[0, cpus) (zeroed here). */
+void dr_reservation_init(struct dr_reservation *reservation, unsigned int *pinned,
+			 unsigned int cpus);
 
 /* The largest number of breakpoints any one task holds. */
 unsigned int dr_reservation_max_task(const struct dr_reservation *reservation);
@@ -43,7 +48,7 @@ bool dr_reserve_system(struct dr_reservation *reservation, unsigned int count);
 void dr_release_system(struct dr_reservation *reservation, unsigned int count);
 
 /* count more breakpoints pinned to CPU cpu: fails when system + its pinned + count + the largest
- * task > DR_SLOTS (other CPUs are not concerned), or cpu >= DR_RESERVE_CPUS. */
+ * task > DR_SLOTS (other CPUs are not concerned), or cpu >= reservation->cpus. */
 bool dr_reserve_pinned(struct dr_reservation *reservation, unsigned int cpu, unsigned int count);
 void dr_release_pinned(struct dr_reservation *reservation, unsigned int cpu, unsigned int count);
 

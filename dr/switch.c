@@ -36,7 +36,7 @@ struct dr_cpu {
 	unsigned long resume_dr7;
 };
 
-static struct dr_cpu cpus[MAX_CPUS];
+static DEFINE_PER_CPU(struct dr_cpu, cpus);
 static uint64_t dr_lost_syncs; /* changes another CPU did not take within SMP_CALL_TIMEOUT_MS */
 static bool lazy = true;
 static bool btf_supported;
@@ -46,7 +46,7 @@ CMDLINE_OPTION(option_lazy, .name = "dr.lazy", .syntax = "0|1", .parse = cmdline
 
 static struct dr_cpu *this_dr_cpu(void)
 {
-	return &cpus[this_cpu_index()];
+	return this_cpu_ptr(cpus);
 }
 
 uint8_t dr_logical_of(unsigned int hardware_slot)
@@ -59,10 +59,10 @@ uint8_t dr_pinned_of(unsigned int hardware_slot)
 	return this_dr_cpu()->pinned_of[hardware_slot];
 }
 
-void dr_cpus_range(uint64_t *start, uint64_t *end)
+void dr_cpus_range(unsigned int cpu, uint64_t *start, uint64_t *end)
 {
-	*start = (uint64_t)&cpus[0];
-	*end = (uint64_t)&cpus[MAX_CPUS];
+	*start = (uint64_t)per_cpu_ptr(cpus, cpu);
+	*end = *start + sizeof(struct dr_cpu);
 }
 
 /*
@@ -337,6 +337,7 @@ void dr_init_cpu(void)
 void dr_init(void)
 {
 	dr_init_cpu();
+	dr_install_init();
 	btf_supported = dr_probe_btf();
 	switch_hooks_register(&dr_hooks);
 	dr_exception_init();

@@ -7,6 +7,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuid.h"
 #include "arch/x86/paging.h"
+#include "arch/x86/percpu.h"
 #include "arch/x86/pfa.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/user-abi.h"
@@ -35,7 +36,8 @@ static unsigned int ds_reset_slot(unsigned int format, unsigned int bit)
 			       fixed ? bit - PEBS_ENABLE_FIXED_SHIFT : bit);
 }
 
-static struct ds_context contexts[DS_CONTEXTS];
+static struct ds_context contexts[SWITCH_TASKS_MAX];
+static DEFINE_PER_CPU(struct ds_context, cpu_contexts);
 
 static const char *const error_names[DS_ERROR_COUNT] = {
 	[DS_OK] = "ok",
@@ -59,7 +61,7 @@ struct ds_context *ds_context_task(unsigned int task)
 
 struct ds_context *ds_context_cpu(unsigned int cpu)
 {
-	return &contexts[SWITCH_TASKS_MAX + cpu];
+	return per_cpu_ptr(cpu_contexts, cpu);
 }
 
 struct ds_context *ds_context_of(const struct ds_target *target)

@@ -11,8 +11,6 @@
 #include "arch/x86/switch_hooks.h"
 #include "ds/ds.h"
 
-#define DS_CONTEXTS (SWITCH_TASKS_MAX + MAX_CPUS)
-
 struct ds_buffer {
 	uint64_t phys; /* 0 when the user is not attached */
 	unsigned int pages; /* allocated: the records and the canary after them */
@@ -20,7 +18,8 @@ struct ds_buffer {
 	size_t bytes; /* whole records */
 };
 
-/* One DS area and its users. contexts[task] for tasks, contexts[SWITCH_TASKS_MAX + cpu]. */
+/* One DS area and its users: one per task (ds_context_task()) and one per CPU (ds_context_cpu()).
+ */
 struct ds_context {
 	struct ds_area *area; /* NULL when unused */
 	struct ds_buffer buffers[DS_USERS];

@@ -20,41 +20,41 @@
 	(DEBUGCTL_TR | DEBUGCTL_BTS | DEBUGCTL_BTINT | DEBUGCTL_BTS_OFF_OS | DEBUGCTL_BTS_OFF_USR)
 
 struct spinlock ds_lock = SPINLOCK_INIT("ds");
-static struct ds_registers held[MAX_CPUS]; /* what the CPU (or synthetic file) holds */
+static DEFINE_PER_CPU(struct ds_registers, held); /* what the CPU (or synthetic file) holds */
 
 const struct ds_registers *ds_registers_held(void)
 {
-	return &held[this_cpu_index()];
+	return this_cpu_ptr(held);
 }
 
 struct ds_registers ds_registers(void)
 {
-	return held[this_cpu_index()];
+	return *this_cpu_ptr(held);
 }
 
 static void write_ds_area(uint64_t value)
 {
 	wrmsr(MSR_IA32_DS_AREA, value);
-	held[this_cpu_index()].ds_area = value;
+	this_cpu_ptr(held)->ds_area = value;
 }
 
 static void write_debugctl(uint64_t value)
 {
 	debugctl_update(DS_DEBUGCTL_BITS, value);
-	held[this_cpu_index()].debugctl = value;
+	this_cpu_ptr(held)->debugctl = value;
 }
 
 /* Only with PEBS off and the buffer drained: records of one size per buffer (Linux ds.c). */
 static void write_pebs_data_cfg(uint64_t value)
 {
 	wrmsr(MSR_PEBS_DATA_CFG, value);
-	held[this_cpu_index()].pebs_data_cfg = value;
+	this_cpu_ptr(held)->pebs_data_cfg = value;
 }
 
 static void write_pebs_enable(uint64_t value)
 {
 	wrmsr(MSR_IA32_PEBS_ENABLE, value);
-	held[this_cpu_index()].pebs_enable = value;
+	this_cpu_ptr(held)->pebs_enable = value;
 }
 
 bool ds_user_live(const struct ds_context *context, enum ds_user user)
@@ -108,7 +108,7 @@ static uint64_t debugctl_for(const struct ds_context *context)
  */
 static void ds_apply(struct ds_context *context)
 {
-	struct ds_registers *now = &held[this_cpu_index()];
+	struct ds_registers *now = this_cpu_ptr(held);
 	uint64_t area = context ? (uint64_t)context->area : 0;
 	uint64_t debugctl = debugctl_for(context);
 	bool pebs = context && ds_user_live(context, DS_USER_PEBS);
@@ -138,7 +138,7 @@ static void ds_apply(struct ds_context *context)
  */
 void ds_quiesce(void)
 {
-	struct ds_registers *now = &held[this_cpu_index()];
+	struct ds_registers *now = this_cpu_ptr(held);
 
 	if (now->debugctl)
 		write_debugctl(0);
@@ -154,7 +154,7 @@ void ds_resume(void)
 void ds_registers_rewrite(void)
 {
 	unsigned long flags = spin_lock_irqsave(&ds_lock);
-	const struct ds_registers *now = &held[this_cpu_index()];
+	const struct ds_registers *now = this_cpu_ptr(held);
 
 	wrmsr(MSR_IA32_PEBS_ENABLE, now->pebs_enable);
 	debugctl_rewrite();

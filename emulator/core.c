@@ -39,16 +39,16 @@ static bool hybrid;
 /* bts_status:0 keeps GLOBAL_STATUS bit 62 out of the BTS threshold PMI: the SDM documents the
  * bit for PEBS only, and a driver must drain BTS without it (Linux does). */
 static bool bts_status = true;
-static struct emulator_profile profiles[MAX_CPUS];
+static DEFINE_PER_CPU(struct emulator_profile, profiles);
 #define ATOM_GP_COUNTERS 6
 #define ATOM_FIXED_COUNTERS 3
 static bool active;
 static char description[64] = "off";
-static struct emulator_cpu cpus[MAX_CPUS];
+static DEFINE_PER_CPU(struct emulator_cpu, cpus);
 
 struct emulator_cpu *emulator_this_cpu(void)
 {
-	return &cpus[this_cpu_index()];
+	return this_cpu_ptr(cpus);
 }
 
 bool emulator_bts_sets_status(void)
@@ -58,7 +58,7 @@ bool emulator_bts_sets_status(void)
 
 const struct emulator_profile *emulator_profile(void)
 {
-	return &profiles[this_cpu_index()];
+	return this_cpu_ptr(profiles);
 }
 
 bool emulator_active(void)
@@ -186,7 +186,7 @@ static unsigned int take(bool warnings, char *text, size_t size)
 	if (size)
 		text[0] = '\0';
 	for (unsigned int i = 0; active && i < smp_cpus(); i++) {
-		struct emulator_cpu *cpu = &cpus[i];
+		struct emulator_cpu *cpu = per_cpu_ptr(cpus, i);
 		unsigned long flags = local_irq_save();
 		unsigned int *count = warnings ? &cpu->warnings : &cpu->violations;
 
@@ -218,8 +218,8 @@ struct emulator_stats emulator_stats_all(void)
 {
 	struct emulator_stats sum = { 0 };
 
-	for (unsigned int i = 0; i < MAX_CPUS; i++) {
-		const struct emulator_stats *s = &cpus[i].stats;
+	for (unsigned int i = 0; i < percpu_count(); i++) {
+		const struct emulator_stats *s = &per_cpu_ptr(cpus, i)->stats;
 
 		sum.steps += s->steps;
 		sum.instructions += s->instructions;
@@ -449,9 +449,9 @@ static void emulator_switch_in(const struct switch_task *prev, const struct swit
 /* A task's index is reused: what the model set in its frames ended with it. */
 static void emulator_task_exit(const struct switch_task *task)
 {
-	for (unsigned int i = 0; i < MAX_CPUS; i++) {
-		cpus[i].tf_user[task->index] = false;
-		cpus[i].tf_interrupted[task->index] = false;
+	for (unsigned int i = 0; i < percpu_count(); i++) {
+		per_cpu_ptr(cpus, i)->tf_user[task->index] = false;
+		per_cpu_ptr(cpus, i)->tf_interrupted[task->index] = false;
 	}
 }
 
@@ -500,11 +500,12 @@ void emulator_init(void)
 		profile = *emulator_profile_default();
 	if (hybrid)
 		profile.core_type = CPUID_HYBRID_CORE;
-	for (unsigned int i = 0; i < MAX_CPUS; i++) {
-		profiles[i] = profile;
+	for (unsigned int i = 0; i < percpu_count(); i++) {
+		*per_cpu_ptr(profiles, i) = profile;
 		if (hybrid && i % 2)
-			make_atom(&profiles[i]);
-		emulator_registers_reset(&cpus[i].registers, &profiles[i]);
+			make_atom(per_cpu_ptr(profiles, i));
+		emulator_registers_reset(&per_cpu_ptr(cpus, i)->registers,
+					 per_cpu_ptr(profiles, i));
 	}
 	format(description, sizeof(description), "emulated (%s)", profile.name);
 	active = true;

@@ -34,7 +34,7 @@ struct pmu_cpu {
 };
 
 static struct pmu_task tasks[SWITCH_TASKS_MAX];
-static struct pmu_cpu cpus[MAX_CPUS];
+static DEFINE_PER_CPU(struct pmu_cpu, cpus);
 static unsigned int fixed_everywhere = PMU_MAX_FIXED; /* fixed counters every CPU has */
 static uint64_t gp_mask, fixed_mask; /* the counters' widths */
 
@@ -45,7 +45,7 @@ bool pmu_usable(void)
 
 static struct pmu_cpu *this_pmu_cpu(void)
 {
-	return &cpus[this_cpu_index()];
+	return this_cpu_ptr(cpus);
 }
 
 /* The MSR to read a counter through (GP 0-7, fixed 8-11). */
@@ -203,25 +203,26 @@ static void pmu_tick(struct cpu_regs *regs)
  * event's or not: a bit left set is found again by every later PMI; a counting event's wrap is
  * already in its delta), and re-enables the counters as they were.
  */
-static uint64_t pmi_status[MAX_CPUS], pmi_global_ctrl[MAX_CPUS];
+static DEFINE_PER_CPU(uint64_t, pmi_status);
+static DEFINE_PER_CPU(uint64_t, pmi_global_ctrl);
 
 static void pmu_pmi_enter(struct cpu_regs *regs)
 {
 	struct pmu_cpu *cpu = this_pmu_cpu();
 
 	(void)regs;
-	pmi_global_ctrl[this_cpu_index()] = cpu->held.global_ctrl;
+	*this_cpu_ptr(pmi_global_ctrl) = cpu->held.global_ctrl;
 	if (cpu->held.global_ctrl)
 		wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
-	pmi_status[this_cpu_index()] = rdmsr(MSR_IA32_PERF_GLOBAL_STATUS);
+	*this_cpu_ptr(pmi_status) = rdmsr(MSR_IA32_PERF_GLOBAL_STATUS);
 }
 
 static void pmu_pmi_exit(struct cpu_regs *regs)
 {
 	struct pmu_task *state = &tasks[switch_task_current()->index];
-	uint64_t status = pmi_status[this_cpu_index()];
+	uint64_t status = *this_cpu_ptr(pmi_status);
 	uint64_t overflowed = status & this_pmu_cpu()->status_bits;
-	uint64_t global_ctrl = pmi_global_ctrl[this_cpu_index()];
+	uint64_t global_ctrl = *this_cpu_ptr(pmi_global_ctrl);
 
 	(void)regs;
 	for (unsigned int i = 0; state->used && i < state->set.nr_events; i++) {

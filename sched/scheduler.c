@@ -39,7 +39,7 @@ struct run_queue {
 };
 
 struct spinlock sched_lock = SPINLOCK_INIT("sched");
-static struct run_queue run_queues[MAX_CPUS];
+static DEFINE_PER_CPU(struct run_queue, run_queues);
 static void (*task_interrupt_handler)(void);
 static void (*preemption_probe)(uint64_t cycles);
 static uint64_t slice_ms = SLICE_DEFAULT_MS;
@@ -51,7 +51,7 @@ CMDLINE_OPTION(option_slice, .name = "sched.slice", .syntax = "Nms|Ns",
 
 static struct run_queue *this_run_queue(void)
 {
-	return &run_queues[this_cpu_index()];
+	return this_cpu_ptr(run_queues);
 }
 
 unsigned long sched_lock_irqsave(void)
@@ -72,7 +72,7 @@ struct task *sched_current(void)
 /* Ask CPU cpu to run schedule() at its next interrupt, and interrupt it now if it is another. */
 static void sched_kick(unsigned int cpu)
 {
-	run_queues[cpu].need_resched = true;
+	per_cpu_ptr(run_queues, cpu)->need_resched = true;
 	smp_reschedule(cpu);
 }
 
@@ -83,7 +83,7 @@ void sched_request_switch(struct task *task)
 
 void run_queue_add(struct task *task, bool at_head)
 {
-	struct run_queue *queue = &run_queues[task->cpu];
+	struct run_queue *queue = per_cpu_ptr(run_queues, task->cpu);
 
 	task->state = TASK_RUNNABLE;
 	if (task == queue->idle)
@@ -107,7 +107,7 @@ void run_queue_add(struct task *task, bool at_head)
 
 void run_queue_remove(struct task *task)
 {
-	struct run_queue *queue = &run_queues[task->cpu];
+	struct run_queue *queue = per_cpu_ptr(run_queues, task->cpu);
 	struct task **link = &queue->head, *previous = NULL;
 
 	for (; *link; previous = *link, link = &(*link)->next) {
@@ -471,8 +471,8 @@ void sched_set_slice_ticks(unsigned int ticks)
 
 static bool sched_is_idle_task(const struct task *task)
 {
-	for (unsigned int cpu = 0; cpu < MAX_CPUS; cpu++)
-		if (run_queues[cpu].idle == task)
+	for (unsigned int cpu = 0; cpu < percpu_count(); cpu++)
+		if (per_cpu_ptr(run_queues, cpu)->idle == task)
 			return true;
 	return false;
 }
@@ -489,5 +489,5 @@ struct sched_stats sched_stats(void)
 
 struct sched_stats sched_stats_cpu(unsigned int cpu)
 {
-	return run_queues[cpu].stats;
+	return per_cpu_ptr(run_queues, cpu)->stats;
 }

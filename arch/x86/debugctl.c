@@ -7,11 +7,11 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
 
-static uint64_t shadow[MAX_CPUS];
+static DEFINE_PER_CPU(uint64_t, shadow);
 
 void debugctl_update(uint64_t mask, uint64_t value)
 {
-	uint64_t *held = &shadow[this_cpu_index()];
+	uint64_t *held = this_cpu_ptr(shadow);
 	uint64_t wanted = (*held & ~mask) | (value & mask);
 
 	if (wanted != *held) {
@@ -22,17 +22,17 @@ void debugctl_update(uint64_t mask, uint64_t value)
 
 uint64_t debugctl_shadow(void)
 {
-	return shadow[this_cpu_index()];
+	return *this_cpu_ptr(shadow);
 }
 
 void debugctl_cleared(uint64_t mask)
 {
-	shadow[this_cpu_index()] &= ~mask;
+	*this_cpu_ptr(shadow) &= ~mask;
 }
 
 void debugctl_rewrite(void)
 {
-	wrmsr(MSR_IA32_DEBUGCTL, shadow[this_cpu_index()]);
+	wrmsr(MSR_IA32_DEBUGCTL, *this_cpu_ptr(shadow));
 }
 
 uint32_t debugctl_init_cpu(uint64_t *value)
@@ -40,7 +40,7 @@ uint32_t debugctl_init_cpu(uint64_t *value)
 	uint64_t found = 0;
 	uint32_t fault = rdmsr_safe(MSR_IA32_DEBUGCTL, &found);
 
-	shadow[this_cpu_index()] = fault ? 0 : found;
+	*this_cpu_ptr(shadow) = fault ? 0 : found;
 	*value = fault ? 0 : found;
 	return fault;
 }

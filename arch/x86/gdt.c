@@ -51,11 +51,11 @@ struct cpu_tables {
 	uint8_t ist_stacks[IST_STACKS][IST_STACK_SIZE] __attribute__((aligned(16)));
 };
 
-static struct cpu_tables tables[MAX_CPUS];
+static DEFINE_PER_CPU(struct cpu_tables, tables);
 
 static struct cpu_tables *this_tables(void)
 {
-	return &tables[this_cpu_index()];
+	return this_cpu_ptr(tables);
 }
 
 static void gdt_set_tss(uint64_t *gdt, unsigned int index, const struct tss *t)
@@ -161,8 +161,8 @@ uint64_t tss_loaded_base(void)
 	       (gdt[index + 1] << 32);
 }
 
-void cpu_tables_range(uint64_t *start, uint64_t *end)
+void cpu_tables_range(unsigned int cpu, uint64_t *start, uint64_t *end)
 {
-	*start = (uint64_t)&tables[0];
-	*end = (uint64_t)&tables[MAX_CPUS];
+	*start = (uint64_t)per_cpu_ptr(tables, cpu);
+	*end = *start + sizeof(struct cpu_tables);
 }

@@ -67,10 +67,10 @@ uint64_t tss_loaded_kernel_stack(void);
 uint64_t tss_loaded_base(void);
 
 /*
- * Where every possible CPU's GDT, TSS and IST stacks lie, [*start, *end): exception delivery
- * reads the first two and pushes onto the third, so dr/ refuses breakpoints there (as Linux's
- * within_cpu_entry() does for the CPU entry area, the GDT and cpu_tss_rw).
+ * Where CPU cpu's GDT, TSS and IST stacks lie, [*start, *end), for cpu < percpu_count(): exception
+ * delivery reads the first two and pushes onto the third, so dr/ refuses breakpoints there (as
+ * Linux's within_cpu_entry() does for the CPU entry area, the GDT and cpu_tss_rw).
  */
-void cpu_tables_range(uint64_t *start, uint64_t *end);
+void cpu_tables_range(unsigned int cpu, uint64_t *start, uint64_t *end);
 
 #endif

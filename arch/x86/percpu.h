@@ -1,11 +1,34 @@
 /* SPDX-License-Identifier: MIT */
-/* The per-CPU struct, reached through the GS base. */
+/* Per-CPU variables, sized at boot, and the per-CPU struct reached through the GS base. */
 #ifndef ARCH_X86_PERCPU_H
 #define ARCH_X86_PERCPU_H
 
 #include <stdint.h>
 
-#define MAX_CPUS 8
+/*
+ * Per-CPU variables, after Linux's DEFINE_PER_CPU (include/linux/percpu-defs.h):
+ *
+ *	static DEFINE_PER_CPU(struct run_queue, run_queues);
+ *	struct run_queue *queue = per_cpu_ptr(run_queues, cpu);
+ *
+ * The contract:
+ * - Each variable is placed in .bss.percpu, which boot/kernel.ld gathers, page-aligned, between
+ *   __percpu_start and __percpu_end. That link-time copy is CPU 0's (the boot CPU's), usable from
+ *   the first instruction of start_kernel().
+ * - percpu_setup(count) runs once, after the MADT was parsed (smp_prepare()) and before any other
+ *   CPU starts or any subsystem's init: it gives CPUs 1 to count - 1 a zeroed copy each, from the
+ *   page allocator. Until then percpu_count() is 1 and only CPU 0's copy exists.
+ * - Zero initial values only: GCC refuses any other initializer in a .bss.* section, and every
+ *   CPU's copy starts zeroed, as the boot CPU's does (the loader clears .bss).
+ * - per_cpu_ptr(var, cpu) is CPU cpu's copy, for cpu < percpu_count() (else the run bails out);
+ *   this_cpu_ptr(var) is the calling CPU's, one %gs load, valid once percpu_init() ran on it.
+ * - A copy never moves or goes away: pointers into it stay valid for the whole run.
+ * There is no compile-time bound on the number of CPUs here; smp.cpus=N's bound (SMP_CPUS_MAX,
+ * arch/x86/smp.h) is the only one.
+ */
+#define DEFINE_PER_CPU(type, name) __attribute__((section(".bss.percpu"))) __typeof__(type) name
+#define per_cpu_ptr(var, cpu) ((__typeof__(&(var)))percpu_address((const void *)&(var), (cpu)))
+#define this_cpu_ptr(var) ((__typeof__(&(var)))((uintptr_t) & (var) + this_cpu_offset()))
 
 /* Hardware writes made through the arch accessors, counted on the CPU that made them. */
 struct write_counts {
@@ -18,6 +41,7 @@ struct write_counts {
 #define CPU_KERNEL_STACK_TOP 8
 #define CPU_USER_RSP 16
 #define CPU_INDEX 24
+#define CPU_PERCPU_OFFSET 32
 
 struct cpu {
 	struct cpu *self; /* must stay first: this_cpu() reads %gs:0 */
@@ -25,6 +49,7 @@ struct cpu {
 	uint64_t user_rsp; /* scratch for the SYSCALL entry */
 	unsigned int index;
 	unsigned int apic_id;
+	uintptr_t percpu_offset; /* from a per-CPU variable's link-time copy to this CPU's */
 	struct write_counts writes;
 	uint64_t ticks; /* timer interrupts taken on this CPU */
 	/* Exceptions (vectors 0-31) taken from a context with RFLAGS.TF set: single steps, and the
@@ -54,8 +79,31 @@ static inline unsigned int this_cpu_index(void)
 	return index;
 }
 
-/* Point the GS base of the calling CPU at cpus[index]. The GS-base write is not counted. */
+/* this_cpu()->percpu_offset in one load, for this_cpu_ptr(). */
+static inline uintptr_t this_cpu_offset(void)
+{
+	uintptr_t offset;
+
+	asm volatile("movq %%gs:%c1, %0" : "=r"(offset) : "i"(CPU_PERCPU_OFFSET));
+	return offset;
+}
+
+/*
+ * Give CPUs 1 to count - 1 their zeroed copies (see above); once, before any of them starts.
+ * Returns how many CPUs have one, CPU 0 included: fewer than count when memory ran out.
+ */
+unsigned int percpu_setup(unsigned int count);
+/* The CPUs that have a copy of the per-CPU variables: 1 until percpu_setup(). */
+unsigned int percpu_count(void);
+/* The address of CPU cpu's copy of the per-CPU object at link-time address address. */
+void *percpu_address(const void *address, unsigned int cpu);
+/* The bytes of one CPU's copy, and the link-time copy's start (CPU 0's). */
+uintptr_t percpu_size(void);
+uintptr_t percpu_start(void);
+
+/* Point the GS base of the calling CPU at its struct cpu. The GS-base write is not counted. */
 void percpu_init(unsigned int index);
+/* CPU index's struct cpu: per_cpu_ptr() of it. */
 struct cpu *percpu_get(unsigned int index);
 
 #endif

@@ -53,25 +53,30 @@ extern const char trampoline_start[], trampoline_end[], trampoline_parameters[];
 
 enum call_state { CALL_EMPTY, CALL_QUEUED, CALL_RUNNING, CALL_DONE };
 
-/* calls[target][source]: each CPU has one call in flight at most, so no lock is needed. */
+/*
+ * The calling CPU's call in flight (one at most, so no lock is needed): the caller fills fn, arg
+ * and target, then sets state to CALL_QUEUED; the target takes it (CALL_RUNNING) and ends it.
+ */
 struct call {
 	void (*fn)(void *);
 	void *arg;
+	unsigned int target;
 	volatile uint32_t state;
 };
 
-static struct call calls[MAX_CPUS][MAX_CPUS];
+static DEFINE_PER_CPU(struct call, calls);
+static DEFINE_PER_CPU(volatile bool, alive); /* its first C code ran */
+static DEFINE_PER_CPU(volatile bool, ready); /* smp_cpu_ready() */
 static uint64_t slowest_call;
 static unsigned int online_count = 1;
-static volatile bool alive[MAX_CPUS], ready[MAX_CPUS];
 static volatile bool stopping;
 static unsigned long boot_cr0, boot_cr4;
 static void (*ap_main)(void);
 static char single_reason[96] = "not started";
-static uint64_t max_cpus = MAX_CPUS;
+static uint64_t max_cpus = SMP_CPUS_MAX;
 
 CMDLINE_OPTION(option_cpus, .name = "smp.cpus", .syntax = "N", .parse = cmdline_parse_u64,
-	       .dest = &max_cpus, .min = 1, .max = MAX_CPUS);
+	       .dest = &max_cpus, .min = 1, .max = SMP_CPUS_MAX);
 
 unsigned int smp_cpus(void)
 {
@@ -94,17 +99,18 @@ static void delay_us(uint64_t us)
 /* Run the calls queued for the calling CPU. Interrupts off. */
 static void smp_call_poll(void)
 {
-	struct call *mine = calls[this_cpu_index()];
+	unsigned int self = this_cpu_index();
 
-	for (unsigned int source = 0; source < MAX_CPUS; source++) {
+	for (unsigned int source = 0; source < percpu_count(); source++) {
+		struct call *call = per_cpu_ptr(calls, source);
 		uint32_t queued = CALL_QUEUED;
 
-		if (mine[source].state != CALL_QUEUED ||
-		    !__atomic_compare_exchange_n(&mine[source].state, &queued, CALL_RUNNING, false,
+		if (call->state != CALL_QUEUED || call->target != self ||
+		    !__atomic_compare_exchange_n(&call->state, &queued, CALL_RUNNING, false,
 						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 			continue;
-		mine[source].fn(mine[source].arg);
-		__atomic_store_n(&mine[source].state, CALL_DONE, __ATOMIC_RELEASE);
+		call->fn(call->arg);
+		__atomic_store_n(&call->state, CALL_DONE, __ATOMIC_RELEASE);
 	}
 }
 
@@ -118,7 +124,7 @@ bool smp_call(unsigned int cpu, void (*fn)(void *), void *arg)
 {
 	unsigned long flags = local_irq_save();
 	unsigned int self = this_cpu_index();
-	struct call *call = &calls[cpu][self];
+	struct call *call = this_cpu_ptr(calls);
 	uint64_t start, limit = tsc_cycles_from_ms(SMP_CALL_TIMEOUT_MS);
 	uint32_t queued = CALL_QUEUED;
 
@@ -133,6 +139,7 @@ bool smp_call(unsigned int cpu, void (*fn)(void *), void *arg)
 	}
 	call->fn = fn;
 	call->arg = arg;
+	call->target = cpu;
 	__atomic_store_n(&call->state, CALL_QUEUED, __ATOMIC_RELEASE);
 	apic_send_ipi(percpu_get(cpu)->apic_id, VECTOR_CALL_FUNCTION);
 	start = rdtsc_ordered();
@@ -197,14 +204,14 @@ void smp_stop_others(void)
 
 void smp_cpu_ready(void)
 {
-	ready[this_cpu_index()] = true;
+	*this_cpu_ptr(ready) = true;
 }
 
 /* The first C code of an application processor, on the stack smp_start() gave it. */
 static void __attribute__((noreturn)) ap_entry(unsigned int index)
 {
 	percpu_init(index);
-	alive[index] = true;
+	*this_cpu_ptr(alive) = true;
 	write_cr3(paging_kernel_root());
 	gdt_init();
 	idt_load();
@@ -279,14 +286,14 @@ static bool start_cpu(unsigned int index, uint32_t apic_id, uint64_t *cycles)
 
 	apic_send_init(apic_id);
 	delay_us(INIT_DELAY_US);
-	for (unsigned int attempt = 0; attempt < 2 && !alive[index]; attempt++) {
+	for (unsigned int attempt = 0; attempt < 2 && !*per_cpu_ptr(alive, index); attempt++) {
 		apic_send_startup(apic_id, TRAMPOLINE_BASE);
 		delay_us(STARTUP_DELAY_US);
 	}
-	while (!ready[index] && rdtsc_ordered() - start < limit)
+	while (!*per_cpu_ptr(ready, index) && rdtsc_ordered() - start < limit)
 		cpu_relax();
 	*cycles = rdtsc_ordered() - start;
-	return ready[index];
+	return *per_cpu_ptr(ready, index);
 }
 
 static void __attribute__((format(printf, 1, 2))) set_single_reason(const char *fmt, ...)
@@ -307,23 +314,21 @@ const struct acpi_madt *smp_madt(void)
 	return &madt;
 }
 
-unsigned int smp_start(const struct smp_start_info *info)
+unsigned int smp_prepare(const struct smp_start_info *info)
 {
-	struct trampoline_parameters *parameters;
 	struct acpi_cpu entry;
 	const char *source;
 	size_t rsdp_length, table_length;
 	const void *rsdp, *table;
-	uint64_t root, stack, page_tables;
+	uint64_t root;
+	unsigned int wanted = 1, given;
 	bool extended;
 	enum acpi_error error;
 
-	nmi_register(stop_nmi);
-	interrupt_register(VECTOR_CALL_FUNCTION, call_interrupt);
 	rsdp = find_rsdp(info, &rsdp_length, &source);
 	if (!rsdp) {
 		set_single_reason("no ACPI RSDP (none from the loader, the EBDA or the BIOS area)");
-		return online_count;
+		return percpu_count();
 	}
 	error = acpi_rsdp_parse(rsdp, rsdp_length, &root, &extended);
 	if (!error)
@@ -334,10 +339,34 @@ unsigned int smp_start(const struct smp_start_info *info)
 	if (error) {
 		memset(&madt, 0, sizeof(madt)); /* a parse error leaves it unspecified */
 		set_single_reason("no usable MADT: %s", acpi_error_name(error));
-		return online_count;
+		return percpu_count();
 	}
-	ktap_diag(0, "smp: MADT via %s RSDP (%s): %u CPUs listed, boot CPU APIC id %u", source,
-		  extended ? "XSDT" : "RSDT", madt.cpu_count, this_cpu()->apic_id);
+	/* Every enabled CPU but the boot CPU may start (smp_start() says why one does not). */
+	for (size_t cursor = 0; acpi_madt_next_cpu(&madt, &cursor, &entry);)
+		if (entry.enabled && entry.apic_id != this_cpu()->apic_id && wanted < max_cpus)
+			wanted++;
+	given = percpu_setup(wanted);
+	ktap_diag(0,
+		  "smp: MADT via %s RSDP (%s): %u CPUs listed, boot CPU APIC id %u; per-CPU data "
+		  "for %u CPUs, %lu bytes each",
+		  source, extended ? "XSDT" : "RSDT", madt.cpu_count, this_cpu()->apic_id, given,
+		  (unsigned long)percpu_size());
+	if (given < wanted)
+		ktap_diag(0, "smp: no memory for the per-CPU data of %u CPUs: %u start at most",
+			  wanted, given);
+	return given;
+}
+
+unsigned int smp_start(const struct smp_start_info *info)
+{
+	struct trampoline_parameters *parameters;
+	struct acpi_cpu entry;
+	uint64_t stack, page_tables;
+
+	nmi_register(stop_nmi);
+	interrupt_register(VECTOR_CALL_FUNCTION, call_interrupt);
+	if (!madt.table)
+		return online_count; /* smp_prepare() gave the reason */
 	if (!page_is_available(info, TRAMPOLINE_BASE)) {
 		set_single_reason("the start-up page at 0x%lx is not free memory", TRAMPOLINE_BASE);
 		return online_count;
@@ -379,6 +408,11 @@ unsigned int smp_start(const struct smp_start_info *info)
 				  (unsigned int)max_cpus);
 			continue;
 		}
+		if (index >= percpu_count()) {
+			ktap_diag(0, "smp: APIC id %u: not started (no per-CPU data)",
+				  cpu->apic_id);
+			continue;
+		}
 		stack = pfa_alloc_pages(AP_STACK_PAGES);
 		if (!stack) {
 			ktap_diag(0, "smp: APIC id %u: no memory for a stack", cpu->apic_id);
@@ -389,9 +423,10 @@ unsigned int smp_start(const struct smp_start_info *info)
 		percpu_get(index)->apic_id = cpu->apic_id;
 		if (!start_cpu(index, cpu->apic_id, &cycles)) {
 			ktap_diag(0, "smp: APIC id %u: %s within %u ms", cpu->apic_id,
-				  alive[index] ? "started but not ready" : "did not start",
+				  *per_cpu_ptr(alive, index) ? "started but not ready"
+							     : "did not start",
 				  READY_TIMEOUT_MS);
-			if (alive[index])
+			if (*per_cpu_ptr(alive, index))
 				platform_bail_out("CPU %u (APIC id %u) is stuck in its set-up",
 						  index, cpu->apic_id);
 			pfa_free_pages(stack, AP_STACK_PAGES);

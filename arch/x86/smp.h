@@ -27,10 +27,26 @@ struct smp_start_info {
 };
 
 /*
- * Start every enabled CPU the MADT lists (up to smp.cpus=N on the command line, MAX_CPUS in
- * all, the boot CPU included), one at a time, and return how many CPUs are online
- * (1 when there are no others, or no MADT: the reason is printed as a KTAP diagnostic, as is
- * each CPU's APIC id and start-up time). CPU indices are 0 (the boot CPU) to smp_cpus() - 1.
+ * The most CPUs smp.cpus=N allows, the boot CPU included: a generous bound, not a size. Per-CPU
+ * data is sized at boot (arch/x86/percpu.h); the bound keeps every table sized per CPU inside
+ * one pfa_alloc_pages() of 64 pages (the largest, dr/'s #DB regions at 72 bytes a CPU, takes 19
+ * pages at 1024 CPUs).
+ */
+#define SMP_CPUS_MAX 1024
+
+/*
+ * Find the MADT and give per-CPU data (percpu_setup()) to the boot CPU and each enabled CPU it
+ * lists, smp.cpus=N in all at most. Once, after the page allocator and the boot CPU's local APIC
+ * are set up, and before any subsystem's init. Returns percpu_count(); the MADT line (and why
+ * only CPU 0 will run, when there is no MADT) is printed as a KTAP diagnostic.
+ */
+unsigned int smp_prepare(const struct smp_start_info *info);
+
+/*
+ * After smp_prepare(): start every enabled CPU the MADT lists that has per-CPU data, one at a
+ * time, and return how many CPUs are online (1 when there are no others, or no MADT: the reason
+ * is printed as a KTAP diagnostic, as is each CPU's APIC id and start-up time). CPU indices are
+ * 0 (the boot CPU) to smp_cpus() - 1.
  */
 unsigned int smp_start(const struct smp_start_info *info);
 /* The MADT smp_start() parsed: no CPUs and no I/O APICs when it found none. */

@@ -7,7 +7,7 @@
 #include "arch/x86/switch_hooks.h"
 
 static const struct switch_hooks *registered[SWITCH_HOOKS_MAX];
-static struct switch_task current[MAX_CPUS];
+static DEFINE_PER_CPU(struct switch_task, current);
 static unsigned int interrupt_depths[SWITCH_TASKS_MAX];
 
 int switch_hooks_register(const struct switch_hooks *hooks)
@@ -51,18 +51,18 @@ void switch_hooks_run_exit(const struct switch_task *task)
 
 void switch_hooks_set_current(const struct switch_task *task)
 {
-	current[this_cpu_index()] = *task;
+	*this_cpu_ptr(current) = *task;
 }
 
 int switch_task_running_cpu(unsigned int index)
 {
 	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++)
-		if (current[cpu].index == index)
+		if (per_cpu_ptr(current, cpu)->index == index)
 			return (int)cpu;
 	return -1;
 }
 
 const struct switch_task *switch_task_current(void)
 {
-	return &current[this_cpu_index()];
+	return this_cpu_ptr(current);
 }

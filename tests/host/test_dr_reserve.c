@@ -11,6 +11,14 @@
 #define MODEL_TASKS 12
 #define MODEL_CPUS 3
 #define MODEL_STEPS 50000
+#define RESERVE_CPUS 8 /* the reservation's; the model's CPUs are the first MODEL_CPUS */
+
+/* A reservation for RESERVE_CPUS CPUs, its pinned counts in storage. */
+static void reservation_new(struct dr_reservation *reservation, unsigned int *storage)
+{
+	memset(storage, 0x5a, RESERVE_CPUS * sizeof(*storage)); /* dr_reservation_init() zeroes */
+	dr_reservation_init(reservation, storage, RESERVE_CPUS);
+}
 
 /*
  * The rule written out plainly (Linux kernel/events/hw_breakpoint.c): a configuration fits when,
@@ -73,7 +81,7 @@ static bool matches_model(const struct dr_reservation *reservation, const struct
 	if (!host_checkf(reservation->system == model->system, "step %u: system %u, model %u", step,
 			 reservation->system, model->system))
 		return false;
-	for (unsigned int cpu = 0; cpu < DR_RESERVE_CPUS; cpu++) {
+	for (unsigned int cpu = 0; cpu < RESERVE_CPUS; cpu++) {
 		unsigned int pinned = cpu < MODEL_CPUS ? model->pinned[cpu] : 0;
 
 		if (!host_checkf(reservation->pinned[cpu] == pinned,
@@ -104,11 +112,14 @@ static bool matches_model(const struct dr_reservation *reservation, const struct
 
 HOST_TEST(dr_reserve_agrees_with_the_model_over_a_random_walk)
 {
-	struct dr_reservation reservation = { 0 };
+	struct dr_reservation reservation;
+	unsigned int pinned[RESERVE_CPUS];
 	struct model model = { 0 };
 
+	reservation_new(&reservation, pinned);
 	for (unsigned int step = 0; step < MODEL_STEPS; step++) {
 		struct dr_reservation before = reservation;
+		unsigned int pinned_before[RESERVE_CPUS];
 		struct model next = model;
 		unsigned int t = random_below(MODEL_TASKS);
 		unsigned int cpu = random_below(MODEL_CPUS);
@@ -116,6 +127,7 @@ HOST_TEST(dr_reserve_agrees_with_the_model_over_a_random_walk)
 		unsigned int count = 0;
 		bool accepted;
 
+		memcpy(pinned_before, pinned, sizeof(pinned));
 		if (operation == 0) {
 			/* A task grows by 1 or 2, possibly past DR_SLOTS. */
 			next.task[t] += 1 + random_below(2);
@@ -162,7 +174,8 @@ HOST_TEST(dr_reserve_agrees_with_the_model_over_a_random_walk)
 			return;
 		if (accepted)
 			model = next;
-		else if (!host_checkf(memcmp(&before, &reservation, sizeof(before)) == 0,
+		else if (!host_checkf(memcmp(&before, &reservation, sizeof(before)) == 0 &&
+					      memcmp(pinned_before, pinned, sizeof(pinned)) == 0,
 				      "step %u: a refusal changed the reservation", step))
 			return;
 		if (!matches_model(&reservation, &model, step))
@@ -172,8 +185,10 @@ HOST_TEST(dr_reserve_agrees_with_the_model_over_a_random_walk)
 
 HOST_TEST(dr_reserve_task_takes_four_slots_and_refuses_a_fifth)
 {
-	struct dr_reservation reservation = { 0 };
+	struct dr_reservation reservation;
+	unsigned int pinned[RESERVE_CPUS];
 
+	reservation_new(&reservation, pinned);
 	for (unsigned int held = 0; held < DR_SLOTS; held++) {
 		host_check_eq_u64(DR_SLOTS - held,
 				  dr_reservation_free_for_task(&reservation, held));
@@ -190,8 +205,10 @@ HOST_TEST(dr_reserve_task_takes_four_slots_and_refuses_a_fifth)
 
 HOST_TEST(dr_reserve_system_takes_a_slot_from_every_task)
 {
-	struct dr_reservation reservation = { 0 };
+	struct dr_reservation reservation;
+	unsigned int pinned[RESERVE_CPUS];
 
+	reservation_new(&reservation, pinned);
 	host_check(dr_reserve_task(&reservation, 0, 2));
 	host_check(dr_reserve_task(&reservation, 0, 1));
 	host_check(dr_reserve_system(&reservation, 1));
@@ -208,9 +225,11 @@ HOST_TEST(dr_reserve_system_takes_a_slot_from_every_task)
 
 HOST_TEST(dr_reserve_system_is_refused_while_a_task_holds_the_slots)
 {
-	struct dr_reservation reservation = { 0 };
+	struct dr_reservation reservation;
+	unsigned int pinned[RESERVE_CPUS];
 	struct dr_reservation before;
 
+	reservation_new(&reservation, pinned);
 	host_check(dr_reserve_task(&reservation, 0, DR_SLOTS));
 	before = reservation;
 	host_check(!dr_reserve_system(&reservation, 1));
@@ -229,8 +248,10 @@ HOST_TEST(dr_reserve_system_is_refused_while_a_task_holds_the_slots)
 
 HOST_TEST(dr_release_system_gives_the_slots_back_to_tasks)
 {
-	struct dr_reservation reservation = { 0 };
+	struct dr_reservation reservation;
+	unsigned int pinned[RESERVE_CPUS];
 
+	reservation_new(&reservation, pinned);
 	host_check(dr_reserve_system(&reservation, 3));
 	host_check_eq_u64(1, dr_reservation_free_for_task(&reservation, 0));
 	host_check(!dr_reserve_task(&reservation, 0, 2));
@@ -247,9 +268,11 @@ HOST_TEST(dr_release_system_gives_the_slots_back_to_tasks)
 
 HOST_TEST(dr_reserve_pinned_counts_on_its_own_cpu_and_bounds_every_task)
 {
-	struct dr_reservation reservation = { 0 };
+	struct dr_reservation reservation;
+	unsigned int pinned[RESERVE_CPUS];
 	struct dr_reservation before;
 
+	reservation_new(&reservation, pinned);
 	/* Three pinned on CPU 1: CPU 1 has one slot left, CPU 0 all four. */
 	host_check(dr_reserve_pinned(&reservation, 1, 3));
 	host_check(dr_reserve_pinned(&reservation, 0, 3));
@@ -268,5 +291,5 @@ HOST_TEST(dr_reserve_pinned_counts_on_its_own_cpu_and_bounds_every_task)
 	dr_release_pinned(&reservation, 0, 3);
 	host_check(dr_reserve_system(&reservation, 1));
 	host_check(!dr_reserve_system(&reservation, 1));
-	host_check(!dr_reserve_pinned(&reservation, DR_RESERVE_CPUS, 1));
+	host_check(!dr_reserve_pinned(&reservation, RESERVE_CPUS, 1));
 }

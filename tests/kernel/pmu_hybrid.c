@@ -27,9 +27,13 @@ struct counters_seen {
 	uint32_t core_type;
 };
 
+static DEFINE_PER_CPU(struct counters_seen, counters_seen_on);
+
 static void read_counters(void *arg)
 {
-	struct counters_seen *seen = &((struct counters_seen *)arg)[this_cpu_index()];
+	struct counters_seen *seen = this_cpu_ptr(counters_seen_on);
+
+	(void)arg;
 
 	seen->gp = CPUID_PERFMON_GP_COUNTERS(cpuid(CPUID_LEAF_PERFMON, 0).eax);
 	seen->core_type = cpuid(CPUID_LEAF_EXTENDED_FEATURES, 0).edx & CPUID_7_EDX_HYBRID
@@ -66,7 +70,7 @@ static void count_while_moving(void *arg)
 
 TEST(pmu, events_for_a_big_core_keep_counting_on_a_small_one)
 {
-	struct counters_seen seen[MAX_CPUS] = { 0 };
+	struct counters_seen seen[2];
 	struct mover mover = { 0 };
 	struct task *task;
 	uint64_t truth;
@@ -75,8 +79,11 @@ TEST(pmu, events_for_a_big_core_keep_counting_on_a_small_one)
 	smp_require_cpus(2);
 	if (!pmu_usable())
 		test_skip("%s", pmu_info()->reason);
-	smp_call(0, read_counters, seen);
-	smp_call(1, read_counters, seen);
+	for (unsigned int cpu = 0; cpu < 2; cpu++) {
+		*per_cpu_ptr(counters_seen_on, cpu) = (struct counters_seen){ 0 };
+		smp_call(cpu, read_counters, NULL);
+		seen[cpu] = *per_cpu_ptr(counters_seen_on, cpu);
+	}
 	test_diag("CPU 0: core type 0x%x, %u GP counters; CPU 1: core type 0x%x, %u",
 		  seen[0].core_type, seen[0].gp, seen[1].core_type, seen[1].gp);
 	if (seen[1].gp >= seen[0].gp)

@@ -15,10 +15,14 @@ struct stopped {
 	bool read;
 };
 
+static DEFINE_PER_CPU(struct stopped, stopped_on);
+
 /* On the CPU concerned: what the counters' controls hold while no task there uses them. */
 static void read_controls(void *arg)
 {
-	struct stopped *out = &((struct stopped *)arg)[this_cpu_index()];
+	struct stopped *out = this_cpu_ptr(stopped_on);
+
+	(void)arg;
 
 	out->global_ctrl = rdmsr(MSR_IA32_PERF_GLOBAL_CTRL);
 	out->fixed_ctrl = rdmsr(MSR_IA32_FIXED_CTR_CTRL);
@@ -37,19 +41,20 @@ static void read_controls(void *arg)
  */
 TEST(pmu, counters_left_running_by_firmware_are_stopped_on_every_cpu)
 {
-	struct stopped seen[MAX_CPUS] = { 0 };
-
 	if (!pmu_usable())
 		test_skip("%s", pmu_info()->reason);
 	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++) {
-		check(smp_call(cpu, read_controls, seen), "CPU %u took no call", cpu);
-		if (!seen[cpu].read)
+		struct stopped *seen = per_cpu_ptr(stopped_on, cpu);
+
+		*seen = (struct stopped){ 0 };
+		check(smp_call(cpu, read_controls, NULL), "CPU %u took no call", cpu);
+		if (!seen->read)
 			continue;
 		test_diag("CPU %u: GLOBAL_CTRL 0x%llx FIXED_CTR_CTRL 0x%llx", cpu,
-			  (unsigned long long)seen[cpu].global_ctrl,
-			  (unsigned long long)seen[cpu].fixed_ctrl);
-		check_eq(0, seen[cpu].global_ctrl);
-		check_eq(0, seen[cpu].fixed_ctrl);
-		check_eq(0, seen[cpu].evtsel_or);
+			  (unsigned long long)seen->global_ctrl,
+			  (unsigned long long)seen->fixed_ctrl);
+		check_eq(0, seen->global_ctrl);
+		check_eq(0, seen->fixed_ctrl);
+		check_eq(0, seen->evtsel_or);
 	}
 }

@@ -85,10 +85,11 @@ TEST(smp, ds_area_allocated_on_cpu_0_for_cpu_1_is_activated_and_filled_there)
 	check_eq(0, read_on(1).debugctl & TRACING);
 }
 
+static DEFINE_PER_CPU(struct prober, probers);
+static DEFINE_PER_CPU(struct task *, prober_tasks);
+
 TEST(smp, each_cpu_has_its_own_area_and_records_its_own_branches)
 {
-	struct prober probers[MAX_CPUS];
-	struct task *tasks[MAX_CPUS];
 	unsigned int cpus = smp_cpus();
 
 	smp_require_cpus(2);
@@ -105,16 +106,18 @@ TEST(smp, each_cpu_has_its_own_area_and_records_its_own_branches)
 			      "CPUs %u and %u share an area", other, cpu);
 		}
 		/* Distinct round counts: another CPU's records would break the index arithmetic. */
-		probers[cpu] = (struct prober){ .area = ds_area_get(&target), .rounds = cpu + 2 };
+		*per_cpu_ptr(probers, cpu) =
+			(struct prober){ .area = ds_area_get(&target), .rounds = cpu + 2 };
 	}
 	for (unsigned int cpu = 0; cpu < cpus; cpu++)
-		tasks[cpu] = smp_task_on(cpu, "prober", probe_there, &probers[cpu]);
+		*per_cpu_ptr(prober_tasks, cpu) =
+			smp_task_on(cpu, "prober", probe_there, per_cpu_ptr(probers, cpu));
 	for (unsigned int cpu = 0; cpu < cpus; cpu++) {
 		struct ds_target target = cpu_target(cpu);
 
-		check_eq(0, task_join(tasks[cpu], NULL));
-		check_eq(cpu, probers[cpu].cpu);
-		check_probe_run(&probers[cpu].run, probers[cpu].rounds);
+		check_eq(0, task_join(*per_cpu_ptr(prober_tasks, cpu), NULL));
+		check_eq(cpu, per_cpu_ptr(probers, cpu)->cpu);
+		check_probe_run(&per_cpu_ptr(probers, cpu)->run, per_cpu_ptr(probers, cpu)->rounds);
 		check_eq(DS_OK, ds_detach(&target, DS_USER_BTS));
 	}
 }

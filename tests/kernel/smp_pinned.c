@@ -31,14 +31,14 @@ TEST(smp, a_pinned_breakpoint_traps_every_task_on_its_cpu_and_nothing_elsewhere)
 	smp_call_target_from(last, 3);
 	smp_call_target_from(0, 2);
 	dr_target_function(); /* the runner, on CPU 0 */
-	check_eq(3, smp_hits_on[last]);
-	check_eq(0, smp_hits_on[0]);
+	check_eq(3, smp_hits_on(last));
+	check_eq(0, smp_hits_on(0));
 	check_eq(0, dr_uninstall_pinned(last, slot));
 	registers = smp_read_registers(last);
 	check(!smp_breakpoint_live(&registers, TARGET), "CPU %u keeps it: DR7=0x%llx", last,
 	      (unsigned long long)registers.dr7);
 	smp_call_target_from(last, 1);
-	check_eq(3, smp_hits_on[last]);
+	check_eq(3, smp_hits_on(last));
 	check_eq(-DR_ERROR_NO_CPU, dr_install_pinned(smp_cpus(), &breakpoint, NULL, NULL));
 }
 
@@ -53,32 +53,32 @@ static int pin_unused(unsigned int cpu, unsigned int which)
 	return slot;
 }
 
-struct mover {
-	unsigned int hits_by_cpu[MAX_CPUS];
-};
+/* The hits of the mover's breakpoint on each CPU. */
+static DEFINE_PER_CPU(unsigned int, hits_by_cpu);
 
 /* With one breakpoint of its own, trap once on each CPU. */
 static void trap_on_every_cpu(void *arg)
 {
-	struct mover *mover = arg;
 	struct dr_hit hits[16];
-	unsigned int count;
 
+	(void)arg;
 	dr_target_install(TARGET, DR_TYPE_EXECUTE, 1);
 	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++) {
+		unsigned int count;
+
 		smp_move_self(cpu);
 		dr_target_function();
+		/* Read as it goes: the hit ring holds 16, and there may be more CPUs. */
+		count = dr_target_hits(hits);
+		for (unsigned int i = 0; i < count; i++)
+			(*per_cpu_ptr(hits_by_cpu, hits[i].cpu))++;
 	}
-	count = dr_target_hits(hits);
-	for (unsigned int i = 0; i < count; i++)
-		mover->hits_by_cpu[hits[i].cpu]++;
 }
 
 TEST(smp, the_reservation_counts_each_cpus_pinned_breakpoints_against_every_other_user)
 {
 	struct dr_breakpoint system = { (uint64_t)&dr_target_unused[7], DR_TYPE_WRITE, 8 };
 	struct dr_breakpoint own = { TARGET, DR_TYPE_EXECUTE, 1 };
-	struct mover mover = { { 0 } };
 	unsigned int runner = sched_current()->index;
 	struct smp_registers registers;
 	int pinned[3], system_slot;
@@ -107,11 +107,14 @@ TEST(smp, the_reservation_counts_each_cpus_pinned_breakpoints_against_every_othe
 	/* With two pinned on CPU 1, a task's breakpoint fits next to them and traps everywhere. */
 	for (unsigned int i = 0; i < 2; i++)
 		pinned[i] = pin_unused(1, i);
-	task = smp_task_on(0, "mover", trap_on_every_cpu, &mover);
+	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++)
+		*per_cpu_ptr(hits_by_cpu, cpu) = 0;
+	task = smp_task_on(0, "mover", trap_on_every_cpu, NULL);
 	check_eq(0, task_join(task, NULL));
 	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++)
-		check(mover.hits_by_cpu[cpu] == 1, "CPU %u: %u hits of the task's breakpoint", cpu,
-		      mover.hits_by_cpu[cpu]);
+		check(*per_cpu_ptr(hits_by_cpu, cpu) == 1,
+		      "CPU %u: %u hits of the task's breakpoint", cpu,
+		      *per_cpu_ptr(hits_by_cpu, cpu));
 	for (unsigned int i = 0; i < 2; i++)
 		check_eq(0, dr_uninstall_pinned(1, pinned[i]));
 	check_eq(DR_SLOTS, dr_task_free_slots(runner));

@@ -37,7 +37,7 @@ TEST(smp, a_system_wide_breakpoint_is_live_and_fires_on_every_cpu_until_removed)
 	}
 	call_on_every_cpu();
 	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++)
-		check(smp_hits_on[cpu] == 1, "CPU %u: %u hits, expected 1", cpu, smp_hits_on[cpu]);
+		check(smp_hits_on(cpu) == 1, "CPU %u: %u hits, expected 1", cpu, smp_hits_on(cpu));
 	check_eq(0, dr_uninstall_system(slot));
 	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++) {
 		struct smp_registers registers = smp_read_registers(cpu);
@@ -47,8 +47,8 @@ TEST(smp, a_system_wide_breakpoint_is_live_and_fires_on_every_cpu_until_removed)
 	}
 	call_on_every_cpu();
 	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++)
-		check(smp_hits_on[cpu] == 1, "CPU %u: %u hits after the removal", cpu,
-		      smp_hits_on[cpu]);
+		check(smp_hits_on(cpu) == 1, "CPU %u: %u hits after the removal", cpu,
+		      smp_hits_on(cpu));
 	check_eq(failures, dr_sync_failures());
 }
 

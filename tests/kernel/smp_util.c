@@ -70,19 +70,24 @@ void smp_move_self(unsigned int cpu)
 		test_abort("moving to CPU %u: now on CPU %u", cpu, this_cpu_index());
 }
 
-volatile unsigned int smp_hits_on[MAX_CPUS];
+static DEFINE_PER_CPU(volatile unsigned int, hits_on);
+
+unsigned int smp_hits_on(unsigned int cpu)
+{
+	return *per_cpu_ptr(hits_on, cpu);
+}
 
 void smp_hits_reset(void)
 {
-	for (unsigned int cpu = 0; cpu < MAX_CPUS; cpu++)
-		smp_hits_on[cpu] = 0;
+	for (unsigned int cpu = 0; cpu < percpu_count(); cpu++)
+		*per_cpu_ptr(hits_on, cpu) = 0;
 }
 
 void smp_count_hit(const struct dr_hit *hit, struct cpu_regs *regs, void *context)
 {
 	(void)regs;
 	(void)context;
-	__atomic_add_fetch(&smp_hits_on[hit->cpu], 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(per_cpu_ptr(hits_on, hit->cpu), 1, __ATOMIC_RELAXED);
 }
 
 static void call_target_once(void *arg)
@@ -93,10 +98,10 @@ static void call_target_once(void *arg)
 
 void smp_call_target_from(unsigned int cpu, unsigned int count)
 {
-	struct task *tasks[MAX_CPUS];
+	struct task *tasks[SMP_CALLERS_MAX];
 
-	if (count > MAX_CPUS)
-		test_abort("smp_call_target_from: %u tasks, at most %u", count, MAX_CPUS);
+	if (count > SMP_CALLERS_MAX)
+		test_abort("smp_call_target_from: %u tasks, at most %u", count, SMP_CALLERS_MAX);
 	for (unsigned int i = 0; i < count; i++)
 		tasks[i] = smp_task_on(cpu, "caller", call_target_once, NULL);
 	for (unsigned int i = 0; i < count; i++)

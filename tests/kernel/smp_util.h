@@ -30,12 +30,14 @@ struct task *smp_task_on(unsigned int cpu, const char *name, void (*fn)(void *),
 /* The calling task moves to cpu; fails the test if it did not land there. */
 void smp_move_self(unsigned int cpu);
 
-/* A dr_handler that counts hits per CPU in smp_hits_on[]; smp_hits_reset() zeroes them. */
-extern volatile unsigned int smp_hits_on[MAX_CPUS];
+/* A dr_handler that counts hits per CPU, read by smp_hits_on(cpu); smp_hits_reset() zeroes them. */
+unsigned int smp_hits_on(unsigned int cpu);
 void smp_hits_reset(void);
 void smp_count_hit(const struct dr_hit *hit, struct cpu_regs *regs, void *context);
 
-/* count tasks on cpu, each calling dr_target_function() once; returns when all are joined. */
+/* count tasks (at most SMP_CALLERS_MAX) on cpu, each calling dr_target_function() once;
+ * returns when all are joined. */
+#define SMP_CALLERS_MAX 8
 void smp_call_target_from(unsigned int cpu, unsigned int count);
 
 /* xorshift64* (Vigna), seeded from the run's seed: reproducible. */

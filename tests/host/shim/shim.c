@@ -43,8 +43,8 @@
 #define BTS_ON (DEBUGCTL_TR | DEBUGCTL_BTS)
 
 static struct emulator_profile profile;
-static struct emulator_registers registers[MAX_CPUS];
-static struct cpu cpus[MAX_CPUS];
+static struct emulator_registers registers[SHIM_CPUS];
+static struct cpu cpus[SHIM_CPUS];
 static unsigned int cpu_now, cpu_count = 1;
 static bool interrupts_on = true;
 static uint64_t tsc;
@@ -77,7 +77,7 @@ static const char *const feature_names[FEATURES] = { "BTS", "PEBS" };
 static struct {
 	bool on;
 	struct ds_buffer_fields seen;
-} tracked[MAX_CPUS][FEATURES];
+} tracked[SHIM_CPUS][FEATURES];
 
 static void print_log(void);
 
@@ -120,7 +120,7 @@ static void power_on(const char *spec)
 		if (!emulator_profile_override(&profile, item, value, err, sizeof(err)))
 			fail_now("override %s:%s: %s", item, value, err);
 	}
-	for (unsigned int i = 0; i < MAX_CPUS; i++) {
+	for (unsigned int i = 0; i < SHIM_CPUS; i++) {
 		emulator_registers_reset(&registers[i], &profile);
 		cpus[i].self = &cpus[i];
 		cpus[i].index = i;
@@ -153,7 +153,8 @@ void shim_run(const char *name, const char *cpu, void (*body)(void))
 		power_on(cpu);
 		checks_before = host_test_checks_made();
 		body();
-		/* A body that checked nothing asserted nothing: it fails, as the kernel's runner does. */
+		/* A body that checked nothing asserted nothing: it fails, as the kernel's runner
+		 * does. */
 		if (host_test_checks_made() == checks_before)
 			printf("    %s (cpu:%s): no check was made\n", name, cpu);
 		fflush(stdout);
@@ -210,16 +211,28 @@ struct emulator_registers *shim_registers(unsigned int cpu)
 
 void shim_set_cpu(unsigned int cpu)
 {
-	if (cpu >= MAX_CPUS)
+	if (cpu >= SHIM_CPUS)
 		fail_now("no CPU %u", cpu);
 	cpu_now = cpu;
 }
 
 void shim_set_cpus(unsigned int count)
 {
-	if (count == 0 || count > MAX_CPUS)
-		fail_now("%u CPUs: 1 to %u", count, MAX_CPUS);
+	if (count == 0 || count > SHIM_CPUS)
+		fail_now("%u CPUs: 1 to %u", count, SHIM_CPUS);
 	cpu_count = count;
+}
+
+unsigned int shim_cpu_checked(unsigned int cpu)
+{
+	if (cpu >= SHIM_CPUS)
+		fail_now("per-CPU data of CPU %u asked for: the shim has %u", cpu, SHIM_CPUS);
+	return cpu;
+}
+
+unsigned int percpu_count(void)
+{
+	return SHIM_CPUS;
 }
 
 struct cpu *this_cpu(void)
@@ -796,7 +809,7 @@ void shim_bts_store(uint64_t from, uint64_t to)
 
 void shim_check_clean(void)
 {
-	for (unsigned int cpu = 0; cpu < MAX_CPUS; cpu++) {
+	for (unsigned int cpu = 0; cpu < SHIM_CPUS; cpu++) {
 		const struct emulator_registers *r = &registers[cpu];
 
 		check_fields(cpu);
