@@ -174,8 +174,15 @@ CONSOLE ?= ttyS0
 iso: deps all
 	$(PYTHON) scripts/mkiso --console $(CONSOLE) --cmdline "$(CMDLINE)" --out $(BUILD)/switchyard.iso
 
+# make pxe takes PXE_INTERFACE, PXE_DHCP_RANGE or PXE_PROXY_DHCP (a subnet: proxy-DHCP beside
+# the lab's DHCP server), PXE_TFTP_ROOT (where the tree will be served) and PXE_LAVA=1 (GRUB
+# stops at its prompt for LAVA); unset, scripts/mkpxe's defaults apply.
 pxe: deps all
-	$(PYTHON) scripts/mkpxe --console $(CONSOLE) --cmdline "$(CMDLINE)" --out $(BUILD)/pxe
+	$(PYTHON) scripts/mkpxe --console $(CONSOLE) --cmdline "$(CMDLINE)" --out $(BUILD)/pxe \
+		$(if $(PXE_INTERFACE),--interface '$(PXE_INTERFACE)') \
+		$(if $(PXE_DHCP_RANGE),--dhcp-range '$(PXE_DHCP_RANGE)') \
+		$(if $(PXE_PROXY_DHCP),--proxy-dhcp '$(PXE_PROXY_DHCP)') \
+		$(if $(PXE_TFTP_ROOT),--tftp-root '$(PXE_TFTP_ROOT)') $(if $(PXE_LAVA),--lava)
 
 # The LAVA jobs run by the real lava-run (Debian's lava-dispatcher), QEMU as the board: the qemu
 # device type, and the x86 type with deploy/lava/switchyard-ipxe.yaml. Every test must be one

@@ -61,6 +61,11 @@ def grub_cfg(kernel_path, cmdline, console, protocol="multiboot2"):
                   cmdline=" ".join(f"'{word}'" for word in words))
 
 
+def grub_lava_cfg(console):
+    """grub.cfg text for LAVA: GRUB on the serial port, at its prompt, booting nothing."""
+    return render("grub-lava.cfg.in", serial_args=grub_serial(console))
+
+
 def ipxe_script(kernel_name, cmdline, console):
     """boot.ipxe text: fetch kernel_name from the TFTP server that gave the address."""
     return render("boot.ipxe.in", kernel=kernel_name,

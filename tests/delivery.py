@@ -130,3 +130,91 @@ def network_namespace(name, address):
         yield name
     finally:
         subprocess.run(["ip", "netns", "delete", name], capture_output=True)
+
+
+@contextlib.contextmanager
+def veth_namespaces(name, address):
+    """Two fresh namespaces, `name` and `name`-client, joined by a veth pair: "server" in the
+    first, with `address` (CIDR), and "client" in the second, without an address; both up.
+    Yields the two names; both are deleted on exit, whatever happened."""
+    names = (name, f"{name}-client")
+    for each in names:
+        subprocess.run(["ip", "netns", "delete", each], capture_output=True)  # a stale one
+        subprocess.run(["ip", "netns", "add", each], check=True, capture_output=True)
+    try:
+        subprocess.run(["ip", "-n", name, "link", "add", "server", "type", "veth", "peer",
+                        "name", "client", "netns", names[1]], check=True, capture_output=True)
+        for where, command in ((name, ["addr", "add", address, "dev", "server"]),
+                               (name, ["link", "set", "server", "up"]),
+                               (names[1], ["link", "set", "client", "up"])):
+            subprocess.run(["ip", "-n", where, *command], check=True, capture_output=True)
+        yield names
+    finally:
+        for each in names:
+            subprocess.run(["ip", "netns", "delete", each], capture_output=True)
+
+
+# A DHCPDISCOVER as a PXE ROM sends it (RFC 2131, RFC 4578): the broadcast flag, so that the
+# offer comes back by broadcast to a client without an address.
+DHCP_MAGIC = bytes([99, 130, 83, 99])
+PXE_VENDOR_CLASS = b"PXEClient:Arch:00000:UNDI:002001"
+
+
+def dhcp_discover_packet(xid, mac, pxe):
+    options = bytes([53, 1, 1])  # DHCPDISCOVER
+    if pxe:
+        options += bytes([60, len(PXE_VENDOR_CLASS)]) + PXE_VENDOR_CLASS
+        options += bytes([93, 2, 0, 0])  # client architecture: x86 BIOS
+        options += bytes([94, 3, 1, 2, 1])  # UNDI 2.1
+        options += bytes([97, 17, 0]) + bytes(range(16))  # the client's UUID
+    options += bytes([55, 8, 1, 3, 6, 15, 43, 60, 66, 67, 255])
+    header = bytes([1, 1, 6, 0]) + xid + bytes([0, 0, 0x80, 0]) + bytes(16)
+    packet = header + mac + bytes(10) + bytes(64 + 128) + DHCP_MAGIC + options
+    return packet + bytes(max(0, 300 - len(packet)))
+
+
+def dhcp_parse(packet):
+    """{"xid", "yiaddr", "siaddr", "file", "options": {code: hex}} of a BOOTREPLY."""
+    if len(packet) < 240 or packet[0] != 2 or packet[236:240] != DHCP_MAGIC:
+        return None
+    options, at = {}, 240
+    while at < len(packet) and packet[at] != 255:
+        if packet[at] == 0:
+            at += 1
+            continue
+        code, size = packet[at], packet[at + 1]
+        options[code] = packet[at + 2:at + 2 + size].hex()
+        at += 2 + size
+    return {"xid": packet[4:8].hex(), "yiaddr": socket.inet_ntoa(packet[16:20]),
+            "siaddr": socket.inet_ntoa(packet[20:24]),
+            "file": packet[108:236].split(b"\0")[0].decode(errors="replace"),
+            "options": options}
+
+
+def dhcp_discover(interface, pxe, seconds):
+    """Broadcast one DHCPDISCOVER on `interface` (which needs no address) and return every
+    reply to it that arrives within `seconds`, parsed."""
+    xid, mac = os.urandom(4), bytes([0x52, 0x54, 0, 0x12, 0x34, 0x56])
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, interface.encode())
+        sock.bind(("", 68))
+        sock.sendto(dhcp_discover_packet(xid, mac, pxe), ("255.255.255.255", 67))
+        replies, deadline = [], time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            sock.settimeout(left)
+            try:
+                reply = dhcp_parse(sock.recv(4096))
+            except socket.timeout:
+                break
+            if reply and reply["xid"] == xid.hex():
+                replies.append(reply)
+    return replies
+
+
+if __name__ == "__main__":
+    # python3 tests/delivery.py dhcp-discover INTERFACE pxe|plain SECONDS: the replies as JSON,
+    # for a test that runs this inside a network namespace (ip netns exec).
+    assert sys.argv[1] == "dhcp-discover", sys.argv
+    print(json.dumps(dhcp_discover(sys.argv[2], sys.argv[3] == "pxe", float(sys.argv[4]))))

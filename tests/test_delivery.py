@@ -149,7 +149,7 @@ def test_pxe_over_user_net_tftp(tmp_path, pxe_tree, path, bootfile, uefi, loader
 @pytest.mark.timeout(240)
 def test_pxe_from_dnsmasq_on_a_tap_in_a_network_namespace(tmp_path, pxe_tree):
     """The lab set-up for real: deploy's dnsmasq.conf, as mkpxe renders it, serves DHCP and
-    TFTP on tap0; QEMU's NIC (iPXE) asks for it and gets boot.ipxe."""
+    TFTP on tap0; QEMU's NIC (iPXE) asks for it and gets boot.ipxe, and no router."""
     name = f"switchyard-{os.getpid()}"
     dnsmasq_log = tmp_path / "dnsmasq.log"
     with delivery.network_namespace(name, NETNS_ADDRESS):
@@ -172,6 +172,9 @@ def test_pxe_from_dnsmasq_on_a_tap_in_a_network_namespace(tmp_path, pxe_tree):
             delivery.kill_group(dnsmasq)
     served = dnsmasq_log.read_text() if dnsmasq_log.exists() else ""
     assert "sent" in served and "switchyard32.elf" in served, served
+    # It leases an address and names no router or DNS server (log-dhcp lists what it sent).
+    assert re.search(r"option:\s+1 netmask", served), served
+    assert not re.search(r"option:\s+(3 router|6 dns-server)", served), served
     assert_complete("PXE dnsmasq netns", run, result, "multiboot1 loader=\"iPXE")
 
 
