@@ -65,8 +65,15 @@ static void time_init(void)
 {
 	char error[CMDLINE_STRING_MAX];
 
-	if (!apic_init())
-		platform_bail_out("no local APIC in xAPIC mode");
+	switch (apic_init(error, sizeof(error))) {
+	case APIC_INIT_OK:
+		break;
+	case APIC_INIT_NO_APIC:
+		platform_bail_out("%s", error);
+	case APIC_INIT_USAGE_ERROR:
+		runner_usage_error(error);
+		platform_exit(EXIT_USAGE);
+	}
 	if (!tsc_calibrate(boot_info.rsdp, boot_info.rsdp_length, error, sizeof(error))) {
 		if (!tsc_source_forced())
 			platform_bail_out("%s", error);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Local APIC, xAPIC MMIO mode (SDM Vol. 3 §11.4-11.5). */
+/* Local APIC in xAPIC (MMIO) or x2APIC (MSR) mode (SDM Vol. 3 §11.4-11.6, §11.12); its timer. */
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "arch/x86/apic.h"
+#include "arch/x86/apic_mode.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuid.h"
 #include "arch/x86/exceptions.h"
@@ -13,35 +14,23 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/traps.h"
 #include "arch/x86/tsc.h"
+#include "lib/cmdline.h"
+#include "lib/format.h"
+#include "lib/ktap.h"
 
-#define APIC_ID 0x020
-#define APIC_INTERRUPT_COMMAND_LOW 0x300
-#define APIC_INTERRUPT_COMMAND_HIGH 0x310
-/* ICR fields (SDM Vol. 3 §11.6.1). */
+/* ICR fields (SDM Vol. 3 §11.6.1; x2APIC: §11.12.9). */
 #define APIC_ICR_SHORTHAND_SELF (1u << 18) /* destination shorthand 01: self */
-#define APIC_ICR_DELIVERY_PENDING (1u << 12)
+#define APIC_ICR_DELIVERY_PENDING (1u << 12) /* xAPIC only: x2APIC has no delivery status */
 #define APIC_ICR_LEVEL_ASSERT (1u << 14)
 #define APIC_ICR_MODE_FIXED (0u << 8)
 #define APIC_ICR_MODE_NMI (4u << 8)
 #define APIC_ICR_MODE_INIT (5u << 8)
 #define APIC_ICR_MODE_STARTUP (6u << 8)
-#define APIC_ICR_DESTINATION_SHIFT 24 /* in the high half */
-#define APIC_ERROR_STATUS 0x280
-#define APIC_EOI 0x0b0
-#define APIC_SPURIOUS 0x0f0
-#define APIC_LVT_TIMER 0x320
-#define APIC_LVT_PERFORMANCE 0x340
-#define APIC_LVT_LINT0 0x350
-#define APIC_LVT_LINT1 0x360
-#define APIC_LVT_ERROR 0x370
-#define APIC_TIMER_INITIAL 0x380
-#define APIC_TIMER_CURRENT 0x390
-#define APIC_TIMER_DIVIDE 0x3e0
+#define APIC_ICR_STARTUP_PAGE_SHIFT 12 /* STARTUP's vector: the start-up page's number */
+#define APIC_ICR_XAPIC_DESTINATION_SHIFT 24 /* xAPIC: in the high half, bits 31:24 */
+#define APIC_ICR_X2APIC_DESTINATION_SHIFT 32 /* x2APIC: the one 64-bit ICR's bits 63:32 */
 
-#define APIC_ID_SHIFT 24
-#define APIC_SPURIOUS_ENABLE (1u << 8)
-#define APIC_LVT_TIMER_PERIODIC (1u << 17)
-#define APIC_TIMER_DIVIDE_BY_16 0x3
+#define APIC_XAPIC_ID_SHIFT 24 /* xAPIC: the ID register's bits 31:24; x2APIC: all 32 bits */
 
 #define TIMER_CALIBRATION_MS 10
 
@@ -50,41 +39,180 @@
 #define PIC_SLAVE_DATA 0xa1
 #define PIC_MASK_ALL 0xff
 
-static volatile uint32_t *apic_registers;
+static enum apic_mode mode; /* set once by apic_init(), before any other CPU starts */
+static enum apic_request request;
+static bool by_firmware; /* x2APIC mode, and firmware had enabled it */
+static bool simulate_firmware; /* selftest.firmware_x2apic */
+static volatile uint32_t *apic_registers; /* xAPIC mode only */
 static const struct pmi_hooks *pmi_hooks[PMI_HOOKS];
 static timer_hook hooks[TIMER_HOOKS];
 static unsigned int tick_hz;
 static uint32_t counts_per_second;
 
-static uint32_t apic_read(uint32_t offset)
+CMDLINE_OPTION(option_apic, .name = "apic", .syntax = "xapic|x2apic", .parse = apic_parse_request,
+	       .dest = &request);
+CMDLINE_OPTION(option_firmware_x2apic, .name = "selftest.firmware_x2apic",
+	       .parse = cmdline_parse_flag, .dest = &simulate_firmware);
+
+/*
+ * x2APIC registers by RDMSR and WRMSR, apart from msr.h: an APIC access is not a debug-state
+ * write, so it is not counted in this_cpu()->writes.msr (xAPIC's MMIO never was, and a tick's
+ * EOI must not show in the switch tests' counts), and no CPU model serves it. #GP(0) for a
+ * register x2APIC mode does not have (the ICR's high half), a read of a write-only one (EOI,
+ * SELF IPI), a write of a read-only one, a nonzero write to EOI or ESR, or a reserved bit.
+ */
+static inline uint64_t x2apic_read(uint32_t offset)
 {
+	uint32_t low, high;
+
+	asm volatile("rdmsr" : "=a"(low), "=d"(high) : "c"(apic_x2apic_msr(offset)));
+	return ((uint64_t)high << 32) | low;
+}
+
+static inline void x2apic_write(uint32_t offset, uint64_t value)
+{
+	asm volatile("wrmsr"
+		     :
+		     : "c"(apic_x2apic_msr(offset)), "a"((uint32_t)value),
+		       "d"((uint32_t)(value >> 32))
+		     : "memory");
+}
+
+uint32_t apic_read(uint32_t offset)
+{
+	if (mode == APIC_MODE_X2APIC)
+		return (uint32_t)x2apic_read(offset);
 	return apic_registers[offset / 4];
 }
 
-static void apic_write(uint32_t offset, uint32_t value)
+void apic_write(uint32_t offset, uint32_t value)
 {
-	apic_registers[offset / 4] = value;
+	if (mode == APIC_MODE_X2APIC)
+		x2apic_write(offset, value);
+	else
+		apic_registers[offset / 4] = value;
 }
 
-bool apic_init(void)
+/*
+ * Put the calling CPU's APIC in x2APIC mode, unless it is already: from xAPIC mode by setting
+ * EXTD; from the disabled state through xAPIC mode first, since EN=0 with EXTD=1 is invalid
+ * (SDM Vol. 3 §11.12.5, "Local x2APIC State Transitions").
+ */
+static void x2apic_enable_here(void)
 {
+	uint64_t base = rdmsr(MSR_IA32_APIC_BASE);
+
+	if (base & APIC_BASE_X2APIC_ENABLE)
+		return;
+	if (!(base & APIC_BASE_GLOBAL_ENABLE)) {
+		base |= APIC_BASE_GLOBAL_ENABLE;
+		wrmsr(MSR_IA32_APIC_BASE, base);
+	}
+	wrmsr(MSR_IA32_APIC_BASE, base | APIC_BASE_X2APIC_ENABLE);
+}
+
+/* xAPIC mode: enable the APIC where firmware left it disabled (EN=0, EXTD=0). */
+static void xapic_enable_here(void)
+{
+	uint64_t base = rdmsr(MSR_IA32_APIC_BASE);
+
+	if (!(base & APIC_BASE_GLOBAL_ENABLE))
+		wrmsr(MSR_IA32_APIC_BASE, base | APIC_BASE_GLOBAL_ENABLE);
+}
+
+/*
+ * Whether firmware locked the APIC in x2APIC mode: IA32_XAPIC_DISABLE_STATUS bit 0, where
+ * IA32_ARCH_CAPABILITIES bit 21 says that MSR exists (Linux's x2apic_hw_locked()).
+ */
+static bool x2apic_locked(void)
+{
+	uint64_t capabilities, status;
+
+	if (cpuid_silicon(CPUID_LEAF_VENDOR, 0).eax < CPUID_LEAF_EXTENDED_FEATURES ||
+	    !(cpuid_silicon(CPUID_LEAF_EXTENDED_FEATURES, 0).edx & CPUID_7_EDX_ARCH_CAPABILITIES))
+		return false;
+	if (rdmsr_safe(MSR_IA32_ARCH_CAPABILITIES, &capabilities) ||
+	    !(capabilities & ARCH_CAP_XAPIC_DISABLE))
+		return false;
+	return !rdmsr_safe(MSR_IA32_XAPIC_DISABLE_STATUS, &status) &&
+	       (status & XAPIC_DISABLE_STATUS_LEGACY_XAPIC_DISABLED);
+}
+
+enum apic_init_result apic_init(char *error, size_t size)
+{
+	struct cpuid_result leaf1 = cpuid_silicon(CPUID_LEAF_FEATURES, 0);
+	struct apic_choice choice;
 	uint64_t base;
 
 	outb(PIC_MASTER_DATA, PIC_MASK_ALL);
 	outb(PIC_SLAVE_DATA, PIC_MASK_ALL);
-	if (!(cpuid(1, 0).edx & CPUID_1_EDX_APIC))
-		return false;
+	if (!(leaf1.edx & CPUID_1_EDX_APIC)) {
+		format(error, size, "no local APIC: CPUID.1:EDX[9] is 0");
+		return APIC_INIT_NO_APIC;
+	}
+	if (simulate_firmware) {
+		if (!(leaf1.ecx & CPUID_1_ECX_X2APIC)) {
+			format(error, size,
+			       "option 'selftest.firmware_x2apic': CPUID.1:ECX[21] is 0: this CPU "
+			       "has no x2APIC to hand over in");
+			return APIC_INIT_USAGE_ERROR;
+		}
+		x2apic_enable_here();
+		ktap_diag(0, "apic: selftest.firmware_x2apic: the boot CPU's x2APIC was turned on "
+			     "before the APIC set-up looked, as firmware that hands over in x2APIC "
+			     "mode leaves it");
+	}
 	base = rdmsr(MSR_IA32_APIC_BASE);
-	if (base & APIC_BASE_X2APIC_ENABLE)
-		return false;
-	apic_registers = phys_to_virt(base & APIC_BASE_ADDRESS_MASK);
+	choice = apic_mode_choose(request, leaf1.ecx & CPUID_1_ECX_X2APIC,
+				  base & APIC_BASE_X2APIC_ENABLE);
+	if (choice.error) {
+		format(error, size, "%s", choice.error);
+		return APIC_INIT_USAGE_ERROR;
+	}
+	mode = choice.mode;
+	by_firmware = mode == APIC_MODE_X2APIC && !choice.enable_x2apic;
+	if (choice.refused)
+		ktap_diag(0, "apic: %s", choice.refused);
+	if (mode == APIC_MODE_X2APIC) {
+		ktap_diag(0, "apic: x2APIC, %s%s", choice.reason,
+			  by_firmware && x2apic_locked()
+				  ? ", locked (IA32_XAPIC_DISABLE_STATUS bit 0)"
+				  : "");
+	} else {
+		apic_registers = phys_to_virt(base & APIC_BASE_ADDRESS_MASK);
+		ktap_diag(0, "apic: xAPIC at 0x%llx %s",
+			  (unsigned long long)(base & APIC_BASE_ADDRESS_MASK), choice.reason);
+	}
 	apic_init_cpu();
-	return true;
+	return APIC_INIT_OK;
 }
 
-/* Every CPU's APIC sits at the same address (the BSP's IA32_APIC_BASE, left as reset set it). */
+enum apic_mode apic_mode(void)
+{
+	return mode;
+}
+
+enum apic_request apic_requested(void)
+{
+	return request;
+}
+
+bool apic_x2apic_by_firmware(void)
+{
+	return by_firmware;
+}
+
+/*
+ * Every CPU runs in the boot CPU's mode; an application CPU that firmware left in xAPIC mode is
+ * switched here. In xAPIC mode every CPU's APIC sits at the same address (the boot CPU's
+ * IA32_APIC_BASE, left as reset set it).
+ */
 void apic_init_cpu(void)
 {
+	if (mode == APIC_MODE_X2APIC)
+		x2apic_enable_here();
+	else
+		xapic_enable_here();
 	apic_write(APIC_LVT_LINT0, APIC_LVT_MASKED);
 	apic_write(APIC_LVT_LINT1, APIC_LVT_MASKED);
 	apic_write(APIC_LVT_ERROR, APIC_LVT_MASKED);
@@ -97,14 +225,34 @@ void apic_init_cpu(void)
 
 uint32_t apic_id(void)
 {
-	return apic_read(APIC_ID) >> APIC_ID_SHIFT;
+	if (mode == APIC_MODE_X2APIC)
+		return (uint32_t)x2apic_read(APIC_ID); /* all 32 bits (SDM Vol. 3 §11.12.5.1) */
+	return apic_read(APIC_ID) >> APIC_XAPIC_ID_SHIFT;
+}
+
+/* Vector's bit in the ISR or IRR (first: the first of its 8 registers). */
+static bool apic_vector_bit(uint32_t first, unsigned int vector)
+{
+	uint32_t bits =
+		apic_read(first + vector / APIC_VECTORS_PER_REGISTER * APIC_REGISTER_STRIDE);
+
+	return bits & (1u << (vector % APIC_VECTORS_PER_REGISTER));
+}
+
+bool apic_in_service(unsigned int vector)
+{
+	return apic_vector_bit(APIC_IN_SERVICE, vector);
+}
+
+bool apic_pending(unsigned int vector)
+{
+	return apic_vector_bit(APIC_INTERRUPT_REQUEST, vector);
 }
 
 void apic_end_of_interrupt(void)
 {
 	apic_write(APIC_EOI, 0);
 }
-
 static void timer_interrupt(struct cpu_regs *regs)
 {
 	this_cpu()->ticks++;
@@ -178,23 +326,42 @@ static void apic_wait_idle(void)
 		cpu_relax();
 }
 
-/* The high half names the destination; writing the low half sends (SDM Vol. 3 §11.6.1). */
+/*
+ * xAPIC: the high half names the destination, writing the low half sends, and the delivery
+ * status says when the ICR is free again (SDM Vol. 3 §11.6.1). x2APIC: one WRMSR of the 64-bit
+ * ICR sends, and there is no delivery status to wait for (§11.12.9). WRMSR to an x2APIC register
+ * is not serializing, so stores before it could still be invisible to the CPU the IPI reaches
+ * (smp_call() publishes its call just before the IPI): MFENCE then LFENCE first, as Linux's
+ * weak_wrmsr_fence() (arch/x86/include/asm/barrier.h) does before every x2APIC IPI.
+ */
 static void apic_send(uint32_t destination, uint32_t command)
 {
-	unsigned long flags = local_irq_save();
+	unsigned long flags;
 
+	if (mode == APIC_MODE_X2APIC) {
+		asm volatile("mfence; lfence" : : : "memory");
+		x2apic_write(APIC_INTERRUPT_COMMAND_LOW,
+			     ((uint64_t)destination << APIC_ICR_X2APIC_DESTINATION_SHIFT) |
+				     command);
+		return;
+	}
+	flags = local_irq_save();
 	apic_wait_idle();
-	apic_write(APIC_INTERRUPT_COMMAND_HIGH, destination << APIC_ICR_DESTINATION_SHIFT);
+	apic_write(APIC_INTERRUPT_COMMAND_HIGH, destination << APIC_ICR_XAPIC_DESTINATION_SHIFT);
 	apic_write(APIC_INTERRUPT_COMMAND_LOW, command);
 	apic_wait_idle();
 	local_irq_restore(flags);
 }
 
+/* x2APIC has a register for it (SDM Vol. 3 §11.12.11); xAPIC the ICR's shorthand. */
 void apic_send_self_ipi(unsigned int vector)
 {
-	apic_send(0, APIC_ICR_SHORTHAND_SELF | vector); /* the shorthand ignores the destination */
+	if (mode == APIC_MODE_X2APIC)
+		x2apic_write(APIC_SELF_IPI, vector);
+	else
+		apic_send(0, APIC_ICR_SHORTHAND_SELF |
+				     vector); /* the shorthand ignores the destination */
 }
-
 void apic_send_ipi(uint32_t destination, unsigned int vector)
 {
 	apic_send(destination, APIC_ICR_MODE_FIXED | APIC_ICR_LEVEL_ASSERT | vector);
@@ -213,7 +380,8 @@ void apic_send_init(uint32_t destination)
 
 void apic_send_startup(uint32_t destination, uint64_t start_phys)
 {
-	apic_send(destination, APIC_ICR_MODE_STARTUP | (uint32_t)(start_phys >> 12));
+	apic_send(destination,
+		  APIC_ICR_MODE_STARTUP | (uint32_t)(start_phys >> APIC_ICR_STARTUP_PAGE_SHIFT));
 }
 
 /* Every subsystem that enables PMIs (ds/, pmu/) looks at its own status; then LVTPC is unmasked. */

@@ -1,28 +1,58 @@
 /* SPDX-License-Identifier: MIT */
-/* Local APIC in xAPIC mode, and its timer as the periodic tick. */
+/* Local APIC in xAPIC or x2APIC mode, and its timer as the periodic tick. */
 #ifndef ARCH_X86_APIC_H
 #define ARCH_X86_APIC_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include "arch/x86/apic_mode.h"
 #include "arch/x86/regs.h"
 
+enum apic_init_result {
+	APIC_INIT_OK,
+	APIC_INIT_NO_APIC, /* CPUID.1:EDX.APIC is 0: a bail out */
+	APIC_INIT_USAGE_ERROR, /* apic=x2apic or selftest.firmware_x2apic without an x2APIC */
+};
+
 /*
- * Mask the legacy 8259 pair, then enable the boot CPU's local APIC. False when the CPU has no
- * APIC or its APIC is in x2APIC mode: the APIC is then left as it was (the 8259 stays masked).
+ * Mask the legacy 8259 pair, choose the mode (apic_mode_choose(): x2APIC wherever CPUID has it,
+ * unless apic=xapic; an x2APIC that firmware enabled is always kept) and enable the boot CPU's
+ * local APIC in it, printing the "# apic:" line (docs/output.md). On an error the message is in
+ * error and the APIC is left as it was (the 8259 stays masked). With selftest.firmware_x2apic it
+ * first turns the boot CPU's x2APIC on itself, as firmware on large servers hands over.
  */
-bool apic_init(void);
+enum apic_init_result apic_init(char *error, size_t size);
 /* Enable the calling CPU's local APIC as apic_init() did the boot CPU's (application CPUs). */
 void apic_init_cpu(void);
+/* The mode apic_init() chose (every CPU's), what apic= asked, and whether firmware chose it. */
+enum apic_mode apic_mode(void);
+enum apic_request apic_requested(void);
+bool apic_x2apic_by_firmware(void);
+/* The calling CPU's APIC id: 8 bits in xAPIC mode, 32 in x2APIC mode. */
 uint32_t apic_id(void);
 void apic_end_of_interrupt(void);
+/* Whether vector is in service on this CPU (its ISR bit: delivered, and no EOI yet). */
+bool apic_in_service(unsigned int vector);
+/* Whether vector waits on this CPU to be delivered (its IRR bit: accepted, not yet taken). */
+bool apic_pending(unsigned int vector);
 
-/* A fixed interrupt at vector to this CPU itself (ICR shorthand "self"). */
+/*
+ * The calling CPU's register at xAPIC offset (apic_mode.h's APIC_*), in either mode: MMIO, or
+ * MSR 0x800 + offset / 16. Not for the ICR (use the senders below). In x2APIC mode a register
+ * that mode lacks, or a read of a write-only one, is #GP(0).
+ */
+uint32_t apic_read(uint32_t offset);
+void apic_write(uint32_t offset, uint32_t value);
+
+/* A fixed interrupt at vector to this CPU itself (x2APIC: SELF IPI; xAPIC: ICR shorthand "self").
+ */
 void apic_send_self_ipi(unsigned int vector);
 /* Inter-processor interrupts to the CPU with APIC id destination (physical destination mode):
  * a fixed interrupt, an NMI, and the INIT and STARTUP of the MP start-up protocol (SDM Vol. 3
- * §9.4.4.1); start_phys is page-aligned and below 1 MiB. Each returns once the ICR is idle. */
+ * §9.4.4.1); start_phys is page-aligned and below 1 MiB. Each returns once the ICR is idle
+ * (xAPIC); an x2APIC has no delivery status, and its ICR write is fenced after earlier stores. */
 void apic_send_ipi(uint32_t destination, unsigned int vector);
 void apic_send_nmi(uint32_t destination);
 void apic_send_init(uint32_t destination);

@@ -72,6 +72,7 @@ static inline struct cpuid_result cpuid(uint32_t leaf, uint32_t subleaf)
 #define CPUID_LEAF_EXTENDED_FEATURES 0x07 /* sub-leaf 0 */
 #define CPUID_7_ECX_UMIP (1u << 2) /* CR4.UMIP exists */
 #define CPUID_7_EDX_HYBRID (1u << 15) /* cores of more than one type: leaf 0x1A tells each's */
+#define CPUID_7_EDX_ARCH_CAPABILITIES (1u << 29) /* IA32_ARCH_CAPABILITIES exists */
 #define CPUID_LEAF_HYBRID 0x1a /* EAX[31:24]: this core's type */
 #define CPUID_HYBRID_CORE_TYPE(eax) ((eax) >> 24)
 #define CPUID_HYBRID_ATOM 0x20

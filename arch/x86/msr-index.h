@@ -9,6 +9,12 @@
 #define APIC_BASE_GLOBAL_ENABLE (1ull << 11)
 #define APIC_BASE_ADDRESS_MASK 0x000ffffffffff000ull
 
+#define MSR_IA32_XAPIC_DISABLE_STATUS 0x000000bd /* where ARCH_CAP_XAPIC_DISABLE says so */
+#define XAPIC_DISABLE_STATUS_LEGACY_XAPIC_DISABLED (1ull << 0) /* x2APIC locked on */
+
+#define MSR_IA32_ARCH_CAPABILITIES 0x0000010a /* exists when CPUID.(7,0):EDX[29] says so */
+#define ARCH_CAP_XAPIC_DISABLE (1ull << 21) /* IA32_XAPIC_DISABLE_STATUS exists */
+
 #define MSR_IA32_MISC_ENABLE 0x000001a0
 #define MISC_ENABLE_PERFMON_AVAILABLE (1ull << 7)
 #define MISC_ENABLE_BTS_UNAVAILABLE (1ull << 11) /* read-only */
@@ -76,6 +82,13 @@
 #define PEBS_DATACFG_LBR_SHIFT 24 /* bits 31:24: LBR entries - 1 */
 #define PEBS_DATACFG_LBR_MASK (0xffull << PEBS_DATACFG_LBR_SHIFT)
 #define MSR_IA32_DS_AREA 0x00000600
+
+/*
+ * The x2APIC's registers: MSR 0x800 + xAPIC offset / 16 (SDM Vol. 3 §11.12.1.2, Table 11-6),
+ * #GP(0) unless IA32_APIC_BASE.EXTD is set. arch/x86/apic_mode.h maps the offsets.
+ */
+#define MSR_X2APIC_FIRST 0x00000800
+#define MSR_X2APIC_LAST 0x000008ff
 
 #define MSR_EFER 0xc0000080
 #define EFER_SCE (1ull << 0)

@@ -14,6 +14,10 @@
 #define NMI_TIMER_CHECK_HZ 1000 /* while checking that the NMIs come */
 #define NMI_TIMER_CHECK_MS 20
 #define NMI_TIMER_FALLBACK_INPUT 2
+/* A redirection entry's physical destination is 8 bits: x2APIC ids above it need interrupt
+ * remapping (SDM Vol. 3 §11.12.9 leaves the I/O APIC to the chipset; Linux's x2apic_setup()
+ * refuses x2APIC ids above 255 without IRQ remapping). */
+#define NMI_TIMER_DESTINATION_MAX 0xffu
 
 static nmi_handler handlers[NMI_HANDLERS_MAX];
 static unsigned int handler_count;
@@ -70,6 +74,13 @@ bool nmi_timer_start(const struct acpi_madt *madt, unsigned int hz,
 
 	if (hz == 0 || PIT_INPUT_HZ / hz > PIT_RELOAD_MAX || PIT_INPUT_HZ / hz < 2) {
 		format(reason, size, "%u Hz is beyond the PIT's range", hz);
+		return false;
+	}
+	if (this_cpu()->apic_id > NMI_TIMER_DESTINATION_MAX) {
+		format(reason, size,
+		       "APIC id %u is beyond the I/O APIC's 8-bit destination (no interrupt "
+		       "remapping)",
+		       this_cpu()->apic_id);
 		return false;
 	}
 	io_apic = acpi_madt_io_apic_of(madt, gsi, &input);

@@ -341,9 +341,11 @@ unsigned int smp_prepare(const struct smp_start_info *info)
 		set_single_reason("no usable MADT: %s", acpi_error_name(error));
 		return percpu_count();
 	}
-	/* Every enabled CPU but the boot CPU may start (smp_start() says why one does not). */
+	/* Every enabled CPU but the boot CPU that an IPI can reach in this APIC mode may start
+	 * (smp_start() says why one does not). */
 	for (size_t cursor = 0; acpi_madt_next_cpu(&madt, &cursor, &entry);)
-		if (entry.enabled && entry.apic_id != this_cpu()->apic_id && wanted < max_cpus)
+		if (entry.enabled && entry.apic_id != this_cpu()->apic_id &&
+		    apic_id_reachable(apic_mode(), entry.apic_id) && wanted < max_cpus)
 			wanted++;
 	given = percpu_setup(wanted);
 	ktap_diag(0,
@@ -398,9 +400,11 @@ unsigned int smp_start(const struct smp_start_info *info)
 				  cpu->online_capable ? " (online-capable)" : "");
 			continue;
 		}
-		if (cpu->apic_id > 0xfe) {
-			ktap_diag(0, "smp: APIC id %u: beyond xAPIC reach, not started",
-				  cpu->apic_id);
+		if (!apic_id_reachable(apic_mode(), cpu->apic_id)) {
+			ktap_diag(0, "smp: APIC id %u: %s, not started", cpu->apic_id,
+				  apic_mode() == APIC_MODE_XAPIC
+					  ? "beyond xAPIC reach (ids above 254 need x2APIC mode)"
+					  : "the x2APIC broadcast id");
 			continue;
 		}
 		if (index >= max_cpus) {

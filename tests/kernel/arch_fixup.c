@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* arch suite: faults taken through .extable fix-ups report the right vector and error code. */
+#include "arch/x86/apic.h"
 #include "arch/x86/debug-registers.h"
 #include "arch/x86/exceptions.h"
 #include "arch/x86/msr-index.h"
@@ -7,8 +8,10 @@
 #include "arch/x86/probe.h"
 #include "runner/test.h"
 
-/* x2APIC MSRs #GP(0) while the APIC is in xAPIC mode (SDM Vol. 3 §11.12.1). */
+/* x2APIC MSRs #GP(0) while the APIC is in xAPIC mode (SDM Vol. 3 §11.12.1); in x2APIC mode
+ * 0x801 is reserved, and #GP(0) too (§11.12.1.2, Table 11-6). */
 #define MSR_X2APIC_VERSION 0x803
+#define MSR_X2APIC_RESERVED 0x801
 /* IA32_PKRS bits 63:32 are reserved: #GP(0) with PKS, and without it the MSR is absent. */
 #define MSR_IA32_PKRS 0x6e1
 #define PKRS_RESERVED_BIT (1ull << 32)
@@ -54,7 +57,10 @@ TEST(arch, rdmsr_safe_reports_gp_for_an_msr_that_faults)
 {
 	uint64_t value = 0xdead;
 
-	check_eq(EXINFO(X86_EXC_GP, 0), rdmsr_safe(MSR_X2APIC_VERSION, &value));
+	if (apic_mode() == APIC_MODE_X2APIC)
+		check_eq(EXINFO(X86_EXC_GP, 0), rdmsr_safe(MSR_X2APIC_RESERVED, &value));
+	else
+		check_eq(EXINFO(X86_EXC_GP, 0), rdmsr_safe(MSR_X2APIC_VERSION, &value));
 	check_eq(0, value);
 }
 
