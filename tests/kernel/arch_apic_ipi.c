@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/* arch suite: the local APIC between CPUs: every CPU in the boot CPU's mode, IPIs and NMIs. */
+#include "arch/x86/apic.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/cpuid.h"
+#include "arch/x86/exceptions.h"
+#include "arch/x86/msr.h"
+#include "arch/x86/nmi.h"
+#include "arch/x86/percpu.h"
+#include "arch/x86/smp.h"
+#include "arch/x86/traps.h"
+#include "arch/x86/tsc.h"
+#include "runner/test.h"
+#include "tests/kernel/smp_util.h"
+
+#define CPUID_LEAF_TOPOLOGY 0x0b /* EDX: the x2APIC id of this CPU (SDM Vol. 2A, CPUID) */
+#define CPUID_1_EBX_APIC_ID_SHIFT 24 /* EBX[31:24]: the initial APIC id */
+/* A halted CPU under KVM-PVM on this 2-core host can take long to be scheduled. */
+#define DELIVERY_WAIT_MS 2000
+
+/* What a CPU's APIC says of itself, read on that CPU. */
+struct apic_view {
+	uint64_t base;
+	uint32_t id, cpuid_id;
+};
+
+static void read_apic_here(void *arg)
+{
+	struct apic_view *view = arg;
+
+	view->base = rdmsr(MSR_IA32_APIC_BASE);
+	view->id = apic_id();
+	if (apic_mode() == APIC_MODE_X2APIC)
+		view->cpuid_id = cpuid_silicon(CPUID_LEAF_TOPOLOGY, 0).edx;
+	else
+		view->cpuid_id =
+			cpuid_silicon(CPUID_LEAF_FEATURES, 0).ebx >> CPUID_1_EBX_APIC_ID_SHIFT;
+}
+
+TEST(arch, apic_every_cpu_runs_in_the_boot_cpus_mode_with_its_own_id)
+{
+	smp_require_cpus(2);
+	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++) {
+		struct apic_view view = { 0, UINT32_MAX, UINT32_MAX };
+
+		if (!smp_call(cpu, read_apic_here, &view))
+			test_abort("CPU %u did not take a call within %u ms", cpu,
+				   SMP_CALL_TIMEOUT_MS);
+		test_diag("CPU %u: IA32_APIC_BASE 0x%llx, APIC id %u", cpu,
+			  (unsigned long long)view.base, view.id);
+		check_eq(APIC_BASE_GLOBAL_ENABLE, view.base & APIC_BASE_GLOBAL_ENABLE);
+		check_eq(apic_mode() == APIC_MODE_X2APIC ? APIC_BASE_X2APIC_ENABLE : 0,
+			 view.base & APIC_BASE_X2APIC_ENABLE);
+		check_eq(percpu_get(cpu)->apic_id, view.id);
+		check_eq(view.cpuid_id, view.id);
+	}
+}
+
+static volatile unsigned int taken;
+static volatile unsigned int taken_on;
+
+static void note_test_interrupt(struct cpu_regs *regs)
+{
+	(void)regs;
+	taken_on = this_cpu_index();
+	__atomic_add_fetch(&taken, 1, __ATOMIC_RELEASE);
+}
+
+static void wait_for(volatile unsigned int *count, unsigned int want)
+{
+	uint64_t start = rdtsc_ordered();
+
+	while (*count < want && rdtsc_ordered() - start < tsc_cycles_from_ms(DELIVERY_WAIT_MS))
+		cpu_relax();
+}
+
+TEST(arch, apic_fixed_ipi_reaches_exactly_the_cpu_it_names)
+{
+	smp_require_cpus(2);
+	interrupt_register(VECTOR_TEST, note_test_interrupt);
+	for (unsigned int cpu = smp_cpus(); cpu-- > 0;) {
+		taken = 0;
+		taken_on = UINT32_MAX;
+		apic_send_ipi(percpu_get(cpu)->apic_id, VECTOR_TEST);
+		wait_for(&taken, 1);
+		check_eq(1, taken);
+		check_eq(cpu, taken_on);
+	}
+	interrupt_register(VECTOR_TEST, NULL);
+}
+
+static volatile bool nmi_armed;
+
+/* Claims one NMI while armed; every other NMI goes on to the next handler. */
+static bool note_test_nmi(struct cpu_regs *regs)
+{
+	bool armed = true;
+
+	(void)regs;
+	if (!__atomic_compare_exchange_n(&nmi_armed, &armed, false, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED))
+		return false;
+	taken_on = this_cpu_index();
+	__atomic_add_fetch(&taken, 1, __ATOMIC_RELEASE);
+	return true;
+}
+
+TEST(arch, apic_nmi_reaches_exactly_the_cpu_it_names)
+{
+	static bool registered;
+
+	smp_require_cpus(2);
+	if (!registered)
+		nmi_register(note_test_nmi);
+	registered = true;
+	for (unsigned int cpu = smp_cpus(); cpu-- > 0;) {
+		taken = 0;
+		taken_on = UINT32_MAX;
+		__atomic_store_n(&nmi_armed, true, __ATOMIC_RELEASE);
+		apic_send_nmi(percpu_get(cpu)->apic_id);
+		wait_for(&taken, 1);
+		nmi_armed = false;
+		check_eq(1, taken);
+		check_eq(cpu, taken_on);
+	}
+}
