@@ -70,6 +70,7 @@ static DEFINE_PER_CPU(volatile bool, ready); /* smp_cpu_ready() */
 static uint64_t slowest_call;
 static unsigned int online_count = 1;
 static volatile bool stopping;
+static unsigned int stopper; /* the CPU that set stopping */
 static unsigned long boot_cr0, boot_cr4;
 static void (*ap_main)(void);
 static char single_reason[96] = "not started";
@@ -185,10 +186,14 @@ void smp_reschedule(unsigned int cpu)
 		apic_send_ipi(percpu_get(cpu)->apic_id, VECTOR_RESCHEDULE);
 }
 
+/*
+ * The CPU that stops the others goes on to print the final line: an NMI it takes meanwhile (the
+ * NMI watchdog's, which still runs) is not its stop, and goes on to the next handler.
+ */
 static bool stop_nmi(struct cpu_regs *regs)
 {
 	(void)regs;
-	if (!stopping)
+	if (!stopping || this_cpu_index() == stopper)
 		return false;
 	for (;;)
 		halt(); /* NMIs stay blocked: there is no IRET */
@@ -196,7 +201,8 @@ static bool stop_nmi(struct cpu_regs *regs)
 
 void smp_stop_others(void)
 {
-	stopping = true;
+	stopper = this_cpu_index();
+	__atomic_store_n(&stopping, true, __ATOMIC_RELEASE);
 	for (unsigned int cpu = 0; cpu < online_count; cpu++)
 		if (cpu != this_cpu_index())
 			apic_send_nmi(percpu_get(cpu)->apic_id);
