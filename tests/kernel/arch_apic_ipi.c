@@ -22,6 +22,7 @@
 struct apic_view {
 	uint64_t base;
 	uint32_t id, cpuid_id;
+	uint32_t lvt_timer, timer_divide; /* as timer_start_cpu() set them */
 };
 
 static void read_apic_here(void *arg)
@@ -30,6 +31,8 @@ static void read_apic_here(void *arg)
 
 	view->base = rdmsr(MSR_IA32_APIC_BASE);
 	view->id = apic_id();
+	view->lvt_timer = apic_read(APIC_LVT_TIMER);
+	view->timer_divide = apic_read(APIC_TIMER_DIVIDE);
 	if (apic_mode() == APIC_MODE_X2APIC)
 		view->cpuid_id = cpuid_silicon(CPUID_LEAF_TOPOLOGY, 0).edx;
 	else
@@ -37,11 +40,11 @@ static void read_apic_here(void *arg)
 			cpuid_silicon(CPUID_LEAF_FEATURES, 0).ebx >> CPUID_1_EBX_APIC_ID_SHIFT;
 }
 
-TEST(arch, apic_every_cpu_runs_in_the_boot_cpus_mode_with_its_own_id)
+TEST(arch, apic_every_cpu_runs_in_the_boot_cpus_mode_with_its_own_id_and_tick)
 {
 	smp_require_cpus(2);
 	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++) {
-		struct apic_view view = { 0, UINT32_MAX, UINT32_MAX };
+		struct apic_view view = { 0, UINT32_MAX, UINT32_MAX, 0, UINT32_MAX };
 
 		if (!smp_call(cpu, read_apic_here, &view))
 			test_abort("CPU %u did not take a call within %u ms", cpu,
@@ -53,6 +56,8 @@ TEST(arch, apic_every_cpu_runs_in_the_boot_cpus_mode_with_its_own_id)
 			 view.base & APIC_BASE_X2APIC_ENABLE);
 		check_eq(percpu_get(cpu)->apic_id, view.id);
 		check_eq(view.cpuid_id, view.id);
+		check_eq(APIC_LVT_TIMER_PERIODIC | VECTOR_TIMER, view.lvt_timer);
+		check_eq(APIC_TIMER_DIVIDE_BY_16, view.timer_divide);
 	}
 }
 
