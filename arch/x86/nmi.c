@@ -14,9 +14,9 @@
 #define NMI_TIMER_CHECK_HZ 1000 /* while checking that the NMIs come */
 #define NMI_TIMER_CHECK_MS 20
 #define NMI_TIMER_FALLBACK_INPUT 2
-/* A redirection entry's physical destination is 8 bits: x2APIC ids above it need interrupt
- * remapping (SDM Vol. 3 §11.12.9 leaves the I/O APIC to the chipset; Linux's x2apic_setup()
- * refuses x2APIC ids above 255 without IRQ remapping). */
+/* A redirection entry's physical destination is 8 bits (82093AA datasheet §3.2.4): x2APIC ids
+ * above it need interrupt remapping, which switchyard does not set up (Linux's
+ * try_to_enable_x2apic() keeps such ids out of use without it). */
 #define NMI_TIMER_DESTINATION_MAX 0xffu
 
 static nmi_handler handlers[NMI_HANDLERS_MAX];
