@@ -159,8 +159,7 @@ static void switch_to(struct run_queue *queue, struct task *prev, struct task *n
 		prev->user_gs_base = rdmsr(MSR_KERNEL_GS_BASE);
 	}
 	if (task_is_user(next)) {
-		uint64_t live = task_is_user(prev) ? prev->user_gs_base
-						   : rdmsr(MSR_KERNEL_GS_BASE);
+		uint64_t live = task_is_user(prev) ? prev->user_gs_base : rdmsr(MSR_KERNEL_GS_BASE);
 
 		if (live != next->user_gs_base)
 			wrmsr(MSR_KERNEL_GS_BASE, next->user_gs_base);
