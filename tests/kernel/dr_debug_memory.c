@@ -82,7 +82,8 @@ static void check_dr7_around_a_hit(enum dr_type type, uint64_t address, const ch
 	dr_uninstall_all(task);
 	dr_target_hits(hits);
 
-	check(inside.calls == 1, "%s: the handler ran %u times", what, inside.calls);
+	if (!check(inside.calls == 1, "%s: the handler ran %u times", what, inside.calls))
+		return; /* what the handler saw, and the writes of a #DB, need the #DB */
 	check(inside.dr7 == DR7_RESET, "%s: DR7 0x%lx in the handler", what, inside.dr7);
 	check(inside.shadow_dr7 == DR7_RESET, "%s: shadow DR7 0x%lx in the handler", what,
 	      inside.shadow_dr7);
@@ -137,13 +138,13 @@ static void uninstall_own_breakpoint(const struct dr_hit *hit, struct cpu_regs *
 TEST(dr, a_handler_that_removes_its_own_breakpoint_returns_to_dr7_without_it)
 {
 	struct one_shot shot = { .task = sched_current()->index, .uninstalled = -1 };
-	struct dr_breakpoint once = { (uint64_t)&dr_target_data[1], DR_TYPE_WRITE, WORD };
+	struct dr_breakpoint once = { (uint64_t)dr_target_function, DR_TYPE_EXECUTE, 1 };
 	struct dr_hit hits[16];
 
 	dr_target_install((uint64_t)&dr_target_unused[0], DR_TYPE_READ_WRITE, 4);
 	check(dr_install(shot.task, &once, uninstall_own_breakpoint, &shot) >= 0, "refused");
-	fire(DR_TYPE_WRITE);
-	fire(DR_TYPE_WRITE);
+	fire(DR_TYPE_EXECUTE);
+	fire(DR_TYPE_EXECUTE);
 	check_eq(0, shot.uninstalled);
 	check_eq(DR7_RESET, shot.dr7_after);
 	check_eq(1, dr_target_hits(hits));

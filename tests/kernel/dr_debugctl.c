@@ -84,9 +84,9 @@ TEST(dr, debugctl_shadow_follows_the_btf_that_a_db_clears)
 	if (!dr_branch_step_supported())
 		test_skip("IA32_DEBUGCTL does not keep BTF here (it reads back without it)");
 	check_eq(0, dr_set_branch_step(task, true));
-	dr_target_install((uint64_t)&dr_target_data[1], DR_TYPE_WRITE, 8);
+	dr_target_install((uint64_t)dr_target_function, DR_TYPE_EXECUTE, 1);
 	flags = local_irq_save();
-	dr_target_data[1] = 1;
+	dr_target_function();
 	rdmsr_safe(MSR_IA32_DEBUGCTL, &msr);
 	local_irq_restore(flags);
 	check_eq(DEBUGCTL_BTF, msr & DEBUGCTL_BTF);

@@ -67,7 +67,8 @@ TEST(dr, user_debug_trap_dr_does_not_handle_leaves_dr6_clean_for_the_next_hit)
 			sched_sleep_ms(1);
 		memcpy(&script, task_user_data(task), sizeof(script));
 		check_eq(0, task_join(task, NULL));
-		check_eq(1, script.hit_count);
+		if (!check_eq(1, script.hit_count))
+			continue; /* no hit: no DR6 to check */
 		memcpy(&hit, script.hits, sizeof(hit));
 		check(hit.dr6 == (DR6_RESET | DR6_B0), "after %s: hit dr6=0x%llx, expected 0x%lx",
 		      traps[i].name, (unsigned long long)hit.dr6, DR6_RESET | DR6_B0);
