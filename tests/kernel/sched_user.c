@@ -182,7 +182,7 @@ TEST(sched, user_fault_handler_receives_the_fault)
 	      fault.vector, (unsigned long long)fault.error_code, (unsigned long long)fault.rip);
 }
 
-TEST(sched, registers_flags_and_sse_survive_thousands_of_switches)
+TEST(sched, registers_flags_and_sse_survive_hundreds_of_switches)
 {
 	struct task *tasks[3];
 	uint64_t switches = sched_stats().switches;

@@ -13,7 +13,7 @@
 #define HIGH_BIT (1ul << 63)
 #define ABOVE_32_BITS (1ul << 32)
 #define WRITE_BUFFER (USER_DATA_BASE + PAGE_SIZE)
-#define SLEEP_CHECK_MS 50
+#define SLEEP_CHECK_MS 20
 
 static const struct named_syscall hostile_calls[] = {
 	{ "number 2^32 + GET_TASK_ID",
