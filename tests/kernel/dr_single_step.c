@@ -9,6 +9,7 @@
 #include "arch/x86/processor-flags.h"
 #include "arch/x86/syscall.h"
 #include "arch/x86/traps.h"
+#include "arch/x86/tsc.h"
 #include "arch/x86/user-abi.h"
 #include "arch/x86/user.h"
 #include "runner/test.h"
@@ -312,9 +313,11 @@ static volatile bool other_stop;
 static volatile unsigned long other_rounds;
 
 /* The interrupt taken after the POPF: it switches to the other task. */
+static volatile uint64_t yield_interrupt_rip; /* where the interrupt came */
+
 static void yield_interrupt(struct cpu_regs *regs)
 {
-	(void)regs;
+	yield_interrupt_rip = regs->rip;
 	sched_yield();
 }
 
@@ -325,6 +328,21 @@ static void run_other(void *arg)
 		other_rounds++;
 		sched_yield();
 	}
+}
+
+/*
+ * Wait, interrupts off, for vector's IRR bit: a sent IPI need not be pending at once (in x2APIC
+ * mode the ICR write is not serialising; KVM-PVM delivers self-IPIs late in either mode).
+ */
+#define PENDING_WAIT_MS 100
+static bool wait_until_pending(unsigned int vector)
+{
+	uint64_t deadline = rdtsc_ordered() + tsc_cycles_from_ms(PENDING_WAIT_MS);
+
+	while (!apic_pending(vector))
+		if (rdtsc_ordered() > deadline)
+			return false;
+	return true;
 }
 
 /*
@@ -348,8 +366,16 @@ TEST(dr, task_switched_out_right_after_popf_set_tf_steps_on_as_before)
 	interrupt_register(VECTOR_TEST, yield_interrupt);
 	flags = local_irq_save();
 	rounds = other_rounds;
-	db_trace_start(&trace);
+	yield_interrupt_rip = 0;
 	apic_send_self_ipi(VECTOR_TEST);
+	if (!wait_until_pending(VECTOR_TEST)) {
+		local_irq_restore(flags);
+		interrupt_register(VECTOR_TEST, NULL);
+		other_stop = true;
+		task_join(other, NULL);
+		test_abort("the self-IPI never became pending (IRR) in %u ms", PENDING_WAIT_MS);
+	}
+	db_trace_start(&trace);
 	k_popf_switch();
 	db_trace_stop();
 	local_irq_restore(flags);
@@ -357,6 +383,9 @@ TEST(dr, task_switched_out_right_after_popf_set_tf_steps_on_as_before)
 	rounds = other_rounds - rounds;
 	other_stop = true;
 	check_eq(0, task_join(other, NULL));
+	check(yield_interrupt_rip == (uint64_t)k_popf_switch_first,
+	      "the interrupt came at 0x%llx, not at the instruction after the POPF (0x%llx)",
+	      (unsigned long long)yield_interrupt_rip, (unsigned long long)k_popf_switch_first);
 	check(rounds > 0, "the other task never ran between the POPF and the next instruction");
 	db_trace_check(&trace, DB_LABELS(labels), "DB@push:BS " TF_OFF_TRACE);
 }
