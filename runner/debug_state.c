@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Checking, between tests and on every CPU, that DR7, DEBUGCTL, DS_AREA and PEBS_ENABLE are at
- * reset values. */
+ * reset values, and that no counter counts that pmu/ does not hold. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -93,6 +93,19 @@ static void check_here(void *arg)
 		report_fail("debug state %s the test%s: pmu/ has counters enabled", request->when,
 			    where);
 		request->clean = false;
+	} else if (pmu_usable()) {
+		uint64_t global;
+
+		/* pmu/ holds nothing, so no counter may count: a test that wrote the MSRs itself
+		 * and was ended before it undid them would leave them counting (and an emulated
+		 * CPU stepping every instruction for them). */
+		if (rdmsr_safe(MSR_IA32_PERF_GLOBAL_CTRL, &global) == 0 && global != 0) {
+			report_fail("debug state %s the test%s: IA32_PERF_GLOBAL_CTRL expected 0x0 "
+				    "(pmu/ holds no counter), got 0x%llx",
+				    request->when, where, (unsigned long long)global);
+			wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
+			request->clean = false;
+		}
 	}
 	for (size_t i = 0; i < MSR_COUNT; i++) {
 		uint64_t value;
