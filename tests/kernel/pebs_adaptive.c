@@ -9,10 +9,18 @@
 #include "runner/test.h"
 #include "sched/sched.h"
 
-#define PERIOD 1000ull
-#define ITERATIONS 5000ull /* 10,000 instructions: 9 or 10 records, under the threshold */
+/*
+ * Each case single-steps what the counter counts (docs/emulated-cpu.md: ~1.5 ms a step under
+ * KVM-PVM): the loop's 400 instructions at a period of 100 make 4 records, and what
+ * pmu_add_sampling_event() and pmu_release() count around it (~950 instructions) about 9 more,
+ * under the threshold. RECORDS_MIN is the loop's own 4. About 1,350 steps a case, 6,800 in all
+ * (50 ms under TCG, 10 s under KVM-PVM: still too many there; the add and release paths are
+ * most of it).
+ */
+#define PERIOD 100ull
+#define ITERATIONS 200ull /* 400 instructions */
 #define RECORDS 32
-#define RECORDS_MIN 8
+#define RECORDS_MIN (2 * ITERATIONS / PERIOD)
 
 struct group_case {
 	const char *name;
@@ -53,8 +61,8 @@ static void check_records(const struct group_case *c, const struct ds_area *area
 			      "instruction's, the basic group's the eventing one",
 			      c->name);
 	}
-	check(records >= RECORDS_MIN, "%s: %u records, expected at least %u", c->name, records,
-	      RECORDS_MIN);
+	check(records >= RECORDS_MIN, "%s: %u records, expected at least %llu", c->name, records,
+	      (unsigned long long)RECORDS_MIN);
 }
 
 TEST(pebs, adaptive_records_carry_exactly_the_groups_data_cfg_selects)
