@@ -10,6 +10,7 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/probe.h"
 #include "arch/x86/traps.h"
+#include "arch/x86/tsc.h"
 #include "emulator/emulator.h"
 #include "lib/format.h"
 #include "lib/string.h"
@@ -18,6 +19,7 @@
 
 #define EVENT_INSTRUCTIONS 0xc0
 #define OVERFLOW_AFTER 64 /* instructions */
+#define PMI_WAIT_MS 2000
 #define LOOP 100 /* iterations: 200 instructions, 136 past the overflow (steps: see below) */
 
 static volatile unsigned int test_pmis;
@@ -62,8 +64,16 @@ static void overflow_once(uint32_t lvtpc)
 {
 	unsigned long flags;
 
+	unsigned int pmis = test_pmis;
+	uint64_t deadline;
+
 	arm();
 	probe_instruction_loop(LOOP);
+	/* The self-IPI may come later (KVM-PVM delivers it at a later exit): wait, still counting.
+	 */
+	deadline = rdtsc_ordered() + tsc_cycles_from_ms(PMI_WAIT_MS);
+	while (test_pmis == pmis && rdtsc_ordered() < deadline)
+		cpu_relax();
 	flags = local_irq_save();
 	disarm(lvtpc);
 	local_irq_restore(flags);

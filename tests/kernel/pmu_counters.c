@@ -149,11 +149,12 @@ TEST(pmu, multiplexed_estimates_match_the_true_count)
  * loop is three times the other. Their counts differ by exactly the loops' difference; a count
  * polluted by the other task's slices would be off by 2 x USER_ITERATIONS a round or more. Each
  * round also retires its few loop-control and system-call instructions, the same for both.
- * Only ring 3 is single-stepped where the CPU is emulated: 4 x 2 x 3 x 100 loop instructions
- * and a few dozen more, about 2,500 steps (5 ms under TCG, 4 s under KVM-PVM).
+ * Only ring 3 is single-stepped where the CPU is emulated: 4 x 2 x 3 x 50 loop instructions
+ * and a few dozen more, about 1,250 steps (3 ms under TCG; 2,500 took 10 s under a loaded
+ * KVM-PVM, whose ring-3 steps cost ~4 ms).
  */
 #define USER_ROUNDS 3ull
-#define USER_ITERATIONS 100ull
+#define USER_ITERATIONS 50ull
 #define ROUND_OVERHEAD 8ull /* ring-3 instructions a round besides the loop, at most */
 #define FIXED_OVERHEAD 8ull /* before the first round and after the last */
 
