@@ -231,6 +231,7 @@ struct emulator_stats emulator_stats_all(void)
 		sum.pmis_masked += s->pmis_masked;
 		sum.resyncs += s->resyncs;
 		sum.diverted += s->diverted;
+		sum.step_cycles += s->step_cycles;
 	}
 	return sum;
 }
@@ -356,7 +357,13 @@ static void emulator_retired_hook(struct cpu_regs *regs)
 
 static bool emulator_debug_trap_hook(struct cpu_regs *regs)
 {
-	return emulator_step(regs);
+	struct emulator_stats *stats = &emulator_this_cpu()->stats;
+	uint64_t start = rdtsc_ordered(), steps = stats->steps;
+	bool handled = emulator_step(regs);
+
+	if (stats->steps != steps)
+		stats->step_cycles += rdtsc_ordered() - start;
+	return handled;
 }
 
 /* Rule 14: the PMI handler acknowledged what it was called for and left GLOBAL_CTRL as it was. */

@@ -8,6 +8,7 @@
 #include "arch/x86/exceptions.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/traps.h"
+#include "arch/x86/tsc.h"
 #include "dr/dr.h"
 #include "ds/ds.h"
 #include "emulator/emulator.h"
@@ -181,6 +182,36 @@ static bool skip_ending_test(const struct known_defect *ending, struct test_repo
 	return true;
 }
 
+/* Steps the model must have taken before its mean cost per step decides anything. */
+#define OBSERVING_STEPS_MIN 1000
+
+/*
+ * A test that observes many instructions (TEST_OBSERVING) where the emulated CPU steps each: a
+ * SKIP with the numbers when the mean cost of the steps so far says they need more than half
+ * the time limit. The name carries the model's suffix: the model decided it.
+ */
+static bool skip_slow_observing(const struct test_case *test, struct test_report *report,
+				bool *emulated)
+{
+	struct emulator_stats stats = emulator_stats_all();
+	uint64_t per_step, need_ms;
+
+	if (!test->observed || !emulator_active() || stats.steps < OBSERVING_STEPS_MIN)
+		return false;
+	per_step = stats.step_cycles / stats.steps;
+	need_ms = test->observed * per_step / tsc_cycles_from_ms(1);
+	if (need_ms <= options->timeout_ms / 2)
+		return false;
+	*emulated = true;
+	report_begin(report, 1);
+	report_skip("the emulated CPU takes %llu cycles a step here (mean of %llu): ~%llu "
+		    "observed instructions need ~%llu ms, over half the %llu ms limit",
+		    (unsigned long long)per_step, (unsigned long long)stats.steps,
+		    (unsigned long long)test->observed, (unsigned long long)need_ms,
+		    (unsigned long long)options->timeout_ms);
+	return true;
+}
+
 /* In its own boot, a test that returns did not end it as known: strict, as an XPASS. */
 static enum ktap_result judge_ending_test(const struct known_defect *ending,
 					  struct test_report *report, enum ktap_result result)
@@ -205,14 +236,14 @@ static enum ktap_result run_test(const struct test_case *test, struct test_repor
 	exception_handler handlers[X86_EXC_COUNT];
 	const struct known_defect *ending;
 	struct isolation_outcome outcome;
-	uint64_t served;
+	uint64_t served, steps;
 	unsigned int left;
 
 	full_name(test, name, sizeof(name));
 	ending =
 		known_defects_ending(known_defects, known_defects_count, platform_identity(), name);
 	*emulated = false;
-	if (skip_ending_test(ending, report))
+	if (skip_ending_test(ending, report) || skip_slow_observing(test, report, emulated))
 		return report_end(report);
 	/* Before anything of the test runs: a log that ends here names the test it ended in. */
 	ktap_diag(1, "running %s", name);
@@ -224,9 +255,14 @@ static enum ktap_result run_test(const struct test_case *test, struct test_repor
 	debug_state_check("before");
 	save_exception_handlers(handlers);
 	emulator_take_violations(NULL, 0); /* what came before the test is not its doing */
-	served = emulator_stats_all().diverted + emulator_stats_all().steps;
+	served = emulator_stats_all().diverted;
+	steps = emulator_stats_all().steps;
 	runner_isolate(run_test_body, (void *)test, options->timeout_ms, &outcome);
-	*emulated = emulator_stats_all().diverted + emulator_stats_all().steps != served;
+	steps = emulator_stats_all().steps - steps;
+	*emulated = emulator_stats_all().diverted != served || steps;
+	if (steps > 2 * test->observed + OBSERVING_STEPS_MIN)
+		ktap_diag(1, "the emulated CPU stepped %llu instructions, TEST_OBSERVING says ~%llu",
+			  (unsigned long long)steps, (unsigned long long)test->observed);
 	report_isolation_end(&outcome);
 	if (this_cpu_index() != 0) {
 		if (outcome.end == ISOLATION_RETURNED)

@@ -14,6 +14,7 @@ struct test_case {
 	const char *name;
 	void (*run)(void);
 	unsigned long flags;
+	uint64_t observed; /* instructions it has counted or traced, about (TEST_OBSERVING) */
 } __attribute__((aligned(8)));
 
 /* Run only when a tests= glob names the suite explicitly: for tests meant to fail. */
@@ -23,7 +24,7 @@ struct test_case {
  * TEST(suite, name) { ... } registers a test in section .tests.SUITE; the linker sorts those
  * sections by name, so each suite's tests are contiguous, in link order.
  */
-#define TEST_FLAGS(suite_, name_, flags_)                                         \
+#define TEST_CASE(suite_, name_, flags_, observed_)                               \
 	static void test_##suite_##_##name_(void);                                \
 	static const struct test_case test_case_##suite_##_##name_                \
 		__attribute__((used, section(".tests." #suite_), aligned(8))) = { \
@@ -31,9 +32,18 @@ struct test_case {
 			.name = #name_,                                           \
 			.run = test_##suite_##_##name_,                           \
 			.flags = (flags_),                                        \
+			.observed = (observed_),                                  \
 		};                                                                \
 	static void test_##suite_##_##name_(void)
-#define TEST(suite, name) TEST_FLAGS(suite, name, 0)
+#define TEST_FLAGS(suite, name, flags) TEST_CASE(suite, name, flags, 0)
+#define TEST(suite, name) TEST_CASE(suite, name, 0, 0)
+/*
+ * A test that counts or traces about `instructions` instructions in the default budget. Where an
+ * emulated CPU plays the PMU and Debug Store, it steps each one; the runner skips the test, with
+ * the numbers, when its steps measured so far say they need more than half the time limit (KVM-PVM
+ * here: ~3 ms a step). Silicon, and a model fast enough (TCG), run it.
+ */
+#define TEST_OBSERVING(suite, name, instructions) TEST_CASE(suite, name, 0, instructions)
 
 /* check(cond, fmt, ...): count a check; on failure print the expression and the message. */
 #define check(cond, ...) report_check(!!(cond), __FILE__, __LINE__, #cond, __VA_ARGS__)

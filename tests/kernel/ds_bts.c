@@ -18,7 +18,7 @@
 #define FULL_RECORDS 64
 #define FULL_THRESHOLD 56
 
-TEST(ds, circular_bts_buffer_wraps_and_raises_no_pmi)
+TEST_OBSERVING(ds, circular_bts_buffer_wraps_and_raises_no_pmi, 1200)
 {
 	struct ds_bts_config config = { .records = CIRCULAR_RECORDS, .circular = true };
 	struct ds_target target = self_target();
@@ -35,7 +35,7 @@ TEST(ds, circular_bts_buffer_wraps_and_raises_no_pmi)
 	check(ds_area_get(&target) == NULL, "the area outlived its last user");
 }
 
-TEST(ds, bts_interrupt_mode_raises_one_pmi_per_threshold_and_drains)
+TEST_OBSERVING(ds, bts_interrupt_mode_raises_one_pmi_per_threshold_and_drains, 1000)
 {
 	struct ds_bts_config config = { .records = 2 * THRESHOLD, .threshold_records = THRESHOLD };
 	struct ds_target target = self_target();
@@ -70,7 +70,7 @@ TEST(ds, bts_interrupt_mode_raises_one_pmi_per_threshold_and_drains)
 	      THRESHOLD);
 }
 
-TEST(ds, bts_buffer_never_writes_past_its_absolute_maximum)
+TEST_OBSERVING(ds, bts_buffer_never_writes_past_its_absolute_maximum, 1000)
 {
 	struct ds_bts_config config = { .records = FULL_RECORDS,
 					.threshold_records = FULL_THRESHOLD };

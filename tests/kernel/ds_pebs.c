@@ -48,7 +48,7 @@ static void sample_loop(const struct ds_pebs_config *config, unsigned long itera
 	out->last_ip = ds_credit(target.index).last_pebs_ip;
 }
 
-TEST(ds, pebs_records_are_drained_at_each_threshold)
+TEST_OBSERVING(ds, pebs_records_are_drained_at_each_threshold, 9800)
 {
 	struct ds_pebs_config config;
 	struct sampled seen;
@@ -62,7 +62,7 @@ TEST(ds, pebs_records_are_drained_at_each_threshold)
 	check_eq(2 * THRESHOLD, seen.credited); /* the rest, 1 or 2, was drained at the detach */
 }
 
-TEST(ds, partial_pebs_buffer_is_drained_when_its_user_detaches)
+TEST_OBSERVING(ds, partial_pebs_buffer_is_drained_when_its_user_detaches, 4900)
 {
 	struct ds_pebs_config config;
 	struct sampled seen;

@@ -23,7 +23,7 @@ static void stay_stopped(void *unused)
 	(void)unused;
 }
 
-TEST(ds, bts_and_pebs_users_share_one_ds_area)
+TEST_OBSERVING(ds, bts_and_pebs_users_share_one_ds_area, 3800)
 {
 	struct ds_pebs_config pebs = pebs_config(8, 4, 1000);
 	struct ds_target target = self_target();
@@ -45,7 +45,7 @@ TEST(ds, bts_and_pebs_users_share_one_ds_area)
 	check_eq(DS_OK, ds_detach(&target, DS_USER_BTS));
 }
 
-TEST(ds, bts_user_keeps_working_after_the_pebs_user_leaves)
+TEST_OBSERVING(ds, bts_user_keeps_working_after_the_pebs_user_leaves, 3900)
 {
 	struct ds_pebs_config pebs = pebs_config(8, 4, 1000);
 	struct ds_target target = self_target();

@@ -28,7 +28,7 @@ static void probe_own_area(void *arg)
 	probe_run(ds_area_get(&me), PROBE_ROUNDS, &traced->run);
 }
 
-TEST(ds, area_prepared_for_a_stopped_task_is_activated_when_it_runs)
+TEST_OBSERVING(ds, area_prepared_for_a_stopped_task_is_activated_when_it_runs, 2100)
 {
 	struct ds_bts_config config = { .records = 16, .circular = true };
 	struct traced traced = { 0 };
@@ -100,7 +100,7 @@ static void check_credit(const char *name, const struct filler *filler, uint64_t
 	      (unsigned long long)filler->credited, (unsigned long long)at_exit);
 }
 
-TEST(ds, records_in_a_cpu_area_are_credited_to_the_task_that_wrote_them)
+TEST_OBSERVING(ds, records_in_a_cpu_area_are_credited_to_the_task_that_wrote_them, 27000)
 {
 	struct ds_bts_config config = { .records = CREDIT_RECORDS,
 					.threshold_records = CREDIT_THRESHOLD };
@@ -201,7 +201,7 @@ static struct pair run_pair(const char *name, enum areas areas)
 	return pair;
 }
 
-TEST(ds, switches_between_tasks_with_the_same_configuration_write_no_msr)
+TEST_OBSERVING(ds, switches_between_tasks_with_the_same_configuration_write_no_msr, 24000)
 {
 	struct pair none, shared, own;
 

@@ -56,7 +56,7 @@ static uint64_t median_loop_cycles(bool counting, unsigned int count, uint64_t i
  * Each observed instruction is a single-step #DB round trip through the model. The numbers
  * say how slow the model is on this platform, and nothing about any silicon.
  */
-TEST(emulator, benchmark_single_step_cost)
+TEST_OBSERVING(emulator, benchmark_single_step_cost, 1200)
 {
 	unsigned int samples = (unsigned int)budget_count(SAMPLES_QUICK, SAMPLES_MAX);
 	uint64_t iterations = budget_count(ITERATIONS_QUICK, ITERATIONS_SOAK);

@@ -65,7 +65,7 @@ static void check_records(const struct group_case *c, const struct ds_area *area
 	      (unsigned long long)RECORDS_MIN);
 }
 
-TEST(pebs, adaptive_records_carry_exactly_the_groups_data_cfg_selects)
+TEST_OBSERVING(pebs, adaptive_records_carry_exactly_the_groups_data_cfg_selects, 6800)
 {
 	struct pmu_event event = { .event = 0xc0, .kernel = true, .pebs_adaptive = true };
 	struct ds_target target = { false, sched_current()->index, 0 };

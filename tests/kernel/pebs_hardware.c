@@ -63,7 +63,7 @@ static void run_counted_loop(void)
 }
 
 /* Twice: the second run must start from a full period again, whatever the first left. */
-TEST(pebs, record_count_follows_the_counter_period)
+TEST_OBSERVING(pebs, record_count_follows_the_counter_period, 42000)
 {
 	uint64_t records, expected = ITERATIONS * PROBE_LOOP_INSTRUCTIONS_PER_ITERATION / PERIOD;
 
@@ -78,7 +78,7 @@ TEST(pebs, record_count_follows_the_counter_period)
 	}
 }
 
-TEST(pebs, bts_and_pebs_are_active_at_once_on_one_ds_area)
+TEST_OBSERVING(pebs, bts_and_pebs_are_active_at_once_on_one_ds_area, 26000)
 {
 	struct ds_bts_config bts = { .records = 4096,
 				     .threshold_records = 4096 - ds_threshold_room(4096) };

@@ -66,7 +66,7 @@ static bool near(uint64_t value, uint64_t expected, uint64_t slack)
 	return value + slack >= expected && value <= expected + slack;
 }
 
-TEST(pmu, instructions_retired_by_a_known_loop)
+TEST_OBSERVING(pmu, instructions_retired_by_a_known_loop, 2600)
 {
 	unsigned long flags;
 	uint64_t before, count;
@@ -98,7 +98,7 @@ static void read_all(struct pmu_reading *readings, unsigned int events)
  * rotating and is the truth. Each event's window spans the loop and the same number of reads,
  * so its scaled count over the window must match the fixed counter's.
  */
-TEST(pmu, multiplexed_estimates_match_the_true_count)
+TEST_OBSERVING(pmu, multiplexed_estimates_match_the_true_count, 150000)
 {
 	unsigned int gp_events = pmu_info()->gp_counters + 2, events = gp_events + 1;
 	struct pmu_reading before[PMU_SET_MAX_EVENTS], after[PMU_SET_MAX_EVENTS];
@@ -178,7 +178,7 @@ static bool parked(const struct task *task)
 	return ((struct counted_rounds *)task_user_data(task))->done && task->state == TASK_BLOCKED;
 }
 
-TEST(pmu, a_tasks_count_is_not_polluted_by_other_tasks)
+TEST_OBSERVING(pmu, a_tasks_count_is_not_polluted_by_other_tasks, 1300)
 {
 	uint64_t loop = 2 * USER_ROUNDS * USER_ITERATIONS, small_count, big_count;
 	struct task *small, *big;
@@ -269,7 +269,7 @@ TEST(pmu, identical_configurations_make_no_msr_writes_at_switch)
 	check_eq(0, pair.msr_writes);
 }
 
-TEST(pmu, each_overflow_raises_one_interrupt)
+TEST_OBSERVING(pmu, each_overflow_raises_one_interrupt, 2900)
 {
 	uint64_t overflows;
 	int index;

@@ -63,7 +63,7 @@ static void probe_there(void *arg)
 	probe_run(prober->area, prober->rounds, &prober->run);
 }
 
-TEST(smp, ds_area_allocated_on_cpu_0_for_cpu_1_is_activated_and_filled_there)
+TEST_OBSERVING(smp, ds_area_allocated_on_cpu_0_for_cpu_1_is_activated_and_filled_there, 4900)
 {
 	struct ds_target target = cpu_target(1);
 	struct prober prober = { .rounds = PROBE_ROUNDS };
@@ -88,7 +88,7 @@ TEST(smp, ds_area_allocated_on_cpu_0_for_cpu_1_is_activated_and_filled_there)
 static DEFINE_PER_CPU(struct prober, probers);
 static DEFINE_PER_CPU(struct task *, prober_tasks);
 
-TEST(smp, each_cpu_has_its_own_area_and_records_its_own_branches)
+TEST_OBSERVING(smp, each_cpu_has_its_own_area_and_records_its_own_branches, 19800)
 {
 	unsigned int cpus = smp_cpus();
 
@@ -139,7 +139,7 @@ static void probe_move_probe(void *arg)
 	probe_run(mover->area, PROBE_ROUNDS + 1, &mover->after);
 }
 
-TEST(smp, task_ds_area_follows_the_task_to_another_cpu)
+TEST_OBSERVING(smp, task_ds_area_follows_the_task_to_another_cpu, 4500)
 {
 	struct mover mover = { 0 };
 	struct ds_target target;
@@ -161,7 +161,7 @@ TEST(smp, task_ds_area_follows_the_task_to_another_cpu)
 	check(tracing_into(mover.arrived, mover.area), "CPU 1 does not trace into the task's area");
 }
 
-TEST(smp, detaching_a_user_tasks_area_on_another_cpu_unmaps_its_view_there_at_once)
+TEST_OBSERVING(smp, detaching_a_user_tasks_area_on_another_cpu_unmaps_its_view_there_at_once, 3500)
 {
 	volatile uint64_t *reads;
 	struct user_fault fault = { 0 };
