@@ -119,9 +119,11 @@ static void isolation_watchdog(struct cpu_regs *regs)
 		if (now <= frames[i].deadline + grace)
 			continue;
 		frames[i].outcome->watchdog = true;
-		/* Under a lock now, perhaps not at the next NMI: a slow test still makes progress. */
+		/* Under a lock now, perhaps not at the next NMI: a slow test still makes progress.
+		 */
 		if (this_cpu()->spinlocks_held &&
-		    now <= frames[i].deadline + grace + tsc_cycles_from_ms(ISOLATION_WATCHDOG_LOCK_MS))
+		    now <= frames[i].deadline + grace +
+				    tsc_cycles_from_ms(ISOLATION_WATCHDOG_LOCK_MS))
 			return;
 		if (this_cpu()->spinlocks_held)
 			platform_bail_out(

@@ -261,7 +261,8 @@ static enum ktap_result run_test(const struct test_case *test, struct test_repor
 	steps = emulator_stats_all().steps - steps;
 	*emulated = emulator_stats_all().diverted != served || steps;
 	if (steps > 2 * test->observed + OBSERVING_STEPS_MIN)
-		ktap_diag(1, "the emulated CPU stepped %llu instructions, TEST_OBSERVING says ~%llu",
+		ktap_diag(1,
+			  "the emulated CPU stepped %llu instructions, TEST_OBSERVING says ~%llu",
 			  (unsigned long long)steps, (unsigned long long)test->observed);
 	report_isolation_end(&outcome);
 	if (this_cpu_index() != 0) {
