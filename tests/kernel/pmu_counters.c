@@ -3,6 +3,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/probe.h"
+#include "arch/x86/tsc.h"
 #include "arch/x86/user.h"
 #include "pmu/pmu.h"
 #include "pmu/rotate.h"
@@ -173,6 +174,9 @@ static struct task *counted_task(uint64_t iterations)
 	return task;
 }
 
+/* How long the rounds may take: half the default time limit, so a stuck task fails a check. */
+#define PARK_WAIT_MS 5000
+
 static bool parked(const struct task *task)
 {
 	return ((struct counted_rounds *)task_user_data(task))->done && task->state == TASK_BLOCKED;
@@ -180,7 +184,7 @@ static bool parked(const struct task *task)
 
 TEST_OBSERVING(pmu, a_tasks_count_is_not_polluted_by_other_tasks, 1300)
 {
-	uint64_t loop = 2 * USER_ROUNDS * USER_ITERATIONS, small_count, big_count;
+	uint64_t loop = 2 * USER_ROUNDS * USER_ITERATIONS, small_count, big_count, deadline;
 	struct task *small, *big;
 
 	require_counters();
@@ -188,8 +192,14 @@ TEST_OBSERVING(pmu, a_tasks_count_is_not_polluted_by_other_tasks, 1300)
 	big = counted_task(3 * USER_ITERATIONS);
 	task_continue(small);
 	task_continue(big);
-	while (!parked(small) || !parked(big))
+	deadline = rdtsc_ordered() + tsc_cycles_from_ms(PARK_WAIT_MS);
+	while ((!parked(small) || !parked(big)) && rdtsc_ordered() < deadline)
 		sched_sleep_ms(1);
+	if (!check(parked(small) && parked(big), "after %u ms: small %s, big %s", PARK_WAIT_MS,
+		   parked(small) ? "parked" : "running", parked(big) ? "parked" : "running")) {
+		sched_kill_others(); /* the rounds never ended: nothing to compare */
+		return;
+	}
 	/* Both asleep in their last system call: their counts are final. */
 	small_count = pmu_read(small->index, 0).count;
 	big_count = pmu_read(big->index, 0).count;
