@@ -63,7 +63,8 @@ void emulator_violation(unsigned int rule, const char *fmt, ...)
 void emulator_warning(unsigned int rule, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* OBSERVE_* bits: what the registers say must be stepped now. */
+/* OBSERVE_* bits: what the registers say must be stepped now; none once this CPU has overrun
+ * (arch/x86/percpu.h). */
 unsigned int emulator_observed(const struct emulator_cpu *cpu);
 
 /* The #DB side: one completed instruction. */

@@ -99,6 +99,8 @@ unsigned int emulator_observed(const struct emulator_cpu *cpu)
 	const struct emulator_registers *r = &cpu->registers;
 	unsigned int observed = 0;
 
+	if (this_cpu()->overrun)
+		return 0; /* past its time limit: let the runner end it (arch/x86/percpu.h) */
 	if ((r->debugctl & (DEBUGCTL_TR | DEBUGCTL_BTS)) == (DEBUGCTL_TR | DEBUGCTL_BTS)) {
 		bool cpl = p->ds_cpl;
 

@@ -129,6 +129,18 @@ void report_fail(const char *fmt, ...)
 	ktap_diag(current->depth, "%s", message);
 }
 
+void report_fail_kind(const char *kind, const char *fmt, ...)
+{
+	char message[MESSAGE_MAX];
+	va_list args;
+
+	va_start(args, fmt);
+	vformat(message, sizeof(message), fmt, args);
+	va_end(args);
+	ktap_diag(current->depth, "%s", message);
+	count_failed_check(kind, NULL, "");
+}
+
 void report_skip(const char *fmt, ...)
 {
 	va_list args;

@@ -119,12 +119,16 @@ static void isolation_watchdog(struct cpu_regs *regs)
 		if (now <= frames[i].deadline + grace)
 			continue;
 		frames[i].outcome->watchdog = true;
-		/* Under a lock now, perhaps not at the next NMI: a slow test still makes progress.
+		/*
+		 * Under a lock now, perhaps not at the next NMI: a slow test still makes progress.
+		 * A CPU model stepping it stops (most of its time is under its own lock).
 		 */
 		if (this_cpu()->spinlocks_held &&
 		    now <= frames[i].deadline + grace +
-				    tsc_cycles_from_ms(ISOLATION_WATCHDOG_LOCK_MS))
+				    tsc_cycles_from_ms(ISOLATION_WATCHDOG_LOCK_MS)) {
+			this_cpu()->overrun = true;
 			return;
+		}
 		if (this_cpu()->spinlocks_held)
 			platform_bail_out(
 				"NMI watchdog: the running test spins with interrupts off "
@@ -206,6 +210,7 @@ void runner_isolate(void (*fn)(void *), void *arg, uint64_t timeout_ms,
 	local_irq_disable();
 	gdt_reload_segments();
 	this_cpu()->interrupt_depth = frame->interrupt_depth;
+	this_cpu()->overrun = false;
 	depth = saved_depth;
 	local_irq_enable();
 }

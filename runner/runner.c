@@ -124,10 +124,11 @@ static void report_isolation_end(const struct isolation_outcome *outcome)
 			    (unsigned long long)outcome->dr6);
 		break;
 	case ISOLATION_TIMEOUT:
-		report_fail("timed out after %llu ms%s", (unsigned long long)options->timeout_ms,
-			    outcome->watchdog ? ", spinning with interrupts off: ended by the NMI "
-						"watchdog"
-					      : "");
+		report_fail_kind("timed out", "timed out after %llu ms%s",
+				 (unsigned long long)options->timeout_ms,
+				 outcome->watchdog ? ", spinning with interrupts off: ended by the "
+						     "NMI watchdog"
+						   : "");
 		break;
 	default:
 		break;

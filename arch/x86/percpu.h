@@ -3,6 +3,7 @@
 #ifndef ARCH_X86_PERCPU_H
 #define ARCH_X86_PERCPU_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /*
@@ -59,6 +60,9 @@ struct cpu {
 	unsigned int interrupt_depth;
 	/* Spinlocks this CPU holds (arch/x86/spinlock.h): a frame cannot be unwound past one. */
 	unsigned int spinlocks_held;
+	/* The code running here passed its time limit and cannot be ended at once (the runner's
+	 * watchdog found a spinlock held): a CPU model stops stepping it, so that it can be. */
+	bool overrun;
 };
 
 /* Valid once percpu_init() ran on this CPU; before that %gs:0 is not ours. */

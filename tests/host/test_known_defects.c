@@ -333,3 +333,34 @@ HOST_TEST(known_defects_the_real_tables_kvm_pvm_entries_apply_nowhere_else)
 	}
 	host_checkf(pvm > 0, "no kvm-pvm entry in the table");
 }
+
+HOST_TEST(known_defects_name_a_timeout_by_its_kind_and_a_plain_failure_stays_one)
+{
+	static struct report_expected slow[] = { { .check = "timed out",
+						   .reason = "starves interrupts while stepping" } };
+	struct test_report report;
+
+	console_capture_start();
+	report_begin(&report, 1);
+	report_expect_failures(&report, slow, 1);
+	host_check(report_check(true, "t.c", 1, "x", " "));
+	report_fail_kind("timed out", "timed out after %u ms", 10000u);
+	host_check_eq_u64(0, report.failures);
+	host_check_eq_u64(KTAP_XFAIL, report_end(&report));
+	host_check_str("starves interrupts while stepping", report.reason);
+	host_check(strstr(console_capture_text(), "    # timed out after 10000 ms\n") != NULL);
+
+	/* Without an entry it is a failure; an entry does not excuse report_fail(). */
+	report_begin(&report, 1);
+	report_fail_kind("timed out", "timed out after %u ms", 10000u);
+	host_check_eq_u64(KTAP_FAIL, report_end(&report));
+	report_begin(&report, 1);
+	report_expect_failures(&report, slow, 1);
+	report_fail("timed out after %u ms", 10000u);
+	host_check_eq_u64(KTAP_FAIL, report_end(&report));
+	/* An entry for a timeout that did not come is an XPASS, as for a check. */
+	report_begin(&report, 1);
+	report_expect_failures(&report, slow, 1);
+	host_check(report_check(true, "t.c", 1, "x", " "));
+	host_check_eq_u64(KTAP_XPASS, report_end(&report));
+}
