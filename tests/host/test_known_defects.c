@@ -336,8 +336,9 @@ HOST_TEST(known_defects_the_real_tables_kvm_pvm_entries_apply_nowhere_else)
 
 HOST_TEST(known_defects_name_a_timeout_by_its_kind_and_a_plain_failure_stays_one)
 {
-	static struct report_expected slow[] = { { .check = "timed out",
-						   .reason = "starves interrupts while stepping" } };
+	static struct report_expected slow[] = {
+		{ .check = "timed out", .reason = "starves interrupts while stepping" }
+	};
 	struct test_report report;
 
 	console_capture_start();
