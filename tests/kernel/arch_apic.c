@@ -129,7 +129,7 @@ static bool count_test_nmi(struct cpu_regs *regs)
  * ours must arrive before half the watchdog's 50 ms period is over, when its next is still far.
  * The median of the samples is judged: a vCPU may be kept off its core for a while.
  */
-#define NMI_SAMPLES 6
+#define NMI_SAMPLES 3
 #define NMI_LIMIT_MS 25
 #define WATCHDOG_WAIT_MS 100 /* no tick in this long: no watchdog, nothing to tell apart */
 

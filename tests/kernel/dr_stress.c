@@ -11,13 +11,14 @@
 
 #define STRESS_TASKS 16
 /*
- * budget=quick: 5,000 operations, about 2,000 installs, 1,250 uninstalls, 250 system-wide
- * changes and 1,500 runs (each checks every slot's hits against the model), ~90 runs a task;
- * TCG takes ~0.1 s. budget=soak: 1,000,000. Either stops early at its time budget (KVM-PVM).
+ * budget=quick: 2,500 operations, about 1,000 installs, 625 uninstalls, 125 system-wide
+ * changes and 750 runs (each checks every slot's hits against the model), ~45 runs a task;
+ * TCG takes ~0.05 s. budget=soak: 1,000,000. Either stops early at its time budget (KVM-PVM,
+ * 3 s quick).
  */
-#define OPERATIONS_QUICK 5000
+#define OPERATIONS_QUICK 2500
 #define OPERATIONS_SOAK 1000000
-#define BUDGET_QUICK_MS 5000
+#define BUDGET_QUICK_MS 3000
 #define BUDGET_SOAK_MS 60000
 
 /* The reference model: plain arrays, no reservation arithmetic shared with dr/. */

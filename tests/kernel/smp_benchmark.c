@@ -12,13 +12,13 @@
 
 /*
  * Lazy migrations are timed (median and p99) and their writes counted; eager ones only have
- * their writes counted. budget=quick: 200 lazy (the p99 is the 2nd largest) and 50 eager;
+ * their writes counted. budget=quick: 100 lazy (the p99 is the largest) and 20 eager;
  * budget=soak (make bench): 500 of each. Either stops at BUDGET_MS: KVM-PVM takes
  * milliseconds per migration.
  */
 #define MIGRATIONS_MAX 500
-#define LAZY_MIGRATIONS_QUICK 200
-#define EAGER_MIGRATIONS_QUICK 50
+#define LAZY_MIGRATIONS_QUICK 100
+#define EAGER_MIGRATIONS_QUICK 20
 #define BUDGET_MS 3000
 #define WARM_UP 4 /* round trips before counting: each CPU has seen the task's addresses */
 
@@ -112,8 +112,8 @@ TEST(smp, benchmark_migration_cost_and_register_writes)
 	check_eq(0, lazy_msr + eager_msr);
 }
 
-/* Samples of each kind, for a median: budget=quick 16, budget=soak (make bench) 128. */
-#define INSTALL_SAMPLES_QUICK 16
+/* Samples of each kind, for a median: budget=quick 8, budget=soak (make bench) 128. */
+#define INSTALL_SAMPLES_QUICK 8
 #define INSTALL_SAMPLES_MAX 128
 
 struct idler {

@@ -13,11 +13,11 @@
 
 #define WORKERS 6
 /*
- * budget=quick: 250 ms; on 2 CPUs under TCG the runner asks ~120 moves and each worker makes
- * ~2,500 checked calls (its own breakpoint fires, the other's never) over ~200 migrations.
+ * budget=quick: 150 ms; on 2 CPUs under TCG the runner asks ~70 moves and each worker makes
+ * ~1,500 checked calls (its own breakpoint fires, the other's never) over ~120 migrations.
  * budget=soak: 30 s (at most half the test's time limit).
  */
-#define BUDGET_QUICK_MS 250
+#define BUDGET_QUICK_MS 150
 #define BUDGET_SOAK_MS 30000
 
 struct worker {
