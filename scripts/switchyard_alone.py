@@ -93,6 +93,7 @@ def judge(skipped, boot, timeout, log_path):
     name = registered_name(skipped)
     result = ktap.check_log(boot.raw)  # the status is judged below, for a complete log only
     ended = (f"the guest hung: killed after {timeout:g} s" if boot.timed_out
+             else f"QEMU stopped the guest ({boot.stopped}): killed" if boot.stopped
              else f"QEMU exited with status {boot.status}, no final line")
 
     def solo(status, line, reason, diagnostics):

@@ -23,18 +23,25 @@ MACHINE = "microvm"
 CPU = {"kvm": "host,pmu=on,migratable=no,-arch-capabilities", "tcg": "max"}
 
 
+# What QEMU prints on stderr when it stops a KVM guest for good but keeps running, paused
+# (accel/kvm/kvm-all.c: an emulation failure, for one): boot() kills it then.
+STOPPED_GUEST = b"KVM internal error"
+
+
 @dataclass
 class Boot:
-    """One QEMU run. status is None when the time limit killed QEMU."""
+    """One QEMU run. status is None when QEMU was killed: at the time limit, or earlier when
+    it said it stopped the guest for good (stopped holds what it said)."""
 
     raw: bytes
     status: int
     seconds: float
     stderr: str
+    stopped: str = ""
 
     @property
     def timed_out(self):
-        return self.status is None
+        return self.status is None and not self.stopped
 
 
 def kvm_unusable_reason():
@@ -120,8 +127,9 @@ def boot(argv, timeout, on_text=lambda text: None):
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=stderr, start_new_session=True)
         status = None
+        stopped = lambda: STOPPED_GUEST in _read_all(stderr)  # noqa: E731
         try:
-            if _read_until_eof(proc.stdout.fileno(), start + timeout, lines):
+            if _read_until_eof(proc.stdout.fileno(), start + timeout, lines, stopped):
                 status = proc.wait(max(0.0, start + timeout - time.monotonic()))
         except subprocess.TimeoutExpired:
             pass
@@ -130,9 +138,15 @@ def boot(argv, timeout, on_text=lambda text: None):
                 _kill_group(proc)
             proc.stdout.close()
             lines.flush()
-        stderr.seek(0)
-        text = stderr.read().decode("utf-8", "replace")
-    return Boot(bytes(lines.raw), status, time.monotonic() - start, text)
+        text = _read_all(stderr).decode("utf-8", "replace")
+    said = next((line for line in text.splitlines() if STOPPED_GUEST.decode() in line), "")
+    return Boot(bytes(lines.raw), status, time.monotonic() - start, text,
+                said.strip() if status is None else "")
+
+
+def _read_all(file):
+    file.seek(0)
+    return file.read()
 
 
 def _kill_group(proc):
@@ -162,14 +176,18 @@ class _LineSplitter:
             self.pending = b""
 
 
-def _read_until_eof(fd, deadline, lines):
-    """Feed lines from fd; return True at end of file, False when the deadline passes."""
+def _read_until_eof(fd, deadline, lines, stopped=lambda: False):
+    """Feed lines from fd; return True at end of file, False when the deadline passes or, looked
+    at twice a second, stopped() says QEMU will send nothing more."""
     with selectors.DefaultSelector() as selector:
         selector.register(fd, selectors.EVENT_READ)
         while time.monotonic() < deadline:
-            if selector.select(deadline - time.monotonic()):
-                chunk = os.read(fd, 65536)
-                if not chunk:
-                    return True
-                lines.feed(chunk)
+            if not selector.select(min(0.5, deadline - time.monotonic())):
+                if stopped():
+                    return False
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return True
+            lines.feed(chunk)
     return False

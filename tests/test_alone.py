@@ -20,6 +20,7 @@ from sealed_logs import seal
 import conftest
 import switchyard_alone as alone
 import switchyard_log as ktap
+import switchyard_qemu as qemu
 from switchyard_qemu import Boot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -309,18 +310,21 @@ open({str(tmp_path)!r} + ("/solo-argv" if solo else "/argv"), "w").write("\\n".j
 kind = "SOLO" if solo else "MAIN"
 sys.stdout.buffer.write(open(os.environ[f"FAKE_{{kind}}_LOG"], "rb").read())
 sys.stdout.flush()
+sys.stderr.write(os.environ.get(f"FAKE_{{kind}}_STDERR", ""))
+sys.stderr.flush()
 time.sleep(float(os.environ[f"FAKE_{{kind}}_SLEEP"]))
 sys.exit(int(os.environ[f"FAKE_{{kind}}_STATUS"]))
 """)
     script.chmod(0o755)
 
-    def run(main, main_status, solo, solo_status, solo_sleep, *args, main_sleep=0):
+    def run(main, main_status, solo, solo_status, solo_sleep, *args, main_sleep=0,
+            solo_stderr=""):
         (tmp_path / "main.log").write_text(main)
         (tmp_path / "solo.log").write_text(solo)
         env = dict(os.environ, FAKE_MAIN_LOG=str(tmp_path / "main.log"),
                    FAKE_SOLO_LOG=str(tmp_path / "solo.log"), FAKE_MAIN_STATUS=str(main_status),
                    FAKE_SOLO_STATUS=str(solo_status), FAKE_SOLO_SLEEP=str(solo_sleep),
-                   FAKE_MAIN_SLEEP=str(main_sleep))
+                   FAKE_MAIN_SLEEP=str(main_sleep), FAKE_SOLO_STDERR=solo_stderr)
         env.pop("SWITCHYARD_ALONE_TIMEOUT", None)
         return subprocess.run([sys.executable, str(RUN), "--qemu", str(script), "--kernel",
                                str(script), "--accel", "tcg",
@@ -328,6 +332,33 @@ sys.exit(int(os.environ[f"FAKE_{{kind}}_STATUS"]))
                               capture_output=True, text=True, timeout=60, env=env)
     run.solo_argv = lambda: (tmp_path / "solo-argv").read_text().split("\n")
     return run
+
+
+def test_run_ends_a_solo_boot_at_once_when_qemu_stops_the_guest(fake_qemu, tmp_path):
+    # QEMU under KVM-PVM, after ICEBP in ring 0: it reports the error and stays paused.
+    start = time.monotonic()
+    proc = fake_qemu(seal(MAIN_BODY), 33, SOLO_START, 33, 60, "--alone-timeout", "50",
+                     solo_stderr="KVM internal error. Suberror: 1\nemulation failure\n")
+    assert time.monotonic() - start < 20
+    assert proc.returncode == 0, proc.stderr
+    solo_log = tmp_path / f"serial-alone-{ID}.log"
+    assert (f"switchyard: ran alone: ok {ID} # XFAIL {REASON} (QEMU stopped the guest (KVM "
+            f"internal error. Suberror: 1): killed) ({solo_log})") in proc.stderr
+
+
+def test_boot_kills_a_qemu_that_stopped_its_guest_and_says_what_it_said():
+    script = ("import sys, time; print('KTAP version 1', flush=True); "
+              "sys.stderr.write('error: kvm run failed\\nKVM internal error. Suberror: 1\\n'); "
+              "sys.stderr.flush(); time.sleep(60)")
+    start = time.monotonic()
+    boot = qemu.boot([sys.executable, "-c", script], 50)
+    assert time.monotonic() - start < 10
+    assert (boot.status, boot.timed_out) == (None, False)
+    assert boot.stopped == "KVM internal error. Suberror: 1"
+    assert boot.raw == b"KTAP version 1\n"
+    # The same QEMU killed at the limit without that message timed out.
+    boot = qemu.boot([sys.executable, "-c", "import time; time.sleep(60)"], 1)
+    assert (boot.status, boot.timed_out, boot.stopped) == (None, True, "")
 
 
 def test_run_xfails_a_test_whose_solo_boot_hangs_in_it(fake_qemu, tmp_path):
