@@ -8,7 +8,7 @@
 #include "sched/sched.h"
 
 #define FAIR_TASKS 4
-#define FAIR_WINDOW_MS 120
+#define FAIR_WINDOW_MS 300
 /* Stated tolerance: each task's share of the spinners' total CPU time within 25% of 1/N. */
 #define FAIR_TOLERANCE_PERCENT 25
 
