@@ -23,7 +23,7 @@ unsigned int known_defects_select(const struct known_defect *table, size_t count
 	unsigned int selected = 0;
 
 	for (size_t i = 0; i < count && selected < max; i++) {
-		if (table[i].ends || strcmp(table[i].test, test) != 0 ||
+		if (!table[i].check || strcmp(table[i].test, test) != 0 ||
 		    !applies_on(&table[i], identity))
 			continue;
 		expected[selected].check = table[i].check;
@@ -40,6 +40,16 @@ const struct known_defect *known_defects_ending(const struct known_defect *table
 {
 	for (size_t i = 0; i < count; i++)
 		if (table[i].ends && strcmp(table[i].test, test) == 0 &&
+		    applies_on(&table[i], identity))
+			return &table[i];
+	return NULL;
+}
+
+const struct known_defect *known_defects_never(const struct known_defect *table, size_t count,
+					       const char *identity, const char *test)
+{
+	for (size_t i = 0; i < count; i++)
+		if (table[i].runs && strcmp(table[i].test, test) == 0 &&
 		    applies_on(&table[i], identity))
 			return &table[i];
 	return NULL;

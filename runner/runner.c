@@ -213,6 +213,19 @@ static bool skip_slow_observing(const struct test_case *test, struct test_report
 	return true;
 }
 
+/* A test whose outcome on this platform is chance (a known defect with runs "never"). */
+static bool skip_never_running_test(const char *name, struct test_report *report)
+{
+	const struct known_defect *never =
+		known_defects_never(known_defects, known_defects_count, platform_identity(), name);
+
+	if (!never)
+		return false;
+	report_begin(report, 1);
+	report_skip("%s", never->reason);
+	return true;
+}
+
 /* In its own boot, a test that returns did not end it as known: strict, as an XPASS. */
 static enum ktap_result judge_ending_test(const struct known_defect *ending,
 					  struct test_report *report, enum ktap_result result)
@@ -244,7 +257,8 @@ static enum ktap_result run_test(const struct test_case *test, struct test_repor
 	ending =
 		known_defects_ending(known_defects, known_defects_count, platform_identity(), name);
 	*emulated = false;
-	if (skip_ending_test(ending, report) || skip_slow_observing(test, report, emulated))
+	if (skip_never_running_test(name, report) || skip_ending_test(ending, report) ||
+	    skip_slow_observing(test, report, emulated))
 		return report_end(report);
 	/* Before anything of the test runs: a log that ends here names the test it ended in. */
 	ktap_diag(1, "running %s", name);

@@ -172,6 +172,7 @@ static const struct known_defect table[] = {
 	DEFECT("metal-GenuineIntel-6-*", "dr.watch", "b == c", "family 6"),
 	{ .platform = "tcg", .test = "dr.icebp", .ends = "hang", .reason = "TCG hangs" },
 	DEFECT("kvm-pvm", "dr.icebp", "a == b", "PVM: wrong DR6"),
+	{ .platform = "kvm-pvm", .test = "pmu.pmi", .runs = "never", .reason = "PVM: chance" },
 };
 #define TABLE_SIZE (sizeof(table) / sizeof(table[0]))
 
@@ -213,7 +214,7 @@ HOST_TEST(known_defects_select_keys_by_test_and_platform_glob)
 	host_check_eq_u64(0, select_for("kvm", "dr.any_kvm", expected));
 	host_check_eq_u64(1, select_for("metal-GenuineIntel-6-85", "dr.watch", expected));
 	host_check_eq_u64(0, select_for("metal-AuthenticAMD-25-1", "dr.watch", expected));
-	host_check_eq_u64(4, known_defects_on(table, TABLE_SIZE, "kvm-pvm"));
+	host_check_eq_u64(5, known_defects_on(table, TABLE_SIZE, "kvm-pvm"));
 	host_check_eq_u64(
 		0, known_defects_select(table, TABLE_SIZE, "kvm-pvm", "dr.watch", expected, 0));
 }
@@ -232,6 +233,23 @@ HOST_TEST(known_defects_an_ending_entry_is_found_apart_and_never_expected_as_a_c
 	host_check(known_defects_ending(table, TABLE_SIZE, "tcg", "dr.general_detect") == NULL);
 	host_check(known_defects_ending(table, TABLE_SIZE, "tcg", "dr.icebp_more") == NULL);
 	host_check_eq_u64(1, select_for("kvm-pvm", "dr.icebp", expected));
+}
+
+/* An entry that never runs is no check and no ending: the runner skips the test with its reason. */
+HOST_TEST(known_defects_a_never_running_entry_is_found_apart_and_only_where_it_applies)
+{
+	struct report_expected expected[KNOWN_DEFECTS_PER_TEST];
+	const struct known_defect *never;
+
+	host_check_eq_u64(0, select_for("kvm-pvm", "pmu.pmi", expected));
+	host_check(known_defects_ending(table, TABLE_SIZE, "kvm-pvm", "pmu.pmi") == NULL);
+	never = known_defects_never(table, TABLE_SIZE, "kvm-pvm", "pmu.pmi");
+	host_check(never != NULL);
+	if (never)
+		host_check_str("PVM: chance", never->reason);
+	host_check(known_defects_never(table, TABLE_SIZE, "kvm-vmx", "pmu.pmi") == NULL);
+	host_check(known_defects_never(table, TABLE_SIZE, "tcg", "dr.icebp") == NULL);
+	host_check(known_defects_never(table, TABLE_SIZE, "kvm-pvm", "pmu.pmi_more") == NULL);
 }
 
 /* With got, an entry matches only the failure that printed that value. */

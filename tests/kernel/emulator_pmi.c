@@ -69,8 +69,13 @@ static void overflow_once(uint32_t lvtpc)
 
 	arm();
 	probe_instruction_loop(LOOP);
-	/* The self-IPI may come later (KVM-PVM delivers it at a later exit): wait, still counting.
+	/*
+	 * The self-IPI may come later: KVM-PVM delivers interrupts to a single-stepped guest only
+	 * now and then. So wait counting ring 3 only, as the same enabled counter: the wait is not
+	 * stepped, and GLOBAL_CTRL stays as the PMI found it (rule 14 compares it).
 	 */
+	wrmsr(MSR_IA32_PERFEVTSEL0 + emulator_test_counter(),
+	      EVENT_INSTRUCTIONS | PERFEVTSEL_USR | PERFEVTSEL_INT | PERFEVTSEL_EN);
 	deadline = rdtsc_ordered() + tsc_cycles_from_ms(PMI_WAIT_MS);
 	while (test_pmis == pmis && rdtsc_ordered() < deadline)
 		cpu_relax();
