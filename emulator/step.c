@@ -99,7 +99,7 @@ unsigned int emulator_observed(const struct emulator_cpu *cpu)
 	const struct emulator_registers *r = &cpu->registers;
 	unsigned int observed = 0;
 
-	if (this_cpu()->overrun)
+	if (__atomic_load_n(&this_cpu()->overrun, __ATOMIC_RELAXED))
 		return 0; /* past its time limit: let the runner end it (arch/x86/percpu.h) */
 	if ((r->debugctl & (DEBUGCTL_TR | DEBUGCTL_BTS)) == (DEBUGCTL_TR | DEBUGCTL_BTS)) {
 		bool cpl = p->ds_cpl;

@@ -54,8 +54,21 @@ static void __attribute__((noreturn)) isolation_unwind(unsigned int index, enum 
 }
 
 /* End frames[index] now if this is its owner's stack, else as soon as the owner runs. */
+/*
+ * Tell (or stop telling) every CPU's model that the running test overran (arch/x86/percpu.h):
+ * a test the model steps on another CPU would keep that CPU stepping, deaf to the runner's calls,
+ * after the test ended. Set at a timeout, until the next test starts.
+ */
+static void set_overrun_everywhere(bool overrun)
+{
+	for (unsigned int cpu = 0; cpu < percpu_count(); cpu++)
+		__atomic_store_n(&percpu_get(cpu)->overrun, overrun, __ATOMIC_RELAXED);
+}
+
 static void isolation_end(unsigned int index, enum isolation_end end)
 {
+	if (end == ISOLATION_TIMEOUT)
+		set_overrun_everywhere(true);
 	if (frames[index].owner == sched_current())
 		isolation_unwind(index, end);
 	frames[index].pending = end;
@@ -126,7 +139,7 @@ static void isolation_watchdog(struct cpu_regs *regs)
 		if (this_cpu()->spinlocks_held &&
 		    now <= frames[i].deadline + grace +
 				    tsc_cycles_from_ms(ISOLATION_WATCHDOG_LOCK_MS)) {
-			this_cpu()->overrun = true;
+			set_overrun_everywhere(true);
 			return;
 		}
 		if (this_cpu()->spinlocks_held)
@@ -135,6 +148,7 @@ static void isolation_watchdog(struct cpu_regs *regs)
 				"past its time limit, holding %u spinlocks, at rip=%#llx: it "
 				"cannot be ended",
 				this_cpu()->spinlocks_held, (unsigned long long)regs->rip);
+		set_overrun_everywhere(true);
 		if (frames[i].owner == sched_current())
 			isolation_unwind(i, ISOLATION_TIMEOUT);
 		platform_bail_out("NMI watchdog: task %u of the running test spins with interrupts "
@@ -184,6 +198,8 @@ void runner_isolate(void (*fn)(void *), void *arg, uint64_t timeout_ms,
 	unsigned int saved_depth = depth;
 
 	*outcome = (struct isolation_outcome){ .end = ISOLATION_RETURNED };
+	if (saved_depth == 0)
+		set_overrun_everywhere(false); /* a new test: what the last one overran is over */
 	if (saved_depth == ISOLATION_DEPTH) {
 		outcome->end = ISOLATION_ABORTED;
 		report_fail("runner_isolate: nested deeper than %d", ISOLATION_DEPTH);
@@ -210,7 +226,6 @@ void runner_isolate(void (*fn)(void *), void *arg, uint64_t timeout_ms,
 	local_irq_disable();
 	gdt_reload_segments();
 	this_cpu()->interrupt_depth = frame->interrupt_depth;
-	this_cpu()->overrun = false;
 	depth = saved_depth;
 	local_irq_enable();
 }

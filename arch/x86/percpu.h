@@ -60,8 +60,9 @@ struct cpu {
 	unsigned int interrupt_depth;
 	/* Spinlocks this CPU holds (arch/x86/spinlock.h): a frame cannot be unwound past one. */
 	unsigned int spinlocks_held;
-	/* The code running here passed its time limit and cannot be ended at once (the runner's
-	 * watchdog found a spinlock held): a CPU model stops stepping it, so that it can be. */
+	/* The running test passed its time limit (set by the runner, on every CPU, until the next
+	 * test starts): a CPU model stops stepping, so that the test can be ended and the CPU
+	 * answers the runner's calls. */
 	bool overrun;
 };
 
