@@ -18,6 +18,9 @@
  * budget=soak: 30 s (at most half the test's time limit).
  */
 #define BUDGET_QUICK_MS 150
+/* Past the budget, the runner goes on asking moves until every worker has run elsewhere, for at
+ * most this long (and half the time limit): KVM-PVM makes few moves in 150 ms. */
+#define MOVED_CAP_MS 5000
 #define BUDGET_SOAK_MS 30000
 
 struct worker {
@@ -103,12 +106,22 @@ static void work(void *arg)
 	}
 }
 
+/* Whether every worker has run a round on a CPU other than its first. */
+static bool every_worker_moved(const struct worker *workers)
+{
+	for (unsigned int i = 0; i < WORKERS; i++)
+		if (!__atomic_load_n(&workers[i].elsewhere, __ATOMIC_RELAXED))
+			return false;
+	return true;
+}
+
 TEST(smp, seeded_stress_moves_tasks_between_cpus_and_no_breakpoint_is_lost_or_stray)
 {
 	static struct worker workers[WORKERS];
 	uint64_t random = test_seed() ^ 0x5eed5eedull, moves = 0, refused = 0, rounds = 0;
 	uint64_t budget_milliseconds = budget_ms(BUDGET_QUICK_MS, BUDGET_SOAK_MS);
 	uint64_t start, budget = tsc_cycles_from_ms(budget_milliseconds);
+	uint64_t cap = tsc_cycles_from_ms(budget_ms(MOVED_CAP_MS, MOVED_CAP_MS));
 	uint64_t failures = dr_sync_failures();
 
 	smp_require_cpus(2);
@@ -123,7 +136,8 @@ TEST(smp, seeded_stress_moves_tasks_between_cpus_and_no_breakpoint_is_lost_or_st
 		while (!workers[i].ready)
 			sched_yield();
 	start = rdtsc_ordered();
-	while (rdtsc_ordered() - start < budget) {
+	while (rdtsc_ordered() - start < budget ||
+	       (!every_worker_moved(workers) && rdtsc_ordered() - start < cap)) {
 		struct worker *worker = &workers[smp_random(&random) % WORKERS];
 		unsigned int cpu = (unsigned int)(smp_random(&random) % smp_cpus());
 
