@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The known-defects table (generated at build time) and the choice of what applies to a test. */
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "lib/glob.h"
@@ -35,24 +36,27 @@ unsigned int known_defects_select(const struct known_defect *table, size_t count
 	return selected;
 }
 
-const struct known_defect *known_defects_ending(const struct known_defect *table, size_t count,
-						const char *identity, const char *test)
+/* The entry for test on identity that has the field `ends` (or, with runs, `runs`), or NULL. */
+static const struct known_defect *find_kind(const struct known_defect *table, size_t count,
+					    const char *identity, const char *test, bool runs)
 {
 	for (size_t i = 0; i < count; i++)
-		if (table[i].ends && strcmp(table[i].test, test) == 0 &&
+		if ((runs ? table[i].runs : table[i].ends) && strcmp(table[i].test, test) == 0 &&
 		    applies_on(&table[i], identity))
 			return &table[i];
 	return NULL;
 }
 
+const struct known_defect *known_defects_ending(const struct known_defect *table, size_t count,
+						const char *identity, const char *test)
+{
+	return find_kind(table, count, identity, test, false);
+}
+
 const struct known_defect *known_defects_never(const struct known_defect *table, size_t count,
 					       const char *identity, const char *test)
 {
-	for (size_t i = 0; i < count; i++)
-		if (table[i].runs && strcmp(table[i].test, test) == 0 &&
-		    applies_on(&table[i], identity))
-			return &table[i];
-	return NULL;
+	return find_kind(table, count, identity, test, true);
 }
 
 unsigned int known_defects_on(const struct known_defect *table, size_t count, const char *identity)
