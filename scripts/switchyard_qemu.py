@@ -54,10 +54,16 @@ def kvm_unusable_reason():
 
 
 def resolve_accel(accel):
-    """Map "auto" to "kvm" when /dev/kvm is usable, else "tcg"; pass others through."""
+    """Map "auto" to "kvm" when /dev/kvm is usable and not KVM-PVM, else "tcg"; pass others
+    through. Returns (accel, why "auto" chose TCG, or "")."""
     if accel != "auto":
-        return accel
-    return "tcg" if kvm_unusable_reason() else "kvm"
+        return accel, ""
+    if kvm_unusable_reason():
+        return "tcg", ""
+    if kvm_host() == "kvm-pvm":
+        return "tcg", ("/dev/kvm is KVM-PVM (kvm_pvm), which takes minutes over the suite: TCG; "
+                       "--accel kvm runs it there")
+    return "kvm", ""
 
 
 def kvm_host(root="/"):

@@ -218,6 +218,18 @@ def test_kvm_host_names_the_kvm_from_modules_and_cpu_flags(tmp_path, modules, sy
     assert qemu.kvm_host(fake_host(tmp_path, modules, sys_modules, flags)) == host
 
 
+@pytest.mark.parametrize("unusable, host, chosen", [
+    ("", "kvm-vmx", "kvm"), ("", None, "kvm"), ("", "kvm-pvm", "tcg"),
+    ("Permission denied", "kvm-vmx", "tcg")], ids=["vmx", "unknown", "pvm", "no-kvm"])
+def test_auto_takes_kvm_unless_it_is_missing_or_kvm_pvm(monkeypatch, unusable, host, chosen):
+    monkeypatch.setattr(qemu, "kvm_unusable_reason", lambda: unusable or None)
+    monkeypatch.setattr(qemu, "kvm_host", lambda root="/": host)
+    accel, why = qemu.resolve_accel("auto")
+    assert accel == chosen
+    assert ("KVM-PVM" in why) == (host == "kvm-pvm" and not unusable)
+    assert qemu.resolve_accel("kvm") == ("kvm", "")
+
+
 def test_only_a_kvm_boot_tells_the_kernel_its_host():
     def append(*args, **kwargs):
         argv = qemu.qemu_command("k.elf", *args, **kwargs)
