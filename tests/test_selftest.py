@@ -82,6 +82,9 @@ def test_a_test_that_leaks_fails_itself_and_the_next_starts_clean(tmp_path):
         "finds_no_debug_store_user": None,
         "leaks_a_counter": "the test left counters in use",
         "finds_no_counter": None,
+        "leaks_a_counter_enabled_behind_pmus_back":
+            "IA32_PERF_GLOBAL_CTRL expected 0x0 (pmu/ holds no counter), got 0x80",
+        "finds_no_counter_enabled": None,
         "leaks_a_task": "the test left 1 tasks running or unjoined",
         "finds_no_task": None,
         "leaks_exception_handlers": "the test left 3 exception handlers replaced",

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* leaks suite (manual): a test that leaves state behind fails itself, and the next starts clean. */
+#include "arch/x86/cpuid.h"
 #include "arch/x86/exceptions.h"
+#include "arch/x86/msr-index.h"
+#include "arch/x86/msr.h"
 #include "arch/x86/probe.h"
 #include "ds/ds.h"
 #include "pmu/pmu.h"
@@ -52,6 +55,28 @@ TEST_FLAGS(leaks, finds_no_counter, TEST_MANUAL)
 		test_skip("%s", pmu_info()->reason);
 	check(pmu_idle(), "a counter is still enabled");
 	check_eq(0, pmu_read(sched_current()->index, 0).time_enabled);
+}
+
+/* The last GP counter, counting kernel instructions, enabled by hand behind pmu/'s back. */
+TEST_FLAGS(leaks, leaks_a_counter_enabled_behind_pmus_back, TEST_MANUAL)
+{
+	unsigned int counter = CPUID_PERFMON_GP_COUNTERS(cpuid(CPUID_LEAF_PERFMON, 0).eax) - 1;
+
+	if (!pmu_usable())
+		test_skip("%s", pmu_info()->reason);
+	wrmsr(MSR_IA32_PERFEVTSEL0 + counter, 0xc0 | PERFEVTSEL_OS | PERFEVTSEL_EN);
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 1ull << counter);
+	check_eq(1ull << counter, rdmsr(MSR_IA32_PERF_GLOBAL_CTRL));
+}
+
+TEST_FLAGS(leaks, finds_no_counter_enabled, TEST_MANUAL)
+{
+	unsigned int counter = CPUID_PERFMON_GP_COUNTERS(cpuid(CPUID_LEAF_PERFMON, 0).eax) - 1;
+
+	if (!pmu_usable())
+		test_skip("%s", pmu_info()->reason);
+	check_eq(0, rdmsr(MSR_IA32_PERF_GLOBAL_CTRL));
+	wrmsr(MSR_IA32_PERFEVTSEL0 + counter, 0); /* the selector the runner left as it was */
 }
 
 static void sleep_for_ever(void *arg)
