@@ -117,27 +117,32 @@ bool report_check_text(const char *expected, const char *actual, const char *exp
 	return false;
 }
 
-void report_fail(const char *fmt, ...)
+/* A diagnostic line of the current test, at its depth (top level outside a test). */
+static void vdiag(const char *fmt, va_list args)
 {
 	char message[MESSAGE_MAX];
+
+	vformat(message, sizeof(message), fmt, args);
+	ktap_diag(current ? current->depth : 0, "%s", message);
+}
+
+void report_fail(const char *fmt, ...)
+{
 	va_list args;
 
 	current->failures++;
 	va_start(args, fmt);
-	vformat(message, sizeof(message), fmt, args);
+	vdiag(fmt, args);
 	va_end(args);
-	ktap_diag(current->depth, "%s", message);
 }
 
 void report_fail_kind(const char *kind, const char *fmt, ...)
 {
-	char message[MESSAGE_MAX];
 	va_list args;
 
 	va_start(args, fmt);
-	vformat(message, sizeof(message), fmt, args);
+	vdiag(fmt, args);
 	va_end(args);
-	ktap_diag(current->depth, "%s", message);
 	count_failed_check(kind, NULL, "");
 }
 
@@ -153,13 +158,11 @@ void report_skip(const char *fmt, ...)
 
 void report_diag(const char *fmt, ...)
 {
-	char message[MESSAGE_MAX];
 	va_list args;
 
 	va_start(args, fmt);
-	vformat(message, sizeof(message), fmt, args);
+	vdiag(fmt, args);
 	va_end(args);
-	ktap_diag(current ? current->depth : 0, "%s", message);
 }
 
 /* Every expected failure occurred: XFAIL with the first reason; else XPASS, saying which not. */

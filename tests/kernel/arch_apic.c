@@ -77,15 +77,6 @@ static void count_test_interrupt(struct cpu_regs *regs)
 	test_interrupts++;
 }
 
-/* Wait, interrupts on, until count reaches want or DELIVERY_WAIT_MS pass. */
-static void wait_for(volatile unsigned int *count, unsigned int want)
-{
-	uint64_t start = rdtsc_ordered();
-
-	while (*count < want && rdtsc_ordered() - start < tsc_cycles_from_ms(DELIVERY_WAIT_MS))
-		cpu_relax();
-}
-
 TEST(arch, apic_self_ipi_waits_in_irr_then_is_taken_and_its_eoi_lets_the_next_in)
 {
 	unsigned long flags;
@@ -97,12 +88,12 @@ TEST(arch, apic_self_ipi_waits_in_irr_then_is_taken_and_its_eoi_lets_the_next_in
 	check(apic_pending(VECTOR_TEST), "VECTOR_TEST not in the IRR with interrupts off");
 	check_eq(0, test_interrupts);
 	local_irq_restore(flags);
-	wait_for(&test_interrupts, 1);
+	apic_test_wait_for(&test_interrupts, 1, DELIVERY_WAIT_MS);
 	check_eq(1, test_interrupts);
 	check_eq(false, in_service_in_handler); /* the EOI comes before the handler */
 	check_eq(false, apic_in_service(VECTOR_TEST));
 	apic_send_self_ipi(VECTOR_TEST);
-	wait_for(&test_interrupts, 2);
+	apic_test_wait_for(&test_interrupts, 2, DELIVERY_WAIT_MS);
 	check_eq(2, test_interrupts);
 	interrupt_register(VECTOR_TEST, NULL);
 }
@@ -160,7 +151,7 @@ TEST(arch, apic_nmi_to_this_cpus_own_id_arrives_at_once)
 		__atomic_store_n(&nmi_armed, true, __ATOMIC_RELEASE);
 		start = rdtsc_ordered();
 		apic_send_nmi(apic_id());
-		wait_for(&nmis, before + 1);
+		apic_test_wait_for(&nmis, before + 1, DELIVERY_WAIT_MS);
 		latency[i] = rdtsc_ordered() - start;
 		nmi_armed = false;
 		check_eq(before + 1, nmis);

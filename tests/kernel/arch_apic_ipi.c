@@ -11,6 +11,7 @@
 #include "arch/x86/traps.h"
 #include "arch/x86/tsc.h"
 #include "runner/test.h"
+#include "tests/kernel/arch_apic.h"
 #include "tests/kernel/smp_util.h"
 
 #define CPUID_LEAF_TOPOLOGY 0x0b /* EDX: the x2APIC id of this CPU (SDM Vol. 2A, CPUID) */
@@ -71,14 +72,6 @@ static void note_test_interrupt(struct cpu_regs *regs)
 	__atomic_add_fetch(&taken, 1, __ATOMIC_RELEASE);
 }
 
-static void wait_for(volatile unsigned int *count, unsigned int want)
-{
-	uint64_t start = rdtsc_ordered();
-
-	while (*count < want && rdtsc_ordered() - start < tsc_cycles_from_ms(DELIVERY_WAIT_MS))
-		cpu_relax();
-}
-
 TEST(arch, apic_fixed_ipi_reaches_exactly_the_cpu_it_names)
 {
 	smp_require_cpus(2);
@@ -87,7 +80,7 @@ TEST(arch, apic_fixed_ipi_reaches_exactly_the_cpu_it_names)
 		taken = 0;
 		taken_on = UINT32_MAX;
 		apic_send_ipi(percpu_get(cpu)->apic_id, VECTOR_TEST);
-		wait_for(&taken, 1);
+		apic_test_wait_for(&taken, 1, DELIVERY_WAIT_MS);
 		check_eq(1, taken);
 		check_eq(cpu, taken_on);
 	}
@@ -131,7 +124,7 @@ TEST(arch, apic_nmi_reaches_exactly_the_other_cpu_it_names)
 		nmi_target = cpu;
 		__atomic_store_n(&nmi_armed, true, __ATOMIC_RELEASE);
 		apic_send_nmi(percpu_get(cpu)->apic_id);
-		wait_for(&taken, 1);
+		apic_test_wait_for(&taken, 1, DELIVERY_WAIT_MS);
 		nmi_armed = false;
 		check_eq(1, taken);
 		check_eq(cpu, taken_on);
