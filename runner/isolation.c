@@ -225,6 +225,12 @@ void runner_isolate(void (*fn)(void *), void *arg, uint64_t timeout_ms,
 	 */
 	local_irq_disable();
 	gdt_reload_segments();
+	/* A function that returned ran every handler's end: its depth must be back. */
+	if (outcome->end == ISOLATION_RETURNED &&
+	    this_cpu()->interrupt_depth != frame->interrupt_depth)
+		report_fail("interrupt depth %u after the function returned, %u before: a task "
+			    "switch inside a handler lost its depth",
+			    this_cpu()->interrupt_depth, frame->interrupt_depth);
 	this_cpu()->interrupt_depth = frame->interrupt_depth;
 	depth = saved_depth;
 	local_irq_enable();

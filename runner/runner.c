@@ -268,6 +268,14 @@ static enum ktap_result run_test(const struct test_case *test, struct test_repor
 						    platform_identity(), name, expected,
 						    KNOWN_DEFECTS_PER_TEST));
 	debug_state_check("before");
+	/* The runner is outside any handler; a depth left over would pass into every test. */
+	if (this_cpu()->interrupt_depth) {
+		report_fail(
+			"interrupt depth %u before the test, outside any handler: a task switch "
+			"lost it (reset to 0)",
+			this_cpu()->interrupt_depth);
+		this_cpu()->interrupt_depth = 0;
+	}
 	save_exception_handlers(handlers);
 	emulator_take_violations(NULL, 0); /* what came before the test is not its doing */
 	served = emulator_stats_all().diverted;

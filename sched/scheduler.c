@@ -415,6 +415,11 @@ static void run_queue_init(struct run_queue *queue, struct task *current)
 	current->state = TASK_RUNNING;
 	current->cpu = this_cpu_index();
 	current->switched_in_tsc = rdtsc_ordered();
+	/*
+	 * It runs already: its first switch-in is a return, not a start (first_run), and it
+	 * resumes at whatever interrupt depth it left at (arch/x86/switch_hooks.c).
+	 */
+	current->switches_in = 1;
 	queue->current = current;
 	view = task_switch_view(current);
 	switch_hooks_set_current(&view);

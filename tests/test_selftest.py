@@ -89,6 +89,9 @@ def test_a_test_that_leaks_fails_itself_and_the_next_starts_clean(tmp_path):
         "finds_no_task": None,
         "leaks_exception_handlers": "the test left 3 exception handlers replaced",
         "finds_the_exception_handlers_given_back": None,
+        "leaks_an_interrupt_depth":
+            "interrupt depth 1 after the function returned, 0 before",
+        "finds_the_interrupt_depth_zero": None,
     }
     assert list(tests) == list(expected)
     for name, message in expected.items():

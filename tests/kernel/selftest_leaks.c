@@ -4,6 +4,7 @@
 #include "arch/x86/exceptions.h"
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
+#include "arch/x86/percpu.h"
 #include "arch/x86/probe.h"
 #include "ds/ds.h"
 #include "pmu/pmu.h"
@@ -119,4 +120,15 @@ TEST_FLAGS(leaks, finds_the_exception_handlers_given_back, TEST_MANUAL)
 	runner_isolate(raise_unowned_single_step, NULL, 100, &outcome);
 	check_eq(ISOLATION_EXCEPTION, outcome.end);
 	check_eq(X86_EXC_DB, outcome.vector);
+}
+
+/* As a task switched back in at the wrong depth leaves it: one handler's end too few. */
+TEST_FLAGS(leaks, leaks_an_interrupt_depth, TEST_MANUAL)
+{
+	this_cpu()->interrupt_depth++;
+}
+
+TEST_FLAGS(leaks, finds_the_interrupt_depth_zero, TEST_MANUAL)
+{
+	check_eq(0, this_cpu()->interrupt_depth);
 }

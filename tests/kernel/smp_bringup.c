@@ -125,6 +125,37 @@ TEST(smp, a_call_runs_on_its_target_cpu_and_the_caller_waits_for_it)
 	check(smp_call_all(record_call, &samples[0]) == smp_cpus(), "not every CPU took the call");
 }
 
+static void record_interrupt_depth(void *arg)
+{
+	uint64_t *depth = arg;
+
+	*depth = this_cpu()->interrupt_depth;
+}
+
+static void return_at_once(void *arg)
+{
+	(void)arg;
+}
+
+/*
+ * A call is an interrupt handler on its CPU: depth 1 there, whatever ran before. Each CPU's
+ * first task (CPU 0's runner, the others' idle task) ran before its first switch-in; a task
+ * switched out inside a handler must come back at that handler's depth, or the handler's end
+ * leaves the CPU's count wrong (below zero) for good.
+ */
+TEST(smp, a_call_to_an_idle_cpu_runs_inside_exactly_one_interrupt_handler)
+{
+	smp_require_cpus(2);
+	for (unsigned int cpu = 1; cpu < smp_cpus(); cpu++) {
+		uint64_t depth = UINT64_MAX;
+
+		/* The idle task is switched out for it (in the reschedule IPI) and back. */
+		check_eq(0, task_join(smp_task_on(cpu, "returns", return_at_once, NULL), NULL));
+		check(smp_call(cpu, record_interrupt_depth, &depth), "CPU %u took no call", cpu);
+		check_eq(1, depth);
+	}
+}
+
 /* The rounds the placed task ran on each CPU. */
 static DEFINE_PER_CPU(unsigned int, placed_seen);
 
