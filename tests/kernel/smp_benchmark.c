@@ -150,7 +150,7 @@ TEST(smp, benchmark_breakpoint_change_for_a_task_on_another_cpu)
 	static uint64_t samples[INSTALL_SAMPLES_MAX];
 	unsigned int count = (unsigned int)budget_count(INSTALL_SAMPLES_QUICK, INSTALL_SAMPLES_MAX);
 	struct idler idler = { false };
-	uint64_t local, remote, system = 0, failures = dr_sync_failures();
+	uint64_t local, remote, system = 0, failures = dr_sync_failures(), remote_writes;
 	struct dr_breakpoint breakpoint = { (uint64_t)&dr_target_unused[1], DR_TYPE_WRITE, 8 };
 	struct task *task;
 
@@ -159,7 +159,9 @@ TEST(smp, benchmark_breakpoint_change_for_a_task_on_another_cpu)
 	task = smp_task_on(1, "spinner", spin_until_stopped, &idler);
 	while (task->state != TASK_RUNNING)
 		sched_yield();
+	remote_writes = percpu_get(1)->writes.dr;
 	remote = install_cycles(task->index, samples, count);
+	remote_writes = percpu_get(1)->writes.dr - remote_writes;
 	for (unsigned int i = 0; i < count; i++) {
 		uint64_t start = rdtsc_ordered();
 		int slot = dr_install_system(&breakpoint, NULL, NULL);
@@ -178,8 +180,13 @@ TEST(smp, benchmark_breakpoint_change_for_a_task_on_another_cpu)
 	test_diag("metric smp.breakpoint_change_ratio remote_over_local=%llu.%02llu",
 		  (unsigned long long)(remote / local),
 		  (unsigned long long)(remote % local * 100 / local));
-	/* Each change to the running task reached CPU 1 before dr_install() returned. */
+	/*
+	 * Each change to the running task reached CPU 1 before dr_install() returned: CPU 1 wrote
+	 * its debug registers (DR0 and DR7 to install, DR7 to uninstall) once a change at least.
+	 * The cycles are the metric; on TCG with more vCPUs than host cores they say nothing.
+	 */
 	check_eq(failures, dr_sync_failures());
-	check(remote > local, "remote %llu cycles, local %llu: no call IPI was paid",
-	      (unsigned long long)remote, (unsigned long long)local);
+	check(remote_writes >= 2ull * count,
+	      "CPU 1 wrote its debug registers %llu times for %u installs and uninstalls",
+	      (unsigned long long)remote_writes, count);
 }
