@@ -67,21 +67,34 @@ TEST(bts, interrupt_mode_raises_a_pmi_at_the_threshold)
 	      (unsigned long long)ds_credit(target.index).bts_records);
 }
 
-TEST(bts, bts_off_os_keeps_kernel_branches_out)
+/* Records of probe_branches() in kernel code, with DEBUGCTL.BTS_OFF_OS as off_os says. */
+static long kernel_probe_records(bool off_os)
 {
-	struct ds_bts_config config = { .records = RECORDS, .circular = true, .off_os = true };
+	struct ds_bts_config config = { .records = RECORDS, .circular = true, .off_os = off_os };
 	struct ds_target target = self();
 	struct ds_area *area;
+	long used;
+
+	if (ds_attach_bts(&target, &config) != DS_OK)
+		test_abort("attach failed");
+	probe_branches();
+	area = ds_area_get(&target);
+	used = (long)((area->bts_index - area->bts_base) / BTS_RECORD_SIZE);
+	ds_detach(&target, DS_USER_BTS);
+	return used;
+}
+
+TEST(bts, bts_off_os_keeps_kernel_branches_out)
+{
+	long with_os;
 
 	require_bts();
 	if (!ds_support()->ds_cpl)
 		test_skip("CPUID.1:ECX.DS-CPL=0");
-	if (ds_attach_bts(&target, &config) != DS_OK)
-		test_abort("attach failed");
-	probe_branches(); /* kernel code: nothing may be stored */
-	area = ds_area_get(&target);
-	check_eq(area->bts_base, area->bts_index);
-	ds_detach(&target, DS_USER_BTS);
+	/* The control: without BTS_OFF_OS the same kernel code is recorded. */
+	with_os = kernel_probe_records(false);
+	check(with_os > 0, "%ld records without BTS_OFF_OS", with_os);
+	check_eq(0, kernel_probe_records(true));
 }
 
 TEST(bts, user_task_polling_its_index_sees_its_records)
