@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The runner's command-line options: tests=, list, seed=, timeout=, console=, alone, watchdog=,
- * exit=. */
+ * exit=, durations. */
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -66,6 +66,8 @@ CMDLINE_OPTION(option_alone, .name = "alone", .parse = cmdline_parse_flag,
 	       .dest = &run_options.alone);
 CMDLINE_OPTION(option_watchdog, .name = "watchdog", .syntax = "nmi|off", .parse = parse_watchdog);
 CMDLINE_OPTION(option_exit, .name = "exit", .syntax = "isa-debug", .parse = parse_exit);
+CMDLINE_OPTION(option_durations, .name = "durations", .parse = cmdline_parse_flag,
+	       .dest = &run_options.durations);
 
 bool options_parse(const char *line, char *err, size_t err_size)
 {

@@ -22,6 +22,7 @@ struct run_options {
 	uint64_t expect_cpus; /* smp.expect: the CPUs the machine has; 0: not said */
 	bool alone; /* alone: run the one selected test even where it ends the boot */
 	bool watchdog_off; /* watchdog=off: no NMI watchdog */
+	bool durations; /* durations: each test's time on the TSC, before its result */
 };
 
 #define RUN_TIMEOUT_DEFAULT_MS 10000

@@ -330,10 +330,15 @@ static enum ktap_result run_suite(const struct test_case *first, const struct te
 		enum ktap_result result;
 		char name[FULL_NAME_MAX];
 		bool emulated;
+		uint64_t start = rdtsc_ordered();
 
 		if (!test_is_selected(test))
 			continue;
 		result = run_test(test, &report, &emulated);
+		if (options->durations)
+			ktap_diag(1, "duration %s.%s %llu us", test->suite, test->name,
+				  (unsigned long long)((rdtsc_ordered() - start) * 1000000 /
+						       tsc_hz()));
 		/* A result the emulated CPU took part in never passes for a hardware one. */
 		format(name, sizeof(name), "%s%s", test->name, emulated ? EMULATED_SUFFIX : "");
 		ktap_result(1, ++number, result, name, report.reason);

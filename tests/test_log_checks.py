@@ -254,8 +254,27 @@ def test_run_kills_a_qemu_that_never_exits(fake_qemu):
     assert "TIMEOUT" in proc.stderr
 
 
+def test_run_durations_asks_the_kernel_and_lists_the_slowest(fake_qemu):
+    body = (PASSING_BODY
+            .replace("    ok 1 rdmsr", "    # duration arch.rdmsr_safe_reports_gp_for_missing_msr"
+                     " 1500 us\n    ok 1 rdmsr")
+            .replace("    ok 2 fault", "    # duration arch.fault_is_not_a_hang 250000 us\n"
+                     "    ok 2 fault")
+            .replace("    ok 1 long", "    # duration boot.long_mode_is_active 40 us\n    ok 1 long"))
+    proc = fake_qemu(seal(body), 33, 0, "--durations", "2", "--cmdline", "tests=arch.*")
+    assert proc.returncode == 0, proc.stderr
+    argv = fake_qemu.argv()
+    assert argv[argv.index("-append") + 1] == "exit=isa-debug tests=arch.* durations"
+    lines = proc.stderr.strip().splitlines()
+    assert lines[-3:] == [
+        "switchyard: 3 tests took 251.5 ms; the slowest:",
+        "switchyard:       250.0 ms  arch.fault_is_not_a_hang",
+        "switchyard:         1.5 ms  arch.rdmsr_safe_reports_gp_for_missing_msr"]
+
+
 @pytest.mark.parametrize("args", [
     ["--accel", "xen"], ["--timeout", "-1"], ["--smp", "0"], ["--kernel", "/nonexistent"],
+    ["--durations", "-1"],
     ["--qemu", "/nonexistent/qemu"], ["--check-log", "/nonexistent.log"], ["--bogus"]])
 def test_run_rejects_bad_arguments(args):
     proc = run(*args)
