@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/exceptions.h"
 #include "arch/x86/percpu.h"
@@ -32,6 +33,10 @@
 extern const struct test_case __tests_start[], __tests_end[];
 
 static const struct run_options *options;
+/* The tick rate and time slice the run started with: every test starts with them. */
+static struct {
+	unsigned int hz, slice_ticks;
+} boot_timer;
 
 struct totals {
 	unsigned int passed, failed, skipped, xfailed, xpassed;
@@ -242,6 +247,27 @@ static enum ktap_result judge_ending_test(const struct known_defect *ending,
  * The report lives in the caller's frame: its reason is printed after this returns. *emulated
  * says whether the emulated CPU served the test (its own checks around the test aside).
  */
+/*
+ * A test may run the tick faster or change the slice (to take many rotations or slices in
+ * little time); it must set them back. Either left changed would change every later test.
+ */
+static void restore_timer(bool judge)
+{
+	if (timer_hz() != boot_timer.hz) {
+		if (judge)
+			report_fail("the test left the timer at %u Hz; it was set back to %u Hz",
+				    timer_hz(), boot_timer.hz);
+		timer_set_hz(boot_timer.hz);
+	}
+	if (sched_slice_ticks() != boot_timer.slice_ticks) {
+		if (judge)
+			report_fail("the test left the time slice at %u ticks; it was set back "
+				    "to %u",
+				    sched_slice_ticks(), boot_timer.slice_ticks);
+		sched_set_slice_ticks(boot_timer.slice_ticks);
+	}
+}
+
 static enum ktap_result run_test(const struct test_case *test, struct test_report *report,
 				 bool *emulated)
 {
@@ -311,6 +337,7 @@ static enum ktap_result run_test(const struct test_case *test, struct test_repor
 			    left);
 	if (pmu_release(sched_current()->index) && outcome.end == ISOLATION_RETURNED)
 		report_fail("the test left counters in use; they were released");
+	restore_timer(outcome.end == ISOLATION_RETURNED);
 	report_emulator_rules();
 	debug_state_check("after");
 	return judge_ending_test(ending, report, report_end(report));
@@ -397,6 +424,8 @@ enum platform_exit_code runner_run(const struct run_options *run_options)
 	size_t length;
 
 	options = run_options;
+	boot_timer.hz = timer_hz();
+	boot_timer.slice_ticks = sched_slice_ticks();
 	if (!test_names_are_valid()) {
 		ktap_bail_out("invalid test name");
 		return EXIT_BAIL_OUT;

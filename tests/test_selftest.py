@@ -92,6 +92,8 @@ def test_a_test_that_leaks_fails_itself_and_the_next_starts_clean(tmp_path):
         "leaks_an_interrupt_depth":
             "interrupt depth 1 after the function returned, 0 before",
         "finds_the_interrupt_depth_zero": None,
+        "leaks_a_faster_tick": "the test left the timer at 1000 Hz; it was set back to 250 Hz",
+        "finds_the_tick_it_started_with": None,
     }
     assert list(tests) == list(expected)
     for name, message in expected.items():

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* leaks suite (manual): a test that leaves state behind fails itself, and the next starts clean. */
+#include "arch/x86/apic.h"
 #include "arch/x86/cpuid.h"
 #include "arch/x86/exceptions.h"
 #include "arch/x86/msr-index.h"
@@ -131,4 +132,23 @@ TEST_FLAGS(leaks, leaks_an_interrupt_depth, TEST_MANUAL)
 TEST_FLAGS(leaks, finds_the_interrupt_depth_zero, TEST_MANUAL)
 {
 	check_eq(0, this_cpu()->interrupt_depth);
+}
+
+/* A test that runs the tick faster for its measurement and forgets to set it back. */
+static struct {
+	unsigned int hz, slice_ticks;
+} leaked_timer;
+
+TEST_FLAGS(leaks, leaks_a_faster_tick, TEST_MANUAL)
+{
+	leaked_timer.hz = timer_hz();
+	leaked_timer.slice_ticks = sched_slice_ticks();
+	timer_set_hz(leaked_timer.hz * 4);
+	sched_set_slice_ticks(leaked_timer.slice_ticks + 1);
+}
+
+TEST_FLAGS(leaks, finds_the_tick_it_started_with, TEST_MANUAL)
+{
+	check_eq(leaked_timer.hz, timer_hz());
+	check_eq(leaked_timer.slice_ticks, sched_slice_ticks());
 }
