@@ -10,7 +10,7 @@
 #include "arch/x86/tsc.h"
 #include "runner/test.h"
 
-#define SHORT_TIMEOUT_MS 50
+#define SHORT_TIMEOUT_MS 20
 
 static void raise_invalid_opcode(void *arg)
 {

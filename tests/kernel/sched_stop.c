@@ -32,7 +32,7 @@ TEST(sched, stopped_task_does_not_run_until_continued)
 	task_stop(task);
 	check_eq(TASK_STOPPED, task->state);
 	stopped_at = counter.count;
-	sched_sleep_ms(20);
+	sched_sleep_ms(8); /* two ticks: a running task would yield thousands of times */
 	check_eq(stopped_at, counter.count);
 	task_continue(task);
 	sched_sleep_ms(5);
@@ -45,7 +45,7 @@ static void sleep_briefly(void *arg)
 {
 	struct counter *counter = arg;
 
-	sched_sleep_ms(10);
+	sched_sleep_ms(4);
 	counter->count++;
 }
 
@@ -57,7 +57,7 @@ TEST(sched, stopping_a_sleeping_task_takes_effect_when_it_wakes)
 	sched_yield(); /* let it start sleeping */
 	check_eq(TASK_BLOCKED, task->state);
 	task_stop(task);
-	sched_sleep_ms(30);
+	sched_sleep_ms(16); /* its 4 ms are long over */
 	check_eq(TASK_STOPPED, task->state);
 	check_eq(0, counter.count);
 	task_continue(task);
@@ -120,11 +120,11 @@ TEST(sched, state_attached_to_a_stopped_task_is_applied_when_it_next_runs)
 	target = (int)task->index;
 	pending[task->index] = &config;
 	switch_ins_of_target = 0;
-	sched_sleep_ms(10);
+	sched_sleep_ms(5);
 	check_eq(0, switch_ins_of_target);
 	check_eq(0, applied[task->index]);
 	task_continue(task);
-	sched_sleep_ms(10);
+	sched_sleep_ms(5);
 	check_eq(42, probe.seen_first);
 	check(switch_ins_of_target > 0, "the switch-in hook never saw the task");
 	probe.released = true;

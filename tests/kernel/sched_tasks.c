@@ -93,9 +93,9 @@ TEST(sched, sleep_lasts_at_least_its_time)
 {
 	uint64_t start = rdtsc_ordered(), elapsed_ms;
 
-	sched_sleep_ms(30);
+	sched_sleep_ms(10);
 	elapsed_ms = (rdtsc_ordered() - start) * 1000 / tsc_hz();
-	check(elapsed_ms >= 30 && elapsed_ms < 30 + 100, "slept %llu ms for 30 ms",
+	check(elapsed_ms >= 10 && elapsed_ms < 10 + 100, "slept %llu ms for 10 ms",
 	      (unsigned long long)elapsed_ms);
 }
 
@@ -116,7 +116,7 @@ TEST(sched, idle_task_takes_the_cpu_when_everyone_sleeps)
 {
 	uint64_t switches = sched_stats().switches;
 
-	sched_sleep_ms(20);
+	sched_sleep_ms(5);
 	/* To idle and back: nothing else was runnable. */
 	check(sched_stats().switches >= switches + 2, "%llu switches",
 	      (unsigned long long)(sched_stats().switches - switches));

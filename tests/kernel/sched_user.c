@@ -55,9 +55,9 @@ TEST(sched, user_sleep_blocks_for_its_time)
 {
 	uint64_t start = rdtsc_ordered(), elapsed_ms;
 
-	check_eq(0, run_user(user_sleep, 25, NULL));
+	check_eq(0, run_user(user_sleep, 10, NULL));
 	elapsed_ms = (rdtsc_ordered() - start) * 1000 / tsc_hz();
-	check(elapsed_ms >= 25, "slept %llu ms for 25 ms", (unsigned long long)elapsed_ms);
+	check(elapsed_ms >= 10, "slept %llu ms for 10 ms", (unsigned long long)elapsed_ms);
 }
 
 static const struct {
@@ -134,7 +134,7 @@ TEST(sched, user_write_to_kernel_memory_raises_pf)
 
 TEST(sched, user_task_cannot_read_another_tasks_pages)
 {
-	struct task *owner = task_create_user("owner", user_sleep, 50, TASK_START_RUNNABLE);
+	struct task *owner = task_create_user("owner", user_sleep, 15, TASK_START_RUNNABLE);
 	uint8_t *secret;
 	struct user_fault fault;
 

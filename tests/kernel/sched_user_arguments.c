@@ -13,7 +13,8 @@
 #define HIGH_BIT (1ul << 63)
 #define ABOVE_32_BITS (1ul << 32)
 #define WRITE_BUFFER (USER_DATA_BASE + PAGE_SIZE)
-#define SLEEP_CHECK_MS 20
+#define SLEEP_CHECK_MS 8 /* after it blocked: two ticks */
+#define SLEEP_START_MS 1000 /* to start and block, at most */
 
 static const struct named_syscall hostile_calls[] = {
 	{ "number 2^32 + GET_TASK_ID",
@@ -60,6 +61,11 @@ TEST(sched, user_sleep_longer_than_64_bits_of_cycles_does_not_return_at_once)
 
 		if (!task)
 			test_abort("task_create_user failed");
+		for (unsigned int waited = 0;
+		     (task->state == TASK_RUNNABLE || task->state == TASK_RUNNING) &&
+		     waited < SLEEP_START_MS;
+		     waited++)
+			sched_sleep_ms(1);
 		sched_sleep_ms(SLEEP_CHECK_MS);
 		check(task->state == TASK_BLOCKED, "sleep(%llu ms): state %u after %u ms",
 		      (unsigned long long)lengths[i], task->state, SLEEP_CHECK_MS);
