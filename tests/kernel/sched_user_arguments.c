@@ -14,7 +14,7 @@
 #define ABOVE_32_BITS (1ul << 32)
 #define WRITE_BUFFER (USER_DATA_BASE + PAGE_SIZE)
 #define SLEEP_CHECK_MS 8 /* after it blocked: two ticks */
-#define SLEEP_START_MS 1000 /* to start and block, at most */
+#define SLEEP_START_MS 1000 /* for all to start and block, at most */
 
 static const struct named_syscall hostile_calls[] = {
 	{ "number 2^32 + GET_TASK_ID",
@@ -55,21 +55,24 @@ TEST(sched, user_sleep_longer_than_64_bits_of_cycles_does_not_return_at_once)
 	const uint64_t per_ms = tsc_hz() / 1000;
 	const uint64_t lengths[] = { UINT64_MAX, HIGH_BIT, UINT64_MAX / per_ms };
 
-	for (unsigned int i = 0; i < sizeof(lengths) / sizeof(lengths[0]); i++) {
-		struct task *task =
-			task_create_user("sleeper", user_sleep, lengths[i], TASK_START_RUNNABLE);
+	struct task *tasks[sizeof(lengths) / sizeof(lengths[0])];
+	unsigned int count = sizeof(lengths) / sizeof(lengths[0]), waited = 0;
 
-		if (!task)
+	for (unsigned int i = 0; i < count; i++) {
+		tasks[i] = task_create_user("sleeper", user_sleep, lengths[i], TASK_START_RUNNABLE);
+		if (!tasks[i])
 			test_abort("task_create_user failed");
-		for (unsigned int waited = 0;
-		     (task->state == TASK_RUNNABLE || task->state == TASK_RUNNING) &&
-		     waited < SLEEP_START_MS;
-		     waited++)
+	}
+	for (unsigned int i = 0; i < count; i++)
+		while ((tasks[i]->state == TASK_RUNNABLE || tasks[i]->state == TASK_RUNNING) &&
+		       waited++ < SLEEP_START_MS)
 			sched_sleep_ms(1);
-		sched_sleep_ms(SLEEP_CHECK_MS);
-		check(task->state == TASK_BLOCKED, "sleep(%llu ms): state %u after %u ms",
-		      (unsigned long long)lengths[i], task->state, SLEEP_CHECK_MS);
-		sched_wake(task);
-		check_eq(0, task_join(task, NULL));
+	sched_sleep_ms(SLEEP_CHECK_MS);
+	for (unsigned int i = 0; i < count; i++) {
+		check(tasks[i]->state == TASK_BLOCKED,
+		      "sleep(%llu ms): state %u %u ms after the sleepers started",
+		      (unsigned long long)lengths[i], tasks[i]->state, SLEEP_CHECK_MS);
+		sched_wake(tasks[i]);
+		check_eq(0, task_join(tasks[i], NULL));
 	}
 }
