@@ -9,7 +9,7 @@
 #define FILL 1200
 #define CREDIT_THRESHOLD 512
 #define CREDIT_RECORDS 4096 /* room for a fill and more past the threshold */
-#define WINDOW_ROUNDS 2 /* a switch is ~1,400 single steps where the CPU is emulated */
+#define WINDOW_ROUNDS 2 /* without DS-CPL a switch is ~1,400 single steps where emulated */
 /* Between two tasks with areas of their own: DEBUGCTL off, IA32_DS_AREA, DEBUGCTL on. */
 #define OWN_AREA_WRITES_PER_SWITCH 3
 
@@ -139,15 +139,26 @@ struct pair {
 	volatile bool done;
 };
 
-static const struct ds_bts_config pair_config = { .records = 16, .circular = true };
+/*
+ * Ring 3 only where DS-CPL allows (these kernel tasks then record nothing, and where the CPU is
+ * emulated their switches are not stepped): what a switch compares is the configuration,
+ * whatever it traces.
+ */
+static struct ds_bts_config pair_config(void)
+{
+	return (struct ds_bts_config){ .records = 16,
+				       .circular = true,
+				       .off_os = ds_support()->ds_cpl };
+}
 
 static void measure_window(void *arg)
 {
 	struct pair *pair = arg;
+	struct ds_bts_config config = pair_config();
 	uint64_t msr, switches;
 
 	for (unsigned int i = 0; i < pair->areas && pair->attached == DS_OK; i++)
-		pair->attached = ds_attach_bts(&pair->targets[i], &pair_config);
+		pair->attached = ds_attach_bts(&pair->targets[i], &config);
 	sched_yield(); /* the other task switches in with its configuration once */
 	msr = this_cpu()->writes.msr;
 	switches = sched_stats().switches;
