@@ -9,9 +9,9 @@
 #include "sched/sched.h"
 
 #define FAIR_TASKS 4
-/* The slices of 300 ms at the default 250 Hz, in 75 ms: the tick runs at 1 kHz meanwhile. */
-#define FAIR_WINDOW_MS 75
-#define FAIR_HZ 1000
+/* The slices of 300 ms at the default 250 Hz, in 50 ms: the tick runs at 1.5 kHz meanwhile. */
+#define FAIR_WINDOW_MS 50
+#define FAIR_HZ 1500
 /* Stated tolerance: each task's share of the spinners' total CPU time within 25% of 1/N. */
 #define FAIR_TOLERANCE_PERCENT 25
 

@@ -14,10 +14,10 @@
 #define CALL_SAMPLES 64
 #define PLACED_ROUNDS 50
 /*
- * The idle window of the tick test: 5 ticks at 250 Hz with budget=quick (an idle CPU may take
+ * The idle window of the tick test: 3 ticks at 250 Hz with budget=quick (an idle CPU may take
  * 1), 25 with budget=soak. The busy window ends as soon as every CPU with a task ticked.
  */
-#define TICK_WAIT_QUICK_MS 20
+#define TICK_WAIT_QUICK_MS 12
 #define TICK_WAIT_SOAK_MS 100
 #define TICK_POLL_MS 2
 /* With more vCPUs than host cores (16 under TCG on 2), a vCPU may not run for a while: the busy
@@ -357,7 +357,7 @@ TEST(smp, each_cpu_ticks_while_it_runs_a_task_and_only_cpu_0_ticks_when_idle)
 		check_eq(0, task_join(*per_cpu_ptr(spinner_tasks, cpu), NULL));
 	}
 	/* Idle now: the other CPUs stop their tick (one tick may still be under way). */
-	sched_sleep_ms(10);
+	sched_sleep_ms(4);
 	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++)
 		*per_cpu_ptr(ticks_before, cpu) = percpu_get(cpu)->ticks;
 	sched_sleep_ms(wait_ms);

@@ -13,12 +13,12 @@
 
 #define WORKERS 6
 /*
- * budget=quick: 40 ms, a smoke run: the seed's first moves. budget=soak (make soak, many seeds):
+ * budget=quick: 20 ms, a smoke run: the seed's first moves. budget=soak (make soak, many seeds):
  * 30 s (at most half the test's time limit).
  */
-#define BUDGET_QUICK_MS 40
+#define BUDGET_QUICK_MS 20
 /* Past the budget, the runner goes on asking moves until every worker has run elsewhere, for at
- * most this long (and half the time limit): KVM-PVM makes few moves in 40 ms. */
+ * most this long (and half the time limit): KVM-PVM makes few moves in 20 ms. */
 #define MOVED_CAP_MS 5000
 #define BUDGET_SOAK_MS 30000
 
