@@ -94,8 +94,8 @@ static bool wait_calls(struct looper *looper, uint64_t count)
 {
 	uint64_t target = looper->calls + count;
 
-	for (unsigned int i = 0; i < 100 && looper->calls < target; i++)
-		sched_sleep_ms(5);
+	for (unsigned int i = 0; i < 500 && looper->calls < target; i++)
+		sched_sleep_ms(1);
 	return looper->calls >= target;
 }
 
