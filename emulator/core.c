@@ -324,6 +324,7 @@ static bool emulator_write_msr_hook(struct cpu_regs *regs, uint32_t index, uint6
 	check_write_order(cpu, index, value);
 	if (emulator_write_msr(&cpu->registers, emulator_profile(), index, value))
 		return true;
+	emulator_counters_changed(cpu, emulator_profile());
 	emulator_ds_features_changed(cpu, old_debugctl, old_pebs_enable);
 	emulator_apply_trap_flag(cpu, regs, emulator_observed(cpu));
 	return false;
@@ -513,6 +514,7 @@ void emulator_init(void)
 			make_atom(per_cpu_ptr(profiles, i));
 		emulator_registers_reset(&per_cpu_ptr(cpus, i)->registers,
 					 per_cpu_ptr(profiles, i));
+		emulator_counters_changed(per_cpu_ptr(cpus, i), per_cpu_ptr(profiles, i));
 	}
 	format(description, sizeof(description), "emulated (%s)", profile.name);
 	active = true;

@@ -38,6 +38,14 @@ struct emulator_cpu {
 	bool tf_user[SWITCH_TASKS_MAX];
 	/* Counters whose overflow armed PEBS: the assist comes with their next event. */
 	uint64_t pebs_armed;
+	/*
+	 * What the counting registers (EVTSEL, FIXED_CTR_CTRL, GLOBAL_CTRL) enable, worked out
+	 * when they change (emulator_counters_changed()), not at every step.
+	 */
+	struct {
+		uint32_t gp, fixed; /* enabled counters */
+		unsigned int observed; /* OBSERVE_* bits the enabled counters ask for */
+	} counting;
 	/* The DS fields, while the feature is on (rule 3). */
 	bool bts_tracking, pebs_tracking;
 	struct emulator_ds_fields bts_seen, pebs_seen;
@@ -66,6 +74,8 @@ void emulator_warning(unsigned int rule, const char *fmt, ...)
 /* OBSERVE_* bits: what the registers say must be stepped now; none once this CPU has overrun
  * (arch/x86/percpu.h). */
 unsigned int emulator_observed(const struct emulator_cpu *cpu);
+/* Call after the counting registers of cpu, whose profile is p, changed. */
+void emulator_counters_changed(struct emulator_cpu *cpu, const struct emulator_profile *p);
 
 /* The #DB side: one completed instruction. */
 bool emulator_step(struct cpu_regs *regs);

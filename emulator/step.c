@@ -93,41 +93,48 @@ static bool counts_modelled_event(const struct emulator_registers *r, unsigned i
 	return gp_increment(r, i, &branch) != 0;
 }
 
+void emulator_counters_changed(struct emulator_cpu *cpu, const struct emulator_profile *p)
+{
+	const struct emulator_registers *r = &cpu->registers;
+
+	cpu->counting.gp = cpu->counting.fixed = 0;
+	cpu->counting.observed = 0;
+	for (unsigned int i = 0; i < p->gp_counters; i++) {
+		if (!gp_enabled(r, p, i))
+			continue;
+		cpu->counting.gp |= 1u << i;
+		if (counts_modelled_event(r, i, false))
+			cpu->counting.observed |= OBSERVE_KERNEL;
+		if (counts_modelled_event(r, i, true))
+			cpu->counting.observed |= OBSERVE_USER;
+	}
+	for (unsigned int i = 0; i < p->fixed_counters && p->perfmon_version >= 2; i++) {
+		if (!fixed_enabled(r, i))
+			continue;
+		cpu->counting.fixed |= 1u << i;
+		if (fixed_field(r, i) & FIXED_CTR_CTRL_OS)
+			cpu->counting.observed |= OBSERVE_KERNEL;
+		if (fixed_field(r, i) & FIXED_CTR_CTRL_USR)
+			cpu->counting.observed |= OBSERVE_USER;
+	}
+}
+
 unsigned int emulator_observed(const struct emulator_cpu *cpu)
 {
-	const struct emulator_profile *p = emulator_profile();
 	const struct emulator_registers *r = &cpu->registers;
 	unsigned int observed = 0;
 
 	if (__atomic_load_n(&this_cpu()->overrun, __ATOMIC_RELAXED))
 		return 0; /* past its time limit: let the runner end it (arch/x86/percpu.h) */
 	if ((r->debugctl & (DEBUGCTL_TR | DEBUGCTL_BTS)) == (DEBUGCTL_TR | DEBUGCTL_BTS)) {
-		bool cpl = p->ds_cpl;
+		bool cpl = emulator_profile()->ds_cpl;
 
 		if (!(cpl && (r->debugctl & DEBUGCTL_BTS_OFF_OS)))
 			observed |= OBSERVE_KERNEL;
 		if (!(cpl && (r->debugctl & DEBUGCTL_BTS_OFF_USR)))
 			observed |= OBSERVE_USER;
 	}
-	if (frozen(cpu))
-		return observed;
-	for (unsigned int i = 0; i < p->gp_counters; i++) {
-		if (!gp_enabled(r, p, i))
-			continue;
-		if (counts_modelled_event(r, i, false))
-			observed |= OBSERVE_KERNEL;
-		if (counts_modelled_event(r, i, true))
-			observed |= OBSERVE_USER;
-	}
-	for (unsigned int i = 0; i < p->fixed_counters && p->perfmon_version >= 2; i++) {
-		if (!fixed_enabled(r, i))
-			continue;
-		if (fixed_field(r, i) & FIXED_CTR_CTRL_OS)
-			observed |= OBSERVE_KERNEL;
-		if (fixed_field(r, i) & FIXED_CTR_CTRL_USR)
-			observed |= OBSERVE_USER;
-	}
-	return observed;
+	return frozen(cpu) ? observed : observed | cpu->counting.observed;
 }
 
 void emulator_pmi_request(struct emulator_cpu *cpu)
@@ -139,10 +146,12 @@ void emulator_pmi_request(struct emulator_cpu *cpu)
 	cpu->pmi_froze = false;
 	if (r->debugctl & DEBUGCTL_FREEZE_PERFMON_ON_PMI) {
 		cpu->pmi_froze = true;
-		if (emulator_profile()->perfmon_version >= 4)
+		if (emulator_profile()->perfmon_version >= 4) {
 			r->global_status |= PERF_GLOBAL_STATUS_COUNTERS_FROZEN;
-		else
+		} else {
 			r->global_ctrl = 0;
+			emulator_counters_changed(cpu, emulator_profile());
+		}
 	}
 	if (lvt & APIC_LVT_MASKED) {
 		cpu->stats.pmis_masked++; /* the status bits stay set; no interrupt */
@@ -196,8 +205,9 @@ void emulator_retire(struct emulator_cpu *cpu, bool user, bool branch, uint64_t 
 	cpu->stats.branches += branch;
 	if (frozen(cpu))
 		return;
-	for (unsigned int i = 0; i < p->gp_counters; i++) {
-		uint64_t amount = gp_enabled(r, p, i) ? gp_increment(r, i, &what) : 0;
+	for (uint32_t enabled = cpu->counting.gp; enabled; enabled &= enabled - 1) {
+		unsigned int i = (unsigned int)__builtin_ctz(enabled);
+		uint64_t amount = gp_increment(r, i, &what);
 
 		if (!amount)
 			continue;
@@ -209,9 +219,9 @@ void emulator_retire(struct emulator_cpu *cpu, bool user, bool branch, uint64_t 
 		if (increment(&r->counter[i], amount, gp_mask))
 			overflow(cpu, i, r->evtsel[i] & PERFEVTSEL_INT, &pmi);
 	}
-	for (unsigned int i = 0; i < p->fixed_counters && p->perfmon_version >= 2; i++) {
-		unsigned int bit = 32 + i;
-		uint64_t amount = fixed_enabled(r, i) ? fixed_increment(r, i, &what) : 0;
+	for (uint32_t enabled = cpu->counting.fixed; enabled; enabled &= enabled - 1) {
+		unsigned int i = (unsigned int)__builtin_ctz(enabled), bit = 32 + i;
+		uint64_t amount = fixed_increment(r, i, &what);
 
 		if (!amount)
 			continue;
