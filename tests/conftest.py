@@ -7,7 +7,7 @@ every test; and "tcg-smp2", "tcg-smp4", "kvm-smp2", "kvm-smp4": the smp suite wi
 CPUs; "tcg-apic", "kvm-xapic", "kvm-x2apic-firmware": the arch suite on 2 CPUs with the local
 APIC in xAPIC mode (TCG has no x2APIC; apic=xapic) and with firmware's x2APIC handover played
 (selftest.firmware_x2apic); "tcg-smp16": the smp suite with 16 CPUs, per-CPU data sized at boot for more than the 8 it
-once allowed (about 2 s under TCG on this 2-core host); "tcg-pebs-fmtN" and "tcg-kvm-pebs": the bts, pebs, pmu and emulator suites on the
+once allowed (about 2 s under TCG on this 2-core host); "tcg-pebs-fmtN" and "tcg-kvm-pebs": the bts, ds, pebs, pmu and emulator suites on the
 emulated CPU playing another part; "tcg-ds-hardware": the same suites with the model refused.
 A missing kernel image is a failure, never a skip.
 
@@ -69,7 +69,7 @@ BOOTS["kvm-xapic"] = ("kvm", 2, f"apic=xapic {APIC_SUITES}")
 BOOTS["kvm-x2apic-firmware"] = ("kvm", 2, f"selftest.firmware_x2apic {APIC_SUITES}")
 # The emulated CPU as each PEBS record format's part (docs/emulated-cpu.md); format 4 is the
 # default profile of the tcg and kvm boots. kvm_pebs is a guest with PEBS but no BTS.
-EMULATED_SUITES = "tests=bts.*,pebs.*,pmu.*,emulator.*"
+EMULATED_SUITES = "tests=bts.*,ds.*,pebs.*,pmu.*,emulator.*"
 EMULATED_PROFILES = {
     "pebs-fmt0": "core2",
     "pebs-fmt1": "nehalem",
