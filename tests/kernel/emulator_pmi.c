@@ -124,3 +124,45 @@ TEST(emulator, rule_14_a_pmi_handler_that_acknowledges_nothing_is_reported)
 	check(count >= 1 && strncmp(text, "rule 14:", 8) == 0,
 	      "expected a rule 14 report, got %u: %s", count, text);
 }
+
+/*
+ * DEBUGCTL.FREEZE_PERFMON_ON_PMI: the counters stop at an overflow's PMI request (SDM Vol. 3B
+ * "Freezing Performance Counters on PMI"): before perfmon v4 the CPU clears GLOBAL_CTRL, from v4
+ * on it sets GLOBAL_STATUS.CTR_FRZ (bit 59). LVTPC is masked: the freeze comes with the
+ * request, not with the interrupt, and interrupts stay off so nothing else runs meanwhile.
+ */
+TEST(emulator, freeze_on_pmi_stops_the_counter_at_its_overflow)
+{
+	unsigned int counter = emulator_test_counter(), version;
+	uint32_t lvtpc = apic_read_lvtpc();
+	uint64_t count, global_ctrl, status;
+	unsigned long flags;
+
+	require_emulator();
+	version = CPUID_PERFMON_VERSION(cpuid(CPUID_LEAF_PERFMON, 0).eax);
+	flags = local_irq_save();
+	apic_write_lvtpc(VECTOR_TEST | APIC_LVT_MASKED);
+	wrmsr(MSR_IA32_DEBUGCTL, DEBUGCTL_FREEZE_PERFMON_ON_PMI);
+	arm();
+	probe_instruction_loop(LOOP);
+	count = rdmsr(MSR_IA32_PMC0 + counter);
+	global_ctrl = rdmsr(MSR_IA32_PERF_GLOBAL_CTRL);
+	status = rdmsr(MSR_IA32_PERF_GLOBAL_STATUS);
+	wrmsr(MSR_IA32_DEBUGCTL, 0);
+	disarm(lvtpc);
+	local_irq_restore(flags);
+	test_diag("perfmon v%u: counter %llu after the loop, GLOBAL_CTRL 0x%llx, GLOBAL_STATUS "
+		  "0x%llx",
+		  version, (unsigned long long)count, (unsigned long long)global_ctrl,
+		  (unsigned long long)status);
+	/* The overflowing instruction wrapped it to 0; nothing counted after it. */
+	check_eq(0, count);
+	check_eq(1ull << counter, status & (1ull << counter));
+	if (version >= 4) {
+		check_eq(1ull << counter, global_ctrl);
+		check_eq(PERF_GLOBAL_STATUS_COUNTERS_FROZEN,
+			 status & PERF_GLOBAL_STATUS_COUNTERS_FROZEN);
+	} else {
+		check_eq(0, global_ctrl);
+	}
+}
