@@ -244,10 +244,6 @@ static enum ktap_result judge_ending_test(const struct known_defect *ending,
 }
 
 /*
- * The report lives in the caller's frame: its reason is printed after this returns. *emulated
- * says whether the emulated CPU served the test (its own checks around the test aside).
- */
-/*
  * A test may run the tick faster or change the slice (to take many rotations or slices in
  * little time); it must set them back. Either left changed would change every later test.
  */
@@ -268,6 +264,10 @@ static void restore_timer(bool judge)
 	}
 }
 
+/*
+ * The report lives in the caller's frame: its reason is printed after this returns. *emulated
+ * says whether the emulated CPU served the test (its own checks around the test aside).
+ */
 static enum ktap_result run_test(const struct test_case *test, struct test_report *report,
 				 bool *emulated)
 {
