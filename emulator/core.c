@@ -324,7 +324,8 @@ static bool emulator_write_msr_hook(struct cpu_regs *regs, uint32_t index, uint6
 	check_write_order(cpu, index, value);
 	if (emulator_write_msr(&cpu->registers, emulator_profile(), index, value))
 		return true;
-	emulator_counters_changed(cpu, emulator_profile());
+	if (emulator_msr_enables_counters(index))
+		emulator_counters_changed(cpu, emulator_profile());
 	emulator_ds_features_changed(cpu, old_debugctl, old_pebs_enable);
 	emulator_apply_trap_flag(cpu, regs, emulator_observed(cpu));
 	return false;

@@ -220,6 +220,14 @@ bool emulator_owns_msr(uint32_t index)
 	       in_family(index, MSR_IA32_FIXED_CTR0, EMULATOR_MAX_FIXED, &i);
 }
 
+bool emulator_msr_enables_counters(uint32_t index)
+{
+	unsigned int i;
+
+	return index == MSR_IA32_FIXED_CTR_CTRL || index == MSR_IA32_PERF_GLOBAL_CTRL ||
+	       in_family(index, MSR_IA32_PERFEVTSEL0, EMULATOR_MAX_GP, &i);
+}
+
 /* Rule 6: a counter, EVTSEL or A_PMC beyond CPUID.0AH raises #GP; A_PMC without full-width. */
 static bool read_counter_family(const struct emulator_registers *r,
 				const struct emulator_profile *p, uint32_t index, uint64_t *value)

@@ -46,6 +46,10 @@ void emulator_registers_reset(struct emulator_registers *registers,
  */
 bool emulator_owns_msr(uint32_t index);
 
+/* Does a write to this MSR change which counters count: IA32_PERFEVTSEL0-7,
+ * IA32_FIXED_CTR_CTRL or IA32_PERF_GLOBAL_CTRL? */
+bool emulator_msr_enables_counters(uint32_t index);
+
 /*
  * RDMSR and WRMSR. Each returns true when the access raises #GP(0); then nothing changed. The
  * semantics, with their sources, are at each MSR in registers.c.

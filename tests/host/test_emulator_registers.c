@@ -585,6 +585,20 @@ HOST_TEST(emulator_reset_with_leftovers_leaves_counters_running)
 	host_check_eq_u64(0xff, r.global_ctrl);
 }
 
+/* The cached enabled-counter masks (emulator_counters_changed()) follow exactly these writes. */
+HOST_TEST(emulator_counters_are_enabled_by_evtsel_fixed_ctrl_and_global_ctrl_only)
+{
+	static const uint32_t enabling[] = { 0x186, 0x18d, 0x38d, 0x38f };
+	static const uint32_t other[] = { 0x185, 0x18e, 0xc1,  0x4c1, 0x309, 0x38e,
+					  0x390, 0x1d9, 0x600, 0x3f1, 0x3f2, 0x1a0 };
+
+	for (size_t i = 0; i < sizeof(enabling) / sizeof(enabling[0]); i++)
+		host_checkf(emulator_msr_enables_counters(enabling[i]), "MSR %#x not counted",
+			    enabling[i]);
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++)
+		host_checkf(!emulator_msr_enables_counters(other[i]), "MSR %#x counted", other[i]);
+}
+
 HOST_TEST(emulator_owns_every_member_of_the_msr_families)
 {
 	static const uint32_t owned[] = { 0x1d9, 0x600, 0x3f1, 0x3f2, 0x345, 0x1a0,

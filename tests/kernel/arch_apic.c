@@ -11,6 +11,7 @@
 #include "arch/x86/traps.h"
 #include "arch/x86/tsc.h"
 #include "lib/sort.h"
+#include "runner/isolation.h"
 #include "runner/test.h"
 
 /* x2APIC MSRs as SDM Vol. 3 Table 11-6 lists them, apart from apic_mode.h's mapping. */
@@ -122,7 +123,7 @@ static bool count_test_nmi(struct cpu_regs *regs)
  */
 #define NMI_SAMPLES 3
 #define NMI_LIMIT_MS 25
-#define WATCHDOG_PERIOD_MS 50 /* ISOLATION_WATCHDOG_HZ, 20 */
+#define WATCHDOG_PERIOD_MS (1000 / ISOLATION_WATCHDOG_HZ)
 #define WATCHDOG_WAIT_MS 100 /* no tick in this long: no watchdog, nothing to tell apart */
 
 struct watchdog_window {
