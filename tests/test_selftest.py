@@ -148,3 +148,17 @@ def test_a_test_too_long_for_the_emulated_cpus_pace_is_skipped_with_the_numbers(
                         skipped.skip_reason), skipped
     assert tests["instructions_retired_by_a_known_loop__emulated"].status == "pass"
     assert tests["known_branch_sequence_is_recorded_in_order__emulated"].status == "pass"
+
+
+@pytest.mark.boot
+def test_durations_precede_each_result_with_the_tests_full_name(tmp_path):
+    proc, result = boot(tmp_path, "tests=boot.*,arch.timer* durations")
+    assert proc.returncode == 0, proc.stderr
+    assert result.tests, result
+    for test in result.tests:
+        lines = [line for line in test.diagnostics if line.startswith("duration ")]
+        assert len(lines) == 1, (test.id, test.diagnostics)
+        name, microseconds, unit = lines[0].split()[1:]
+        assert (name, unit) == (test.id, "us"), lines[0]
+        if test.name.startswith("timer_ticks"):  # it waits 60 ms on the TSC
+            assert int(microseconds) >= 60000, lines[0]
