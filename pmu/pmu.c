@@ -95,14 +95,31 @@ static void pmu_account(unsigned int task)
 	cpu->slice_start = now;
 }
 
-/* Program what task needs, with the planner's fewest writes; counts stay (delta accounting). */
+bool pmu_idle(void)
+{
+	const struct pmu_msr_state *held = &this_pmu_cpu()->held;
+
+	for (unsigned int i = 0; i < PMU_MAX_GP; i++)
+		if (held->evtsel[i])
+			return false;
+	return held->global_ctrl == 0 && held->fixed_ctrl == 0;
+}
+
+/*
+ * Program what task needs, with the planner's fewest writes; counts stay (delta accounting).
+ * A task without counters on a CPU whose counters are all stopped needs nothing: the plan
+ * would be empty, so the common switch skips building it.
+ */
 static void pmu_apply(unsigned int task)
 {
 	struct pmu_cpu *cpu = this_pmu_cpu();
 	struct pmu_task *state = &tasks[task];
-	struct pmu_msr_state wanted = cpu->held;
+	struct pmu_msr_state wanted;
 	struct pmu_write_plan plan;
 
+	if (!state->used && pmu_idle())
+		return;
+	wanted = cpu->held;
 	memset(wanted.evtsel, 0, sizeof(wanted.evtsel));
 	wanted.fixed_ctrl = 0;
 	wanted.global_ctrl = 0;
@@ -329,16 +346,6 @@ struct pmu_reading pmu_read(unsigned int task, unsigned int index)
 	}
 	local_irq_restore(flags);
 	return reading;
-}
-
-bool pmu_idle(void)
-{
-	const struct pmu_msr_state *held = &this_pmu_cpu()->held;
-
-	for (unsigned int i = 0; i < PMU_MAX_GP; i++)
-		if (held->evtsel[i])
-			return false;
-	return held->global_ctrl == 0 && held->fixed_ctrl == 0;
 }
 
 bool pmu_release(unsigned int task)
