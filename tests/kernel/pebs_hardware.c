@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* pebs suite: real PEBS records; runs on hardware (or KVM with PEBS passthrough), skips elsewhere.
  */
+#include "arch/x86/cpu.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/probe.h"
+#include "arch/x86/tsc.h"
+#include "arch/x86/user.h"
 #include "ds/ds.h"
 #include "pmu/pmu.h"
 #include "runner/test.h"
@@ -10,15 +13,26 @@
 
 #define INST_RETIRED 0xc0
 /*
- * The counter counts the kernel's instructions, pmu/'s and ds/'s around the loop too (about 900
- * where the CPU is emulated): the period is long enough that they make at most one record.
+ * The record count: a user task's ring-3 instructions, counted USR only, so the kernel's own
+ * (pmu/'s and ds/'s around the loop, and the switches) neither count nor, where the CPU is
+ * emulated, are single-stepped. The task runs USER_ITERATIONS DEC/JNZ and about a dozen other
+ * ring-3 instructions (arch/x86/user_probes.asm, user_counted_rounds), then parks.
  */
-#define PERIOD 1000ull
-#define ITERATIONS 5000ull /* 10,000 instructions: 10 records */
+#define USER_PERIOD 200ull
+#define USER_ITERATIONS 1000ull
+#define USER_LOOP_INSTRUCTIONS (2 * USER_ITERATIONS) /* DEC/JNZ: 10 records */
+#define PARK_WAIT_MS 5000 /* half the default time limit: a stuck task fails a check */
+/*
+ * BTS and PEBS at once: a kernel loop, counted OS, so pmu/'s and ds/'s instructions around it
+ * (about 900 where the CPU is emulated) count too; they and the loop make 2 periods or more.
+ */
+#define KERNEL_PERIOD 1000ull
+#define KERNEL_ITERATIONS 600ull
 #define RECORDS 64
 #define RECORD_SLACK 2 /* stated tolerance: the first and last period are partial */
 
 static const struct pmu_event instructions = { .event = INST_RETIRED, .kernel = true };
+static const struct pmu_event user_instructions = { .event = INST_RETIRED, .user = true };
 
 /* PEBS needs the Debug Store conditions, and a counter to drive it (pmu/). */
 static void require_pebs(void)
@@ -29,8 +43,8 @@ static void require_pebs(void)
 		test_skip("%s", pmu_info()->reason);
 }
 
-/* PEBS on GP counter 0 counting kernel instructions, reloaded with -PERIOD after each record. */
-static struct ds_pebs_config pebs_config(void)
+/* PEBS on GP counter 0, reloaded with -period after each record. */
+static struct ds_pebs_config pebs_config(uint64_t period)
 {
 	unsigned int format = ds_support()->pebs_format;
 	size_t size = pebs_format_is_adaptive((enum pebs_format)format)
@@ -48,44 +62,76 @@ static struct ds_pebs_config pebs_config(void)
 					.records = records,
 					.threshold_records = records - ds_threshold_room(records),
 					.enable = 1,
-					.reset_value = (0 - PERIOD) & width };
+					.reset_value = (0 - period) & width };
 }
 
-static void run_counted_loop(void)
+static bool parked(const struct task *task)
 {
-	struct ds_pebs_config config = pebs_config();
-	struct ds_target target = { false, sched_current()->index, 0 };
+	return ((struct counted_rounds *)task_user_data(task))->done && task->state == TASK_BLOCKED;
+}
 
+/*
+ * The PEBS records of one run of a user task's counted loop: attached while it is stopped,
+ * drained by the detach once it parked, and credited to it.
+ */
+static uint64_t count_user_records(int run)
+{
+	struct ds_pebs_config config = pebs_config(USER_PERIOD);
+	struct task *task = task_create_user("counted", user_counted_rounds, USER_DATA_BASE,
+					     TASK_START_STOPPED);
+	struct ds_target target;
+	uint64_t deadline, records;
+
+	if (!task)
+		test_abort("task_create_user failed");
+	*(struct counted_rounds *)task_user_data(task) =
+		(struct counted_rounds){ .iterations = USER_ITERATIONS, .rounds = 1 };
+	target = (struct ds_target){ false, task->index, task->address_space };
+	ds_credit_reset(task->index);
 	if (ds_attach_pebs(&target, &config) != DS_OK)
 		test_abort("ds_attach_pebs failed");
-	/* Armed with -PERIOD: a counter left at 0 would overflow only after 2^width events. */
-	if (pmu_add_sampling_event(sched_current()->index, &instructions, PERIOD) != 0)
+	/* Armed with -period: a counter left at 0 would overflow only after 2^width events. */
+	if (pmu_add_sampling_event(task->index, &user_instructions, USER_PERIOD) != 0)
 		test_abort("pmu_add_sampling_event did not get counter 0");
-	probe_instruction_loop(ITERATIONS);
-	pmu_release(sched_current()->index);
-	ds_detach(&target, DS_USER_PEBS); /* drains the partial buffer, credits this task */
+	task_continue(task);
+	deadline = rdtsc_ordered() + tsc_cycles_from_ms(PARK_WAIT_MS);
+	while (!parked(task) && rdtsc_ordered() < deadline)
+		sched_yield(); /* to the task, on this CPU: no tick to wait for */
+	if (!parked(task))
+		test_abort("run %d: the counted task did not park in %u ms", run, PARK_WAIT_MS);
+	check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS)); /* drains what the buffer holds */
+	pmu_release(task->index);
+	records = ds_credit(task->index).pebs_records;
+	sched_wake(task);
+	check_eq(0, task_join(task, NULL));
+	return records;
 }
 
-/* Twice: the second run must start from a full period again, whatever the first left. */
-TEST_OBSERVING(pebs, record_count_follows_the_counter_period, 22000)
+/* Twice on this CPU: the second run must start from a full period again, whatever the first
+ * left in the counter. */
+TEST_OBSERVING(pebs, record_count_follows_the_counter_period, 4100)
 {
-	uint64_t records, expected = ITERATIONS * PROBE_LOOP_INSTRUCTIONS_PER_ITERATION / PERIOD;
+	uint64_t records, expected = USER_LOOP_INSTRUCTIONS / USER_PERIOD;
 
 	require_pebs();
 	for (int run = 1; run <= 2; run++) {
-		ds_credit_reset(sched_current()->index);
-		run_counted_loop();
-		records = ds_credit(sched_current()->index).pebs_records;
+		records = count_user_records(run);
 		check(records + RECORD_SLACK >= expected && records <= expected + RECORD_SLACK,
 		      "run %d: %llu records, expected %llu +- %u", run, (unsigned long long)records,
 		      (unsigned long long)expected, RECORD_SLACK);
 	}
 }
 
-TEST_OBSERVING(pebs, bts_and_pebs_are_active_at_once_on_one_ds_area, 12000)
+/*
+ * Attached in the order that, where the CPU is emulated, steps least: PEBS first, then BTS, which
+ * traces everything from its attach to its detach, then the counter, which counts (and steps)
+ * everything from its start to its release.
+ */
+TEST_OBSERVING(pebs, bts_and_pebs_are_active_at_once_on_one_ds_area, 3000)
 {
 	struct ds_bts_config bts = { .records = 4096,
 				     .threshold_records = 4096 - ds_threshold_room(4096) };
+	struct ds_pebs_config pebs = pebs_config(KERNEL_PERIOD);
 	struct ds_target target = { false, sched_current()->index, 0 };
 	struct ds_credit credit;
 
@@ -93,10 +139,17 @@ TEST_OBSERVING(pebs, bts_and_pebs_are_active_at_once_on_one_ds_area, 12000)
 	if (ds_support()->bts_reason[0])
 		test_skip("%s", ds_support()->bts_reason);
 	ds_credit_reset(target.index);
+	if (ds_attach_pebs(&target, &pebs) != DS_OK)
+		test_abort("ds_attach_pebs failed");
 	if (ds_attach_bts(&target, &bts) != DS_OK)
 		test_abort("ds_attach_bts failed");
-	run_counted_loop(); /* the loop's taken JNZs fill BTS while PEBS samples them */
-	ds_detach(&target, DS_USER_BTS);
+	/* Armed with -period: a counter left at 0 would overflow only after 2^width events. */
+	if (pmu_add_sampling_event(target.index, &instructions, KERNEL_PERIOD) != 0)
+		test_abort("pmu_add_sampling_event did not get counter 0");
+	probe_instruction_loop(KERNEL_ITERATIONS); /* its taken JNZs fill BTS while PEBS samples */
+	pmu_release(target.index);
+	check_eq(DS_OK, ds_detach(&target, DS_USER_BTS));
+	check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS)); /* drains, credits this task */
 	credit = ds_credit(target.index);
 	check(credit.bts_records > 0 && credit.pebs_records > 0, "bts %llu, pebs %llu records",
 	      (unsigned long long)credit.bts_records, (unsigned long long)credit.pebs_records);
