@@ -114,20 +114,22 @@ uint64_t pfa_alloc(void)
 uint64_t pfa_alloc_pages(unsigned int count)
 {
 	uint64_t run = count >= BITS_PER_WORD ? ~0ull : (1ull << count) - 1, found = 0;
-	unsigned long flags = spin_lock_irqsave(&pfa_lock);
+	unsigned long flags;
 
-	for (size_t word = search_hint; word < FRAMES / BITS_PER_WORD && !found; word++) {
-		for (unsigned int shift = 0; shift + count <= BITS_PER_WORD && free_bitmap[word];
-		     shift++) {
-			uint64_t frame = word * BITS_PER_WORD + shift;
+	if (count == 0 || count > BITS_PER_WORD)
+		return 0;
+	flags = spin_lock_irqsave(&pfa_lock);
+	for (size_t word = search_hint; word < FRAMES / BITS_PER_WORD; word++) {
+		uint64_t starts = bits_run_starts(free_bitmap[word], count);
+		unsigned int shift;
 
-			if ((free_bitmap[word] & (run << shift)) != run << shift)
-				continue;
-			free_bitmap[word] &= ~(run << shift);
-			free_count -= count;
-			found = frame;
-			break;
-		}
+		if (!starts)
+			continue;
+		shift = (unsigned int)__builtin_ctzll(starts);
+		free_bitmap[word] &= ~(run << shift);
+		free_count -= count;
+		found = word * BITS_PER_WORD + shift;
+		break;
 	}
 	spin_unlock_irqrestore(&pfa_lock, flags);
 	if (found)
