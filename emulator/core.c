@@ -436,8 +436,11 @@ static void emulator_resume_hook(struct cpu_regs *regs)
  * At a switch the live flow goes on in the next task, with whatever TF it has: the model's, or
  * none (a switch made inside an interrupt handler, whose TF the CPU cleared). A next task that
  * will not come back through an exit of its own (it starts, or it left by switching) is
- * observed from here on if the CPU observes the kernel; one preempted inside an interrupt gets
- * TF when that interrupt returns (the resume hook).
+ * observed from here on if the CPU observes the kernel. One preempted inside an interrupt goes
+ * on inside its handler, which runs with TF clear: the model's TF, live if the previous task
+ * was stepped (it yielded, or exited), is cleared here, and the task gets TF back when that
+ * interrupt returns (the resume hook). The POPF that clears it still traps: that step is the
+ * model's while tf_kernel says so.
  */
 static void emulator_switch_in(const struct switch_task *prev, const struct switch_task *next)
 {
@@ -447,6 +450,12 @@ static void emulator_switch_in(const struct switch_task *prev, const struct swit
 	(void)next;
 	if (!(read_rflags() & RFLAGS_TF))
 		cpu->tf_kernel = false;
+	if (this_cpu()->interrupt_depth && cpu->tf_kernel) {
+		clear_trap_flag();
+		cpu->tf_kernel = false;
+		cpu->pending_valid = false;
+		return;
+	}
 	if (!this_cpu()->interrupt_depth && !cpu->tf_kernel &&
 	    (emulator_observed(cpu) & OBSERVE_KERNEL)) {
 		cpu->pending_valid = false;

@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include "arch/x86/processor-flags.h"
+
 static inline void local_irq_enable(void)
 {
 	asm volatile("sti" : : : "memory");
@@ -48,7 +50,16 @@ static inline unsigned long read_rflags(void)
 /* Set RFLAGS.TF in the running flow: a single-step #DB follows the instruction after the POPF. */
 static inline void set_trap_flag(void)
 {
-	asm volatile("pushfq; orq %0, (%%rsp); popfq" : : "i"(1ul << 8) : "memory", "cc");
+	asm volatile("pushfq; orq %0, (%%rsp); popfq" : : "i"(RFLAGS_TF) : "memory", "cc");
+}
+
+/*
+ * Clear RFLAGS.TF in the running flow. A single step traps on the TF an instruction starts
+ * with, so one more #DB follows the POPF itself (SDM Vol. 3B "Single-Step Exception Condition").
+ */
+static inline void clear_trap_flag(void)
+{
+	asm volatile("pushfq; andq %0, (%%rsp); popfq" : : "i"(~RFLAGS_TF) : "memory", "cc");
 }
 
 /* Waits for the next interrupt; with interrupts off it waits for an NMI or for ever. */

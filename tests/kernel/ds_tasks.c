@@ -224,3 +224,69 @@ TEST_OBSERVING(ds, switches_between_tasks_with_the_same_configuration_write_no_m
 	check_eq(0, shared.msr_writes);
 	check_eq(OWN_AREA_WRITES_PER_SWITCH * own.switches, own.msr_writes);
 }
+
+/*
+ * A task that attaches this CPU's area, and so is traced (single-stepped where the CPU is
+ * emulated) from there on, yields to a task that the tick preempted: that one goes on inside
+ * the tick's handler, which must run untraced and unstepped as on entry, and is traced again
+ * once the handler returns. Before the model cleared its TF at such a switch, the handler took
+ * a single step nobody owned, as an unexpected #DB.
+ */
+struct preempted_pair {
+	struct ds_target target;
+	volatile bool spinner_started, stop;
+	volatile uint64_t spins;
+	uint64_t spins_before, spins_after; /* around the yield */
+	enum ds_error attached, detached;
+};
+
+static void spin_until_stopped(void *arg)
+{
+	struct preempted_pair *pair = arg;
+
+	pair->spinner_started = true;
+	while (!pair->stop)
+		pair->spins++; /* until the tick preempts it */
+}
+
+static void attach_and_yield(void *arg)
+{
+	struct preempted_pair *pair = arg;
+	struct ds_bts_config config = { .records = CREDIT_RECORDS,
+					.threshold_records = CREDIT_THRESHOLD };
+
+	pair->attached = ds_attach_bts(&pair->target, &config); /* active here at once */
+	pair->spins_before = pair->spins;
+	sched_yield(); /* into the spinner, inside the tick handler that preempted it */
+	pair->spins_after = pair->spins;
+	pair->stop = true;
+	if (pair->attached == DS_OK)
+		pair->detached = ds_detach(&pair->target, DS_USER_BTS);
+}
+
+TEST_OBSERVING(ds, a_traced_task_yielding_to_a_preempted_one_leaves_its_handler_untraced, 1500)
+{
+	struct preempted_pair pair = { .target = cpu_target(this_cpu_index()) };
+	struct task *spinner, *attacher;
+	unsigned int spinner_index;
+
+	require_bts();
+	spinner = task_create("spinner", spin_until_stopped, &pair, TASK_START_STOPPED);
+	attacher = task_create("attacher", attach_and_yield, &pair, TASK_START_STOPPED);
+	if (!spinner || !attacher)
+		test_abort("task_create failed");
+	spinner_index = spinner->index;
+	ds_credit_reset(spinner_index);
+	task_continue(spinner);
+	while (!pair.spinner_started)
+		sched_yield();
+	task_continue(attacher); /* runs when the tick preempts the spinner */
+	check_eq(0, task_join(attacher, NULL));
+	check_eq(0, task_join(spinner, NULL));
+	check_eq(DS_OK, pair.attached);
+	check_eq(DS_OK, pair.detached);
+	check(pair.spins_after > pair.spins_before, "the spinner did not run after the yield (%llu)",
+	      (unsigned long long)pair.spins_after);
+	/* Its loop after the yield, traced into the CPU's area, is credited to it at its switch. */
+	check(ds_credit(spinner_index).bts_records > 0, "no record credited to the spinner");
+}
