@@ -53,6 +53,7 @@ struct prober {
 	unsigned long rounds;
 	unsigned int cpu;
 	struct probe_run run;
+	enum ds_error detached; /* probe_own_cpu_area(): its CPU's area, detached there */
 };
 
 static void probe_there(void *arg)
@@ -88,37 +89,63 @@ TEST_OBSERVING(smp, ds_area_allocated_on_cpu_0_for_cpu_1_is_activated_and_filled
 static DEFINE_PER_CPU(struct prober, probers);
 static DEFINE_PER_CPU(struct task *, prober_tasks);
 
-TEST_OBSERVING(smp, each_cpu_has_its_own_area_and_records_its_own_branches, 19800)
+/*
+ * Activate this CPU's area, probe it, and detach it, all on this CPU: where the CPU is emulated,
+ * a CPU area has every instruction on its CPU single-stepped, so it is active for the probe and
+ * little else.
+ */
+static void probe_own_cpu_area(void *arg)
+{
+	struct prober *prober = arg;
+	struct ds_target target = cpu_target(this_cpu_index());
+
+	ds_activate_cpu();
+	probe_there(prober);
+	prober->detached = ds_detach(&target, DS_USER_BTS);
+}
+
+/*
+ * The areas are attached from CPU 0, its own last: an area attached on its own CPU is active
+ * there at once, and the others are activated by their probers. The probers are created first,
+ * stopped, for the same reason.
+ */
+TEST_OBSERVING(smp, each_cpu_has_its_own_area_and_records_its_own_branches, 3000)
 {
 	unsigned int cpus = smp_cpus();
 
 	smp_require_cpus(2);
 	require_bts();
 	for (unsigned int cpu = 0; cpu < cpus; cpu++) {
+		struct task *task = task_create("prober", probe_own_cpu_area,
+						per_cpu_ptr(probers, cpu), TASK_START_STOPPED);
+
+		if (!task || sched_migrate(task, cpu) != 0)
+			test_abort("no prober on CPU %u", cpu);
+		*per_cpu_ptr(prober_tasks, cpu) = task;
+	}
+	for (unsigned int cpu = cpus; cpu-- > 0;) {
 		struct ds_target target = cpu_target(cpu);
 
 		check_attached(ds_attach_bts(&target, &circular));
-		check(smp_call(cpu, activate_here, NULL), "CPU %u took no call", cpu);
-		for (unsigned int other = 0; other < cpu; other++) {
-			struct ds_target earlier = cpu_target(other);
+		for (unsigned int other = cpu + 1; other < cpus; other++) {
+			struct ds_target later = cpu_target(other);
 
-			check(ds_area_get(&earlier) != ds_area_get(&target),
-			      "CPUs %u and %u share an area", other, cpu);
+			check(ds_area_get(&later) != ds_area_get(&target),
+			      "CPUs %u and %u share an area", cpu, other);
 		}
 		/* Distinct round counts: another CPU's records would break the index arithmetic. */
 		*per_cpu_ptr(probers, cpu) =
 			(struct prober){ .area = ds_area_get(&target), .rounds = cpu + 2 };
 	}
 	for (unsigned int cpu = 0; cpu < cpus; cpu++)
-		*per_cpu_ptr(prober_tasks, cpu) =
-			smp_task_on(cpu, "prober", probe_there, per_cpu_ptr(probers, cpu));
+		task_continue(*per_cpu_ptr(prober_tasks, cpu));
 	for (unsigned int cpu = 0; cpu < cpus; cpu++) {
-		struct ds_target target = cpu_target(cpu);
+		const struct prober *prober = per_cpu_ptr(probers, cpu);
 
 		check_eq(0, task_join(*per_cpu_ptr(prober_tasks, cpu), NULL));
-		check_eq(cpu, per_cpu_ptr(probers, cpu)->cpu);
-		check_probe_run(&per_cpu_ptr(probers, cpu)->run, per_cpu_ptr(probers, cpu)->rounds);
-		check_eq(DS_OK, ds_detach(&target, DS_USER_BTS));
+		check_eq(cpu, prober->cpu);
+		check_probe_run(&prober->run, prober->rounds);
+		check_eq(DS_OK, prober->detached);
 	}
 }
 
