@@ -267,10 +267,11 @@ static void attach_and_yield(void *arg)
 TEST_OBSERVING(ds, a_traced_task_yielding_to_a_preempted_one_leaves_its_handler_untraced, 1500)
 {
 	struct preempted_pair pair = { .target = cpu_target(this_cpu_index()) };
+	unsigned int slice = sched_slice_ticks(), spinner_index;
 	struct task *spinner, *attacher;
-	unsigned int spinner_index;
 
 	require_bts();
+	sched_set_slice_ticks(1); /* the spinner runs, and is traced, a tick at a time */
 	spinner = task_create("spinner", spin_until_stopped, &pair, TASK_START_STOPPED);
 	attacher = task_create("attacher", attach_and_yield, &pair, TASK_START_STOPPED);
 	if (!spinner || !attacher)
@@ -283,6 +284,7 @@ TEST_OBSERVING(ds, a_traced_task_yielding_to_a_preempted_one_leaves_its_handler_
 	task_continue(attacher); /* runs when the tick preempts the spinner */
 	check_eq(0, task_join(attacher, NULL));
 	check_eq(0, task_join(spinner, NULL));
+	sched_set_slice_ticks(slice);
 	check_eq(DS_OK, pair.attached);
 	check_eq(DS_OK, pair.detached);
 	check(pair.spins_after > pair.spins_before, "the spinner did not run after the yield (%llu)",
