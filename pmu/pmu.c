@@ -22,6 +22,10 @@ struct pmu_task {
 	bool used;
 	struct pmu_set set;
 	uint64_t period[PMU_SET_MAX_EVENTS]; /* 0: counting; else sampling, reload with -period */
+	/* Sampling: events left to the next overflow when the counter was last read. A switch,
+	 * a rotation or a reprogram loads -left, as Linux's x86_perf_event_set_period() does with
+	 * period_left: a task whose slices are shorter than its period still reaches it. */
+	uint64_t left[PMU_SET_MAX_EVENTS];
 	uint64_t overflows[PMU_SET_MAX_EVENTS];
 };
 
@@ -66,6 +70,18 @@ static unsigned int event_counter(const struct pmu_set_event *event)
 	return event->fixed ? PMU_MAX_GP + event->fixed_counter : event->counter;
 }
 
+/*
+ * What a sampling counter that holds value has left to count to its overflow: it counts up from
+ * -left. One that wrapped already has its overflow taken by the PMI or by PEBS, which reload it:
+ * a new period.
+ */
+static uint64_t events_left(uint64_t value, uint64_t period)
+{
+	uint64_t sign = gp_mask ^ (gp_mask >> 1), left = (0 - value) & gp_mask;
+
+	return (value & sign) && left != 0 ? left : period;
+}
+
 /* End a slice: add each running counter's delta to its event, and the time to every event. */
 static void pmu_account(unsigned int task)
 {
@@ -82,8 +98,11 @@ static void pmu_account(unsigned int task)
 			continue;
 		if (state->period[i]) {
 			/* A sampling counter moved, and PEBS may have reloaded it: unknown now. */
-			if (counter < PMU_MAX_GP)
+			if (counter < PMU_MAX_GP) {
+				state->left[i] = events_left(rdmsr(counter_msr(counter)),
+							     state->period[i]);
 				cpu->held.count_known &= ~pmu_global_gp(counter);
+			}
 			continue;
 		}
 		value = rdmsr(counter_msr(counter));
@@ -136,7 +155,7 @@ static void pmu_apply(unsigned int task)
 			continue;
 		/* Sampling: interrupt on overflow, start period events below it. */
 		wanted.evtsel[counter] |= EVTSEL_INT;
-		wanted.gp_count[counter] = (0 - state->period[i]) & gp_mask;
+		wanted.gp_count[counter] = (0 - state->left[i]) & gp_mask;
 		wanted.count_known &= ~pmu_global_gp(counter);
 	}
 	uint64_t ran = cpu->held.global_ctrl;
@@ -250,6 +269,7 @@ static void pmu_pmi_exit(struct cpu_regs *regs)
 		    !(status & pmu_global_gp(counter)))
 			continue;
 		state->overflows[i]++;
+		state->left[i] = state->period[i];
 		/* Legacy IA32_PMCx writes sign-extend bit 31: fine for a period below 2^31. */
 		msr = this_pmu_cpu()->caps.full_width ? MSR_IA32_A_PMC0 + counter
 						      : counter_msr(counter);
@@ -275,7 +295,7 @@ static int pmu_add(unsigned int task, int index, uint64_t period)
 	if (index < 0)
 		return -1;
 	state->used = true;
-	state->period[index] = period;
+	state->period[index] = state->left[index] = period;
 	pmu_set_schedule(&state->set, this_pmu_cpu()->caps.gp);
 	if (switch_task_current()->index == task)
 		pmu_apply(task);

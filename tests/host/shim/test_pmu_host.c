@@ -212,6 +212,36 @@ SHIM_TEST(pmu_host_the_pmi_stops_acknowledges_every_overflow_and_restarts_last, 
 	host_check(pmu_idle());
 }
 
+/*
+ * A sampling period goes on across switches: what the counter had left when its task left is
+ * what it gets back (Linux: period_left), not a new period. One that wrapped starts a new one.
+ */
+SHIM_TEST(pmu_host_a_sampling_counter_keeps_what_was_left_of_its_period_across_a_switch,
+	  "icelake")
+{
+	struct emulator_registers *r = shim_registers(0);
+	uint64_t mask = emulator_counter_mask(shim_profile(), false);
+
+	shim_boot();
+	if (!host_check_eq_i64(0, pmu_add_sampling_event(TASK_A, &instructions, PERIOD)))
+		return;
+	shim_switch(0, TASK_A);
+	host_check_eq_u64((0 - (uint64_t)PERIOD) & mask, r->counter[0]);
+	r->counter[0] += 300; /* 700 left */
+	shim_switch(TASK_A, TASK_B);
+	r->counter[0] += 5; /* stopped: TASK_B counts nothing */
+	shim_log_clear();
+	shim_switch(TASK_B, TASK_A);
+	host_check_eq_u64((0 - 700ull) & mask, r->counter[0]);
+	r->counter[0] = 3; /* wrapped: its overflow is the PMI's */
+	shim_switch(TASK_A, TASK_B);
+	shim_switch(TASK_B, TASK_A);
+	host_check_eq_u64((0 - (uint64_t)PERIOD) & mask, r->counter[0]);
+	shim_switch(TASK_A, 0);
+	host_check(pmu_release(TASK_A));
+	host_check(pmu_idle());
+}
+
 /* Perfmon version 1 has no GLOBAL_CTRL (its MSRs #GP): pmu/ stays out, and says why. */
 SHIM_TEST(pmu_host_perfmon_version_1_is_refused_with_its_reason, "icelake,fixed:0,perfmon:1")
 {
