@@ -23,6 +23,7 @@ static nmi_handler handlers[NMI_HANDLERS_MAX];
 static unsigned int handler_count;
 static void (*volatile timer_tick)(struct cpu_regs *regs);
 static volatile unsigned long timer_ticks;
+static volatile uint64_t timer_last_tsc;
 static uint64_t timer_io_apic;
 static unsigned int timer_input;
 
@@ -36,6 +37,7 @@ static bool nmi_dispatch(struct cpu_regs *regs)
 	if (!tick)
 		return false; /* nobody's: an unexpected NMI */
 	timer_ticks++;
+	timer_last_tsc = rdtsc_ordered();
 	tick(regs);
 	return true;
 }
@@ -132,4 +134,9 @@ void nmi_timer_stop(void)
 unsigned long nmi_timer_ticks(void)
 {
 	return timer_ticks;
+}
+
+uint64_t nmi_timer_last_tsc(void)
+{
+	return timer_last_tsc;
 }

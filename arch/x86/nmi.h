@@ -29,5 +29,7 @@ bool nmi_timer_start(const struct acpi_madt *madt, unsigned int hz,
 void nmi_timer_stop(void);
 /* The timer's NMIs so far (those no handler claimed while it ran). */
 unsigned long nmi_timer_ticks(void);
+/* The TSC when the timer's last NMI came; 0 before the first. */
+uint64_t nmi_timer_last_tsc(void);
 
 #endif

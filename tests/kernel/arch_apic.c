@@ -117,45 +117,36 @@ static bool count_test_nmi(struct cpu_regs *regs)
 
 /*
  * The NMI watchdog's NMIs reach CPU 0 too, 20 a second, and an armed handler cannot tell them
- * from ours. So each send comes in the first half of a watchdog period, measured from one of its
- * NMIs (nmi_timer_ticks() moved), and ours must arrive before the second half is over, when the
- * next is due. The median of the samples is judged: a vCPU may be kept off its core for a while.
+ * from ours. So each send comes early enough in a watchdog period, measured from its last NMI
+ * (nmi_timer_last_tsc()), that ours must arrive in NMI_LIMIT_MS, before the next is due. The
+ * median of the samples is judged: a vCPU may be kept off its core for a while.
  */
 #define NMI_SAMPLES 3
 #define NMI_LIMIT_MS 25
 #define WATCHDOG_PERIOD_MS (1000 / ISOLATION_WATCHDOG_HZ)
-#define WATCHDOG_WAIT_MS 100 /* no tick in this long: no watchdog, nothing to tell apart */
 
-struct watchdog_window {
-	unsigned long ticks; /* nmi_timer_ticks() at the start */
-	uint64_t start; /* TSC */
-};
-
-/* Wait until the NMI watchdog ticks, or WATCHDOG_WAIT_MS pass where there is none. */
-static void wait_for_a_watchdog_tick(struct watchdog_window *window)
+/*
+ * Wait until a send leaves NMI_LIMIT_MS before the watchdog's next NMI: at most a period. No
+ * watchdog NMI yet, or none for two periods (it was stopped): nothing to wait for.
+ */
+static void wait_for_the_watchdog_window(void)
 {
-	unsigned long ticks = nmi_timer_ticks();
-	uint64_t start = rdtsc_ordered();
+	uint64_t open = tsc_cycles_from_ms(WATCHDOG_PERIOD_MS - NMI_LIMIT_MS);
+	uint64_t stopped = tsc_cycles_from_ms(2 * WATCHDOG_PERIOD_MS);
 
-	while (nmi_timer_ticks() == ticks &&
-	       rdtsc_ordered() - start < tsc_cycles_from_ms(WATCHDOG_WAIT_MS))
+	for (;;) {
+		uint64_t last = nmi_timer_last_tsc(), since = rdtsc_ordered() - last;
+
+		if (last == 0 || since < open || since > stopped)
+			return;
 		cpu_relax();
-	*window = (struct watchdog_window){ nmi_timer_ticks(), rdtsc_ordered() };
-}
-
-/* Whether a send now still leaves NMI_LIMIT_MS before the watchdog's next NMI. */
-static bool watchdog_window_open(const struct watchdog_window *window)
-{
-	return nmi_timer_ticks() == window->ticks &&
-	       rdtsc_ordered() - window->start <
-		       tsc_cycles_from_ms(WATCHDOG_PERIOD_MS - NMI_LIMIT_MS);
+	}
 }
 
 TEST(arch, apic_nmi_to_this_cpus_own_id_arrives_at_once)
 {
 	static bool registered;
 	uint64_t latency[NMI_SAMPLES];
-	struct watchdog_window window = { 0, 0 };
 
 	if (!registered)
 		nmi_register(count_test_nmi);
@@ -164,8 +155,7 @@ TEST(arch, apic_nmi_to_this_cpus_own_id_arrives_at_once)
 		unsigned int before = nmis;
 		uint64_t start;
 
-		if (i == 0 || !watchdog_window_open(&window))
-			wait_for_a_watchdog_tick(&window);
+		wait_for_the_watchdog_window();
 		__atomic_store_n(&nmi_armed, true, __ATOMIC_RELEASE);
 		start = rdtsc_ordered();
 		apic_send_nmi(apic_id());
