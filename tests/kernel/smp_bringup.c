@@ -310,7 +310,7 @@ TEST(smp, a_timed_out_test_ends_the_tasks_it_left_on_other_cpus)
 
 	smp_require_cpus(2);
 	task = smp_task_on(1, "spinner", spin_forever, &spinner);
-	runner_isolate(wait_forever, NULL, 20, &outcome);
+	runner_isolate(wait_forever, NULL, 8, &outcome); /* two ticks */
 	check_eq(ISOLATION_TIMEOUT, outcome.end);
 	/* Still alive on CPU 1 (RUNNING, or RUNNABLE for the instant its tick requeues it). */
 	check(task->state == TASK_RUNNING || task->state == TASK_RUNNABLE, "state %u", task->state);
