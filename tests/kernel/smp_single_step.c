@@ -43,10 +43,13 @@ TEST(smp, a_single_stepped_user_task_keeps_trapping_on_every_cpu_it_is_moved_to)
 	struct user_dr_script script = { .action = USER_DR_NOTHING, .repeat = LONG_LOOP };
 	struct task *task;
 	struct user_fault fault = { 0 };
+	unsigned int slice = sched_slice_ticks();
 	uint64_t traps = 0, off;
 	long code;
 
 	smp_require_cpus(2);
+	/* On CPU 0 the task, stepped, keeps the CPU until the tick: a slice of one tick, not 10 ms. */
+	sched_set_slice_ticks(1);
 	task = task_create_user("stepper", user_dr_script, USER_DATA_BASE, TASK_START_STOPPED);
 	if (!task)
 		test_abort("task_create_user failed");
@@ -69,12 +72,13 @@ TEST(smp, a_single_stepped_user_task_keeps_trapping_on_every_cpu_it_is_moved_to)
 	sched_migrate(task, 0); /* fails harmlessly if it has already ended */
 	off = rdtsc_ordered();
 	while (task->state != TASK_DEAD && rdtsc_ordered() - off < tsc_cycles_from_ms(END_WAIT_MS))
-		sched_sleep_ms(1);
+		sched_yield(); /* to it, on this CPU */
 	check(task->state == TASK_DEAD, "still running %u ms after single-step was turned off",
 	      END_WAIT_MS);
 	while (task->state != TASK_DEAD)
 		sched_sleep_ms(1);
 	code = task_join(task, &fault);
+	sched_set_slice_ticks(slice);
 	check(code == 0, "exit code %ld; last fault: vector %u error 0x%llx rip 0x%llx", code,
 	      fault.valid ? fault.vector : 0, (unsigned long long)fault.error_code,
 	      (unsigned long long)fault.rip);
