@@ -66,7 +66,7 @@ static inline uint64_t user_text_address(const void *symbol)
 #define USER_NOT_FAULTED 0xbad
 #define USER_FAULT_EXIT_BASE 100
 #define USER_HANDLER_MISALIGNED 0x10000
-#define REGISTER_PATTERN_ROUNDS 300
+#define REGISTER_PATTERN_ROUNDS 150
 
 /* Shared with user_counted_rounds; the offsets are fixed in arch/x86/user_probes.asm. */
 struct counted_rounds {

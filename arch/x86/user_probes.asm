@@ -5,7 +5,7 @@
 %include "arch/x86/user-abi.inc"
 
 USER_NOT_FAULTED	equ 0xbad
-REGISTER_PATTERN_ROUNDS	equ 300
+REGISTER_PATTERN_ROUNDS	equ 150
 SPIN_PER_ROUND		equ 2000
 PATTERN_STEP		equ 0x9e3779b97f4a7c15	; distinct values for each register
 
