@@ -11,12 +11,12 @@
 
 #define STRESS_TASKS 16
 /*
- * budget=quick: 2,500 operations, about 1,000 installs, 625 uninstalls, 125 system-wide
- * changes and 750 runs (each checks every slot's hits against the model), ~45 runs a task;
- * TCG takes ~0.05 s. budget=soak: 1,000,000. Either stops early at its time budget (KVM-PVM,
+ * budget=quick: 1,500 operations, about 600 installs, 375 uninstalls, 75 system-wide
+ * changes and 450 runs (each checks every slot's hits against the model), ~28 runs a task;
+ * TCG takes ~0.02 s. budget=soak: 1,000,000. Either stops early at its time budget (KVM-PVM,
  * 3 s quick).
  */
-#define OPERATIONS_QUICK 2500
+#define OPERATIONS_QUICK 1500
 #define OPERATIONS_SOAK 1000000
 #define BUDGET_QUICK_MS 3000
 #define BUDGET_SOAK_MS 60000
