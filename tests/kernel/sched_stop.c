@@ -11,6 +11,8 @@ struct counter {
 	volatile bool released;
 };
 
+#define STOPPED_YIELDS 20
+
 static void count_and_yield(void *arg)
 {
 	struct counter *counter = arg;
@@ -27,15 +29,17 @@ TEST(sched, stopped_task_does_not_run_until_continued)
 	struct task *task = task_create("counter", count_and_yield, &counter, TASK_START_RUNNABLE);
 	uint64_t stopped_at;
 
-	sched_sleep_ms(5);
+	sched_yield(); /* to it: it counts and yields back */
 	check(counter.count > 0, "the task never ran");
 	task_stop(task);
 	check_eq(TASK_STOPPED, task->state);
 	stopped_at = counter.count;
-	sched_sleep_ms(8); /* two ticks: a running task would yield thousands of times */
+	for (unsigned int i = 0; i < STOPPED_YIELDS; i++)
+		sched_yield(); /* each would run it, were it runnable */
+	sched_sleep_ms(4); /* and a tick: a running task would yield thousands of times */
 	check_eq(stopped_at, counter.count);
 	task_continue(task);
-	sched_sleep_ms(5);
+	sched_yield();
 	check(counter.count > stopped_at, "no progress after continue");
 	counter.released = true;
 	check_eq(0, task_join(task, NULL));
@@ -45,7 +49,7 @@ static void sleep_briefly(void *arg)
 {
 	struct counter *counter = arg;
 
-	sched_sleep_ms(4);
+	sched_sleep_ms(1);
 	counter->count++;
 }
 
@@ -57,7 +61,7 @@ TEST(sched, stopping_a_sleeping_task_takes_effect_when_it_wakes)
 	sched_yield(); /* let it start sleeping */
 	check_eq(TASK_BLOCKED, task->state);
 	task_stop(task);
-	sched_sleep_ms(16); /* its 4 ms are long over */
+	sched_sleep_ms(8); /* its 1 ms is over: two ticks */
 	check_eq(TASK_STOPPED, task->state);
 	check_eq(0, counter.count);
 	task_continue(task);
