@@ -99,8 +99,8 @@ static void pmu_account(unsigned int task)
 		if (state->period[i]) {
 			/* A sampling counter moved, and PEBS may have reloaded it: unknown now. */
 			if (counter < PMU_MAX_GP) {
-				state->left[i] = events_left(rdmsr(counter_msr(counter)),
-							     state->period[i]);
+				state->left[i] =
+					events_left(rdmsr(counter_msr(counter)), state->period[i]);
 				cpu->held.count_known &= ~pmu_global_gp(counter);
 			}
 			continue;

@@ -48,7 +48,7 @@ TEST(smp, a_single_stepped_user_task_keeps_trapping_on_every_cpu_it_is_moved_to)
 	long code;
 
 	smp_require_cpus(2);
-	/* On CPU 0 the task, stepped, keeps the CPU until the tick: a slice of one tick, not 10 ms. */
+	/* Stepped on CPU 0, the task keeps it until the tick: one-tick slices, not 10 ms. */
 	sched_set_slice_ticks(1);
 	task = task_create_user("stepper", user_dr_script, USER_DATA_BASE, TASK_START_STOPPED);
 	if (!task)
