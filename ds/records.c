@@ -3,16 +3,13 @@
 #include "ds/records.h"
 
 #define QWORD_SIZE 8
-#define BITS_PER_BYTE 8
 
-/* Records may sit at any alignment in a test buffer; read them byte by byte, little-endian. */
+/* Records may sit at any alignment in a test buffer: a little-endian qword, one load on x86. */
 static uint64_t load_u64(const void *base, size_t offset)
 {
-	const uint8_t *bytes = (const uint8_t *)base + offset;
-	uint64_t value = 0;
+	uint64_t value;
 
-	for (unsigned int i = 0; i < QWORD_SIZE; i++)
-		value |= (uint64_t)bytes[i] << (i * BITS_PER_BYTE);
+	__builtin_memcpy(&value, (const uint8_t *)base + offset, sizeof(value));
 	return value;
 }
 

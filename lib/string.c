@@ -12,8 +12,9 @@
 #define NO_LIBRARY_CALL_PATTERNS __attribute__((optimize("no-tree-loop-distribute-patterns")))
 
 /*
- * Eight bytes at a time while both pointers are 8-aligned: an eighth of the instructions, which
- * is what costs under an emulator (KVM-PVM here emulates every ring-0 instruction).
+ * Eight bytes at a time while both pointers are 8-aligned, four words a round: a tenth of the
+ * instructions of a byte loop, which is what costs under an emulator (KVM-PVM here emulates
+ * every ring-0 instruction; the emulated CPU single-steps each).
  */
 #define WORD sizeof(uint64_t)
 
@@ -25,6 +26,14 @@ NO_LIBRARY_CALL_PATTERNS void *memset(void *dest, int value, size_t count)
 	if ((uintptr_t)d % WORD == 0) {
 		uint64_t word = 0x0101010101010101ull * (unsigned char)value;
 
+		for (; i + 4 * WORD <= count; i += 4 * WORD) {
+			uint64_t *words = (uint64_t *)(void *)(d + i);
+
+			words[0] = word;
+			words[1] = word;
+			words[2] = word;
+			words[3] = word;
+		}
 		for (; i + WORD <= count; i += WORD)
 			*(uint64_t *)(void *)(d + i) = word;
 	}
@@ -39,9 +48,19 @@ NO_LIBRARY_CALL_PATTERNS void *memcpy(void *dest, const void *src, size_t count)
 	const unsigned char *s = src;
 	size_t i = 0;
 
-	if ((uintptr_t)d % WORD == 0 && (uintptr_t)s % WORD == 0)
+	if ((uintptr_t)d % WORD == 0 && (uintptr_t)s % WORD == 0) {
+		for (; i + 4 * WORD <= count; i += 4 * WORD) {
+			uint64_t *to = (uint64_t *)(void *)(d + i);
+			const uint64_t *from = (const uint64_t *)(const void *)(s + i);
+
+			to[0] = from[0];
+			to[1] = from[1];
+			to[2] = from[2];
+			to[3] = from[3];
+		}
 		for (; i + WORD <= count; i += WORD)
 			*(uint64_t *)(void *)(d + i) = *(const uint64_t *)(const void *)(s + i);
+	}
 	for (; i < count; i++)
 		d[i] = s[i];
 	return dest;

@@ -45,6 +45,36 @@ HOST_TEST(string_memset_fills_exactly_count_bytes)
 	host_check_eq_u64(0xaa, buf[0]);
 }
 
+/* Every length up to 100 bytes, at aligned and unaligned starts: the word loops and the tails. */
+HOST_TEST(string_memset_and_memcpy_agree_with_libc_at_every_length_and_alignment)
+{
+	static uint64_t expected_words[16], actual_words[16], source_words[16];
+	unsigned char *expected = (unsigned char *)expected_words;
+	unsigned char *actual = (unsigned char *)actual_words;
+	unsigned char *source = (unsigned char *)source_words;
+
+	for (size_t i = 0; i < sizeof(source_words); i++)
+		source[i] = (unsigned char)(i * 13 + 5);
+	for (size_t offset = 0; offset < 9; offset++) {
+		for (size_t count = 0; count <= 100; count++) {
+			memset(expected, 0x11, sizeof(expected_words));
+			memset(actual, 0x11, sizeof(actual_words));
+			memset(expected + offset, 0x5c, count);
+			lib_memset(actual + offset, 0x5c, count);
+			if (!host_checkf(memcmp(expected, actual, sizeof(actual_words)) == 0,
+					 "memset(+%zu, 0x5c, %zu) differs from libc", offset,
+					 count))
+				return;
+			memcpy(expected + offset, source + offset, count);
+			lib_memcpy(actual + offset, source + offset, count);
+			if (!host_checkf(memcmp(expected, actual, sizeof(actual_words)) == 0,
+					 "memcpy(+%zu, +%zu, %zu) differs from libc", offset,
+					 offset, count))
+				return;
+		}
+	}
+}
+
 HOST_TEST(string_memcpy_and_memmove_agree_with_libc_at_every_overlap)
 {
 	unsigned char expected[64], actual[64];
