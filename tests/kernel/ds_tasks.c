@@ -7,8 +7,8 @@
 
 #define TRACING (DEBUGCTL_TR | DEBUGCTL_BTS)
 #define PROBE_ROUNDS 4
-#define FILL 1200
-#define CREDIT_THRESHOLD 512
+#define FILL 500 /* taken branches: over twice what a round records around its fill (~210) */
+#define CREDIT_THRESHOLD 256
 #define CREDIT_RECORDS 4096 /* room for a fill and more past the threshold */
 #define WINDOW_ROUNDS 2 /* without DS-CPL a switch is ~1,400 single steps where emulated */
 /* Between two tasks with areas of their own: DEBUGCTL off, IA32_DS_AREA, DEBUGCTL on. */
@@ -91,6 +91,9 @@ static void fill_and_yield(void *arg)
  */
 static void check_credit(const char *name, const struct filler *filler, uint64_t at_exit)
 {
+	test_diag("%s: %llu records credited for %llu of its own in %u rounds, %llu at its exit",
+		  name, (unsigned long long)filler->credited, (unsigned long long)filler->filled,
+		  filler->rounds, (unsigned long long)at_exit);
 	check_eq(filler->rounds * FILL, filler->filled);
 	check(filler->credited >= filler->filled &&
 		      filler->credited < filler->filled + filler->rounds * FILL,
@@ -101,7 +104,7 @@ static void check_credit(const char *name, const struct filler *filler, uint64_t
 	      (unsigned long long)filler->credited, (unsigned long long)at_exit);
 }
 
-TEST_OBSERVING(ds, records_in_a_cpu_area_are_credited_to_the_task_that_wrote_them, 27000)
+TEST_OBSERVING(ds, records_in_a_cpu_area_are_credited_to_the_task_that_wrote_them, 14000)
 {
 	struct ds_bts_config config = { .records = CREDIT_RECORDS,
 					.threshold_records = CREDIT_THRESHOLD };
