@@ -222,6 +222,7 @@ struct emulator_stats emulator_stats_all(void)
 		const struct emulator_stats *s = &per_cpu_ptr(cpus, i)->stats;
 
 		sum.steps += s->steps;
+		sum.user_steps += s->user_steps;
 		sum.instructions += s->instructions;
 		sum.branches += s->branches;
 		sum.taken_branches += s->taken_branches;

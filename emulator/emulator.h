@@ -21,6 +21,7 @@ const char *emulator_describe(void);
 
 struct emulator_stats {
 	uint64_t steps; /* single-step #DBs taken */
+	uint64_t user_steps; /* of those, in ring 3 */
 	uint64_t instructions; /* instructions seen retiring */
 	uint64_t branches, taken_branches;
 	uint64_t bts_records, pebs_records;

@@ -296,8 +296,10 @@ bool emulator_step(struct cpu_regs *regs)
 		return false;
 	}
 	observed = emulator_observed(cpu);
-	if (observed || *mine || btf)
+	if (observed || *mine || btf) {
 		cpu->stats.steps++;
+		cpu->stats.user_steps += user;
+	}
 	if (observed || btf) {
 		if (cpu->pending_valid &&
 		    cpu->exceptions_seen + 1 == this_cpu()->stepped_exceptions)

@@ -94,7 +94,7 @@ def kernel_tests():
             helper = kernel / f"{header}.c"
             if helper.is_file() and helper != path:
                 checks |= checks_in(helper.read_text())
-        for suite, name in re.findall(r"\bTEST(?:_FLAGS|_OBSERVING)?\(\s*(\w+)\s*,\s*(\w+)", source):
+        for suite, name in re.findall(r"\bTEST(?:_FLAGS|_OBSERVING(?:_USER)?)?\(\s*(\w+)\s*,\s*(\w+)", source):
             tests[f"{suite}.{name}"] = checks
     return tests
 

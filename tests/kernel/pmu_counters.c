@@ -117,7 +117,7 @@ static struct task *multiplexed_task(unsigned int gp_events)
  * rotating and is the truth. All run over the same window (the task's time on the CPU), so
  * each event's scaled count must match the fixed counter's.
  */
-TEST_OBSERVING(pmu, multiplexed_estimates_match_the_true_count, MULTIPLEX_STEPS)
+TEST_OBSERVING_USER(pmu, multiplexed_estimates_match_the_true_count, MULTIPLEX_STEPS)
 {
 	unsigned int gp_events = pmu_info()->gp_counters + 2, events = gp_events + 1;
 	unsigned int hz = timer_hz();
@@ -198,7 +198,7 @@ static bool parked(const struct task *task)
 	return ((struct counted_rounds *)task_user_data(task))->done && task->state == TASK_BLOCKED;
 }
 
-TEST_OBSERVING(pmu, a_tasks_count_is_not_polluted_by_other_tasks, 1300)
+TEST_OBSERVING_USER(pmu, a_tasks_count_is_not_polluted_by_other_tasks, 1300)
 {
 	uint64_t loop = 2 * USER_ROUNDS * USER_ITERATIONS, small_count, big_count, deadline;
 	struct task *small, *big;

@@ -188,7 +188,8 @@ TEST_OBSERVING(smp, task_ds_area_follows_the_task_to_another_cpu, 4500)
 	check(tracing_into(mover.arrived, mover.area), "CPU 1 does not trace into the task's area");
 }
 
-TEST_OBSERVING(smp, detaching_a_user_tasks_area_on_another_cpu_unmaps_its_view_there_at_once, 3500)
+TEST_OBSERVING_USER(smp, detaching_a_user_tasks_area_on_another_cpu_unmaps_its_view_there_at_once,
+		    3500)
 {
 	volatile uint64_t *reads;
 	struct user_fault fault = { 0 };
