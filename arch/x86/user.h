@@ -47,7 +47,8 @@ static inline uint64_t user_text_address(const void *symbol)
  *   user_write_message(address)     write the NUL-terminated string at address, exit(task id)
  *   user_sleep(ms)                  sleep(ms), exit(0)
  *   user_counted_rounds(rounds)     rounds->rounds times: rounds->iterations DEC/JNZ, yield;
- *                                   then rounds->done = 1, sleep until woken, exit(0)
+ *                                   then rounds->done = 1, sleep until woken (or not, with
+ *                                   rounds->exit_when_done), exit(0)
  *   user_ds_poll(out)               out[0..2] = records in its BTS buffer, last from, last to,
  *                                   read through its read-only view at USER_DS_BASE; exit(0)
  *   user_ds_read_loop(counter)      read the view at USER_DS_BASE and ++*counter, forever: only
@@ -73,6 +74,7 @@ struct counted_rounds {
 	uint64_t iterations; /* of the DEC/JNZ loop, each round; at least 1 */
 	uint64_t rounds; /* at least 1 */
 	volatile uint64_t done; /* set by the program before it sleeps */
+	uint64_t exit_when_done; /* nonzero: exit at once, not sleep until woken */
 };
 
 /* Shared with user_yield_timing; the offsets are fixed in arch/x86/user_probes.asm. */

@@ -255,11 +255,13 @@ user_write_message:
 	ud2
 
 ; rdi = struct counted_rounds (arch/x86/user.h): rounds of (iterations DEC/JNZ, then yield), then
-; sleep until woken, then exit(0). Its ring-3 instructions are a known number: 2 per iteration,
-; ROUND_OVERHEAD a round, and a fixed few around them.
+; exit(0) at once if exit_when_done is set, else sleep until woken, then exit(0). Its ring-3
+; instructions are a known number: 2 per iteration, ROUND_OVERHEAD a round, and a fixed few
+; around them.
 COUNTED_ITERATIONS	equ 0
 COUNTED_ROUNDS		equ 8
 COUNTED_DONE		equ 16
+COUNTED_EXIT_WHEN_DONE	equ 24
 global user_counted_rounds
 user_counted_rounds:
 	mov rbx, rdi			; preserved by system calls
@@ -273,8 +275,11 @@ user_counted_rounds:
 	dec r12
 	jnz .round
 	mov qword [rbx + COUNTED_DONE], 1
+	cmp qword [rbx + COUNTED_EXIT_WHEN_DONE], 0
+	jne .exit
 	mov rdi, -1			; until sched_wake()
 	system_call SYSCALL_SLEEP
+.exit:
 	exit_with 0
 
 ; rdi = milliseconds.

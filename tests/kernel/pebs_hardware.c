@@ -29,7 +29,6 @@
 #define USER_ITERATIONS 32ull
 #define USER_LOOP_INSTRUCTIONS (2 * USER_ITERATIONS * USER_ROUNDS) /* DEC/JNZ */
 #define USER_RECORD_SLACK 1
-#define PARK_WAIT_MS 4500 /* a run; both fit the default time limit */
 /*
  * BTS and PEBS at once: a kernel loop, counted OS, so pmu/'s and ds/'s instructions around it
  * (about 900 where the CPU is emulated) count too; they and the loop make 2 periods or more.
@@ -72,57 +71,63 @@ static struct ds_pebs_config pebs_config(uint64_t period)
 					.reset_value = (0 - period) & width };
 }
 
-static bool parked(const struct task *task)
+/* The other task on the CPU: each yield of the counted task switches to it and back. */
+static void yield_until_done(void *arg)
 {
-	return ((struct counted_rounds *)task_user_data(task))->done && task->state == TASK_BLOCKED;
+	const struct counted_rounds *rounds = arg;
+
+	while (!rounds->done)
+		sched_yield();
 }
 
 /*
- * The PEBS records of one run of a user task's counted loop: attached while it is stopped,
- * drained by the detach once it parked, and credited to it.
+ * The PEBS records of one run of a user task's counted loop: attached while it is stopped, and
+ * drained when it exits (ds/ detaches what a task leaves and credits it). A kernel task beside it
+ * takes the CPU at each of its yields; the runner waits in task_join().
  */
-static uint64_t count_user_records(int run)
+static uint64_t count_user_records(void)
 {
 	struct ds_pebs_config config = pebs_config(USER_PERIOD);
 	struct task *task = task_create_user("counted", user_counted_rounds, USER_DATA_BASE,
 					     TASK_START_STOPPED);
+	struct counted_rounds *rounds;
 	struct ds_target target;
-	uint64_t deadline, records;
+	struct task *partner;
+	unsigned int index;
 
 	if (!task)
 		test_abort("task_create_user failed");
-	*(struct counted_rounds *)task_user_data(task) =
-		(struct counted_rounds){ .iterations = USER_ITERATIONS, .rounds = USER_ROUNDS };
-	target = (struct ds_target){ false, task->index, task->address_space };
-	ds_credit_reset(task->index);
+	rounds = task_user_data(task);
+	*rounds = (struct counted_rounds){ .iterations = USER_ITERATIONS,
+					   .rounds = USER_ROUNDS,
+					   .exit_when_done = 1 };
+	index = task->index;
+	target = (struct ds_target){ false, index, task->address_space };
+	ds_credit_reset(index);
 	if (ds_attach_pebs(&target, &config) != DS_OK)
 		test_abort("ds_attach_pebs failed");
 	/* Armed with -period: a counter left at 0 would overflow only after 2^width events. */
-	if (pmu_add_sampling_event(task->index, &user_instructions, USER_PERIOD) != 0)
+	if (pmu_add_sampling_event(index, &user_instructions, USER_PERIOD) != 0)
 		test_abort("pmu_add_sampling_event did not get counter 0");
+	partner = task_create("partner", yield_until_done, rounds, TASK_START_STOPPED);
+	if (!partner)
+		test_abort("task_create failed");
 	task_continue(task);
-	deadline = rdtsc_ordered() + tsc_cycles_from_ms(PARK_WAIT_MS);
-	while (!parked(task) && rdtsc_ordered() < deadline)
-		sched_yield(); /* to the task, on this CPU: no tick to wait for */
-	if (!parked(task))
-		test_abort("run %d: the counted task did not park in %u ms", run, PARK_WAIT_MS);
-	check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS)); /* drains what the buffer holds */
-	pmu_release(task->index);
-	records = ds_credit(task->index).pebs_records;
-	sched_wake(task);
-	check_eq(0, task_join(task, NULL));
-	return records;
+	task_continue(partner);
+	check_eq(0, task_join(task, NULL)); /* its exit drained the buffer */
+	check_eq(0, task_join(partner, NULL));
+	return ds_credit(index).pebs_records;
 }
 
 /* Twice on this CPU: the second run must start from a full period again, whatever the first
  * left in the counter. */
-TEST_OBSERVING(pebs, record_count_follows_the_counter_period, 1400)
+TEST_OBSERVING_USER(pebs, record_count_follows_the_counter_period, 1400)
 {
 	uint64_t records, expected = USER_LOOP_INSTRUCTIONS / USER_PERIOD;
 
 	require_pebs();
 	for (int run = 1; run <= 2; run++) {
-		records = count_user_records(run);
+		records = count_user_records();
 		test_diag("run %d: %llu records", run, (unsigned long long)records);
 		check(records + USER_RECORD_SLACK >= expected &&
 			      records <= expected + USER_RECORD_SLACK,
