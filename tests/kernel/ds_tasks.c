@@ -109,7 +109,7 @@ TEST_OBSERVING(ds, records_in_a_cpu_area_are_credited_to_the_task_that_wrote_the
 	struct ds_bts_config config = { .records = CREDIT_RECORDS,
 					.threshold_records = CREDIT_THRESHOLD };
 	struct ds_target target = cpu_target(this_cpu_index());
-	struct filler a = { .rounds = 1 }, b = { .rounds = 3 };
+	struct filler a = { .rounds = 1 }, b = { .rounds = 2 };
 	struct task *task_a, *task_b;
 
 	require_bts();
