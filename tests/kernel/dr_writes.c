@@ -6,7 +6,7 @@
 #include "sched/sched.h"
 #include "tests/kernel/dr_targets.h"
 
-#define ROUNDS 200
+#define ROUNDS 100
 #define EAGER_WRITES_PER_SWITCH 6 /* DR7 to reset, DR0-DR3, DR7 */
 
 struct measured {

@@ -134,7 +134,8 @@ TEST(sched, user_write_to_kernel_memory_raises_pf)
 
 TEST(sched, user_task_cannot_read_another_tasks_pages)
 {
-	struct task *owner = task_create_user("owner", user_sleep, 15, TASK_START_RUNNABLE);
+	/* Stopped: its pages exist until it ends, and it need not run meanwhile. */
+	struct task *owner = task_create_user("owner", user_exit, 0, TASK_START_STOPPED);
 	uint8_t *secret;
 	struct user_fault fault;
 
@@ -150,6 +151,7 @@ TEST(sched, user_task_cannot_read_another_tasks_pages)
 	check_eq(X86_EXC_PF, fault.vector);
 	check_eq(PF_ERROR_USER, fault.error_code & (PF_ERROR_USER | PF_ERROR_WRITE));
 	check_eq((uint64_t)secret, fault.cr2);
+	task_continue(owner);
 	check_eq(0, task_join(owner, NULL));
 }
 

@@ -14,10 +14,10 @@
 #define CALL_SAMPLES 64
 #define PLACED_ROUNDS 50
 /*
- * The idle window of the tick test: 3 ticks at 250 Hz with budget=quick (an idle CPU may take
+ * The idle window of the tick test: 2 ticks at 250 Hz with budget=quick (an idle CPU may take
  * 1), 25 with budget=soak. The busy window ends as soon as every CPU with a task ticked.
  */
-#define TICK_WAIT_QUICK_MS 12
+#define TICK_WAIT_QUICK_MS 8
 #define TICK_WAIT_SOAK_MS 100
 #define TICK_POLL_MS 2
 /* With more vCPUs than host cores (16 under TCG on 2), a vCPU may not run for a while: the busy

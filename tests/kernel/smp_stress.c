@@ -13,10 +13,10 @@
 
 #define WORKERS 6
 /*
- * budget=quick: 20 ms, a smoke run: the seed's first moves. budget=soak (make soak, many seeds):
+ * budget=quick: 10 ms, a smoke run: the seed's first moves. budget=soak (make soak, many seeds):
  * 30 s (at most half the test's time limit).
  */
-#define BUDGET_QUICK_MS 20
+#define BUDGET_QUICK_MS 10
 /* Past the budget, the runner goes on asking moves until every worker has run elsewhere, for at
  * most this long (and half the time limit): KVM-PVM makes few moves in 20 ms. */
 #define MOVED_CAP_MS 5000
