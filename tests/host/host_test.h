@@ -26,6 +26,15 @@ struct host_test {
 	};                                                                             \
 	static void host_test_##test_name(void)
 
+/* xorshift64: the next of a fixed sequence from *state (nonzero), so a failure reproduces. */
+static inline uint64_t host_random_u64(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}
+
 /*
  * Checks. Each records a failure in the running test and prints file:line, the expression, and
  * for comparisons the expected and actual values; the test goes on. Each returns whether it

@@ -10,13 +10,9 @@
 
 static uint64_t random_state = 0x2545f4914f6cdd1dull;
 
-/* xorshift64: a fixed sequence, so a failure reproduces. */
 static uint64_t random_u64(void)
 {
-	random_state ^= random_state << 13;
-	random_state ^= random_state >> 7;
-	random_state ^= random_state << 17;
-	return random_state;
+	return host_random_u64(&random_state);
 }
 
 /* Words with long runs as well as short ones: random bits, ORed and ANDed with more. */

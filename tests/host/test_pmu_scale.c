@@ -84,13 +84,9 @@ static uint64_t compiler_mul_div(uint64_t a, uint64_t b, uint64_t c)
 
 static uint64_t random_state = 0x9e3779b97f4a7c15ull;
 
-/* xorshift64: the same sequence on every run. */
 static uint64_t random_u64(void)
 {
-	random_state ^= random_state << 13;
-	random_state ^= random_state >> 7;
-	random_state ^= random_state << 17;
-	return random_state;
+	return host_random_u64(&random_state);
 }
 
 /* Values of every magnitude: a random number cut to a random bit width, sometimes near 2^k. */

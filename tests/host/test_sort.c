@@ -13,13 +13,9 @@
 
 static uint64_t random_state = 0x9e3779b97f4a7c15ull;
 
-/* xorshift64: a fixed sequence, so a failure reproduces. */
 static uint64_t random_u64(void)
 {
-	random_state ^= random_state << 13;
-	random_state ^= random_state >> 7;
-	random_state ^= random_state << 17;
-	return random_state;
+	return host_random_u64(&random_state);
 }
 
 static int compare_u64(const void *a, const void *b)
