@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* pebs suite: real PEBS records; runs on hardware (or KVM with PEBS passthrough), skips elsewhere.
  */
-#include "arch/x86/cpu.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/probe.h"
-#include "arch/x86/tsc.h"
 #include "arch/x86/user.h"
 #include "ds/ds.h"
 #include "pmu/pmu.h"
@@ -21,8 +19,8 @@
  * instructions around the rounds (arch/x86/user_probes.asm, user_counted_rounds), 5 periods and
  * some: 5 records. Stated tolerance: 1, as the SDM leaves open whether the instruction that
  * takes the assist counts. 128 is the shortest period Linux allows for some PEBS events
- * (bdw_limit_period()). Where ring-3 steps cost milliseconds (KVM-PVM: ~4), the 2 x 690 steps
- * fit the 10 s limit.
+ * (bdw_limit_period()). About 690 ring-3 steps a run where the CPU is emulated; KVM-PVM loses
+ * some of them (tests/known-defects.toml).
  */
 #define USER_PERIOD 128ull
 #define USER_ROUNDS 10ull
