@@ -17,7 +17,7 @@ import switchyard_log as ktap  # noqa: E402
 
 KERNEL = ROOT / "build" / "switchyard32.elf"
 SEEDS = (1, 0x5eed, 987654321)
-OPERATIONS_QUICK = 1_500  # tests/kernel/dr_stress.c
+OPERATIONS_QUICK = 1_000  # tests/kernel/dr_stress.c
 
 
 @pytest.mark.boot

@@ -10,10 +10,10 @@
 /*
  * The time from one tick to the MEASURED_TICKS-th after it, by the TSC: starting at a tick, not
  * at an arbitrary moment, the count is exact and only the two interrupts' latencies blur it.
- * Stated tolerance: within 20% of MEASURED_TICKS / hz (24 ms at the default 250 Hz): a rate off
+ * Stated tolerance: within 20% of MEASURED_TICKS / hz (16 ms at the default 250 Hz): a rate off
  * by a quarter either way fails.
  */
-#define MEASURED_TICKS 6
+#define MEASURED_TICKS 4
 #define TOLERANCE_PERCENT 20
 
 /* The TSC at the tick after ticks, or 0 when none came before deadline. */

@@ -11,12 +11,12 @@
 
 #define STRESS_TASKS 16
 /*
- * budget=quick: 1,500 operations, about 600 installs, 375 uninstalls, 75 system-wide
- * changes and 450 runs (each checks every slot's hits against the model), ~28 runs a task;
- * TCG takes ~0.02 s. budget=soak: 1,000,000. Either stops early at its time budget (KVM-PVM,
+ * budget=quick: 1,000 operations, about 400 installs, 250 uninstalls, 50 system-wide
+ * changes and 300 runs (each checks every slot's hits against the model), ~19 runs a task;
+ * TCG takes ~0.015 s. budget=soak: 1,000,000. Either stops early at its time budget (KVM-PVM,
  * 3 s quick).
  */
-#define OPERATIONS_QUICK 1500
+#define OPERATIONS_QUICK 1000
 #define OPERATIONS_SOAK 1000000
 #define BUDGET_QUICK_MS 3000
 #define BUDGET_SOAK_MS 60000

@@ -11,11 +11,11 @@
 
 #define FAIR_TASKS 4
 /*
- * The window lasts until each task had FAIR_SLICES slices (about 25 ms under TCG: the tick runs
+ * The window lasts until each task had FAIR_SLICES slices (about 17 ms under TCG: the tick runs
  * at 1.5 kHz meanwhile, and a slice is one tick), at most FAIR_WINDOW_MAX_MS: where a switch
  * takes milliseconds (KVM-PVM) the window grows with it.
  */
-#define FAIR_SLICES 9
+#define FAIR_SLICES 6
 #define FAIR_HZ 1500
 #define FAIR_WINDOW_MAX_MS 3000
 #define FAIR_POLL_MS 2
