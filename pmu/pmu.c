@@ -368,13 +368,33 @@ struct pmu_reading pmu_read(unsigned int task, unsigned int index)
 	return reading;
 }
 
+/*
+ * Stop this CPU's counters with one GLOBAL_CTRL write (none if none run), in the shadow too:
+ * what runs after it is not counted, and the counts read next are final.
+ */
+static void pmu_stop(void)
+{
+	struct pmu_cpu *cpu = this_pmu_cpu();
+
+	if (!cpu->held.global_ctrl)
+		return;
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	pmu_shadow_update(&cpu->held, &cpu->caps, MSR_IA32_PERF_GLOBAL_CTRL, 0);
+}
+
+/*
+ * The task's own counters stop first, as Linux's perf_pmu_disable() comes before the last read:
+ * the release's own instructions count for nobody.
+ */
 bool pmu_release(unsigned int task)
 {
 	unsigned long flags = local_irq_save();
 	bool used = tasks[task].used;
 
-	if (used && pmu_usable() && switch_task_current()->index == task)
+	if (used && pmu_usable() && switch_task_current()->index == task) {
+		pmu_stop();
 		pmu_account(task); /* the last slice: counts, and what the shadow may still know */
+	}
 	tasks[task].used = false;
 	if (pmu_usable() && switch_task_current()->index == task)
 		pmu_apply(task);

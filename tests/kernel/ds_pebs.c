@@ -4,12 +4,12 @@
 
 /*
  * A record every PERIOD kernel instructions. The loops are counted in half periods, so what is
- * counted around them (from the counter's start in pmu_add_sampling_event() to PEBS's end in
- * ds_detach(): a few hundred instructions) and whether the instruction that takes the assist
- * counts (the SDM leaves it open) never move a record across the loop's end. Stated tolerance,
- * where the loop covers 7.5 periods: 7 or 8 records.
+ * counted around them (from the counter's start in pmu_add_sampling_event() to its stop at the
+ * start of pmu_release(): about a hundred instructions) and whether the instruction that takes
+ * the assist counts (the SDM leaves it open) never move a record across the loop's end. Stated
+ * tolerance, where the loop covers 7.5 periods: 7 or 8 records.
  */
-#define PERIOD 1000
+#define PERIOD 400
 #define RECORDS 8
 #define THRESHOLD 3
 #define SEVEN_AND_A_HALF_PERIODS (15 * PERIOD / 4) /* iterations: 2 instructions each */
@@ -24,8 +24,8 @@ struct sampled {
 };
 
 /*
- * PEBS on counter 0 over a counted loop, then the detach, which turns PEBS off before it drains:
- * the fewer instructions between the loop and the detach, the fewer are counted outside it.
+ * PEBS on counter 0 over a counted loop; the counter stops at once after it (pmu_release()), and
+ * the detach, with nothing more counted, drains what the PMIs left.
  */
 static void sample_loop(const struct ds_pebs_config *config, unsigned long iterations,
 			struct sampled *out)
@@ -40,15 +40,15 @@ static void sample_loop(const struct ds_pebs_config *config, unsigned long itera
 	if (pmu_add_sampling_event(target.index, &event, PERIOD) != 0)
 		test_abort("pmu_add_sampling_event did not get counter 0");
 	counted_loop(iterations, &out->loop);
+	pmu_release(target.index);
 	out->pmis = ds_pmi_count() - pmis;
 	out->credited = ds_credit(target.index).pebs_records;
 	check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS));
-	pmu_release(target.index);
 	out->total = ds_credit(target.index).pebs_records;
 	out->last_ip = ds_credit(target.index).last_pebs_ip;
 }
 
-TEST_OBSERVING(ds, pebs_records_are_drained_at_each_threshold, 9800)
+TEST_OBSERVING(ds, pebs_records_are_drained_at_each_threshold, 3500)
 {
 	struct ds_pebs_config config;
 	struct sampled seen;
@@ -62,7 +62,7 @@ TEST_OBSERVING(ds, pebs_records_are_drained_at_each_threshold, 9800)
 	check_eq(2 * THRESHOLD, seen.credited); /* the rest, 1 or 2, was drained at the detach */
 }
 
-TEST_OBSERVING(ds, partial_pebs_buffer_is_drained_when_its_user_detaches, 4900)
+TEST_OBSERVING(ds, partial_pebs_buffer_is_drained_when_its_user_detaches, 1500)
 {
 	struct ds_pebs_config config;
 	struct sampled seen;

@@ -27,14 +27,21 @@ static void stay_stopped(void *unused)
 	(void)unused;
 }
 
+/*
+ * BTS traces ring 3 only where DS-CPL allows: what is shared is the area and the configuration,
+ * whatever BTS traces, and where the CPU is emulated the kernel is then not stepped.
+ */
 TEST_OBSERVING(ds, bts_and_pebs_users_share_one_ds_area, 3800)
 {
+	struct ds_bts_config bts_user = { .records = 16,
+					  .circular = true,
+					  .off_os = ds_support()->ds_cpl };
 	struct ds_pebs_config pebs = pebs_config(8, 4, 1000);
 	struct ds_target target = self_target();
 	struct ds_area *area;
 
 	require_bts_and_pebs();
-	check_attached(ds_attach_bts(&target, &bts));
+	check_attached(ds_attach_bts(&target, &bts_user));
 	area = ds_area_get(&target);
 	check_attached(ds_attach_pebs(&target, &pebs));
 	check(ds_area_get(&target) == area, "the PEBS user got a second area");
@@ -57,8 +64,9 @@ TEST_OBSERVING(ds, bts_user_keeps_working_after_the_pebs_user_leaves, 3900)
 	struct ds_area *area;
 
 	require_bts_and_pebs();
-	check_attached(ds_attach_bts(&target, &bts));
+	/* PEBS first: BTS traces (and, where the CPU is emulated, steps) from its attach on. */
 	check_attached(ds_attach_pebs(&target, &pebs));
+	check_attached(ds_attach_bts(&target, &bts));
 	area = ds_area_get(&target);
 	check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS));
 	check(ds_area_get(&target) == area, "the area went with the PEBS user");
