@@ -232,7 +232,6 @@ struct emulator_stats emulator_stats_all(void)
 		sum.pmis_masked += s->pmis_masked;
 		sum.resyncs += s->resyncs;
 		sum.diverted += s->diverted;
-		sum.step_cycles += s->step_cycles;
 	}
 	return sum;
 }
@@ -358,17 +357,6 @@ static void emulator_retired_hook(struct cpu_regs *regs)
 	cpu->exceptions_seen = this_cpu()->stepped_exceptions;
 }
 
-static bool emulator_debug_trap_hook(struct cpu_regs *regs)
-{
-	struct emulator_stats *stats = &emulator_this_cpu()->stats;
-	uint64_t start = rdtsc_ordered(), steps = stats->steps;
-	bool handled = emulator_step(regs);
-
-	if (stats->steps != steps)
-		stats->step_cycles += rdtsc_ordered() - start;
-	return handled;
-}
-
 /* Rule 14: the PMI handler acknowledged what it was called for and left GLOBAL_CTRL as it was. */
 static void check_pmi_return(struct emulator_cpu *cpu, struct cpu_regs *regs)
 {
@@ -486,7 +474,7 @@ static const struct cpu_model_ops emulator_ops = {
 	.write_msr = emulator_write_msr_hook,
 	.cpuid = emulator_cpuid_hook,
 	.retired = emulator_retired_hook,
-	.debug_trap = emulator_debug_trap_hook,
+	.debug_trap = emulator_step,
 	.interrupted = emulator_interrupted_hook,
 	.resume = emulator_resume_hook,
 };

@@ -28,8 +28,6 @@ struct emulator_stats {
 	uint64_t pmis, pmis_masked;
 	uint64_t resyncs; /* steps after an exception, a far transfer or a lost step */
 	uint64_t diverted; /* RDMSR, WRMSR and CPUID served */
-	uint64_t step_cycles; /* TSC cycles of the model's #DB work for those steps (not the
-				 delivery): what a stepped instruction costs here, at least */
 };
 /* This CPU's counts, or the sum over every CPU. */
 struct emulator_stats emulator_stats(void);

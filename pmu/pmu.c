@@ -77,9 +77,9 @@ static unsigned int event_counter(const struct pmu_set_event *event)
  */
 static uint64_t events_left(uint64_t value, uint64_t period)
 {
-	uint64_t sign = gp_mask ^ (gp_mask >> 1), left = (0 - value) & gp_mask;
+	uint64_t sign = gp_mask ^ (gp_mask >> 1);
 
-	return (value & sign) && left != 0 ? left : period;
+	return value & sign ? (0 - value) & gp_mask : period;
 }
 
 /* End a slice: add each running counter's delta to its event, and the time to every event. */

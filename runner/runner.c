@@ -196,7 +196,7 @@ static bool skip_ending_test(const struct known_defect *ending, struct test_repo
  * and its other work, so each is an upper bound and the lowest the closest.
  */
 #define PACE_STEPS_MIN 50
-/* Steps before the model's own mean work per step decides anything, where no test gave a pace. */
+/* Steps over twice a test's declared count, and this many more, make its count stale. */
 #define OBSERVING_STEPS_MIN 1000
 
 struct pace {
@@ -220,29 +220,12 @@ static void note_pace(uint64_t cycles, uint64_t kernel_steps, uint64_t user_step
 	}
 }
 
-/*
- * What a stepped instruction of ring costs here, and over how many steps that is a mean: the
- * ring's pace; else ring 0's (less than ring 3's under KVM-PVM); else, after OBSERVING_STEPS_MIN
- * steps, the model's own work, a lower bound (the delivery is not in it). 0 when nothing is known.
- */
-static uint64_t cycles_per_step(const struct emulator_stats *stats, unsigned int ring,
-				uint64_t *mean_of, const char **what)
+/* The pace of ring, else ring 0's (less than ring 3's under KVM-PVM); NULL while none is known. */
+static const struct pace *pace_of(unsigned int ring)
 {
-	static const char *const rings[2] = { "ring-0 steps of one test",
-					      "ring-3 steps of one test" };
-
-	if (!paces[ring].cycles_per_step)
-		ring = 0;
-	if (paces[ring].cycles_per_step) {
-		*mean_of = paces[ring].steps;
-		*what = rings[ring];
-		return paces[ring].cycles_per_step;
-	}
-	if (stats->steps < OBSERVING_STEPS_MIN)
-		return 0;
-	*mean_of = stats->steps;
-	*what = "steps, the model's work only";
-	return stats->step_cycles / stats->steps;
+	if (paces[ring].cycles_per_step)
+		return &paces[ring];
+	return paces[0].cycles_per_step ? &paces[0] : NULL;
 }
 
 /*
@@ -253,24 +236,22 @@ static uint64_t cycles_per_step(const struct emulator_stats *stats, unsigned int
 static bool skip_slow_observing(const struct test_case *test, struct test_report *report,
 				bool *emulated)
 {
-	struct emulator_stats stats = emulator_stats_all();
-	uint64_t per_step, need_ms, mean_of = 0;
-	const char *what = NULL;
+	const struct pace *pace = pace_of(test->flags & TEST_OBSERVES_USER ? 1 : 0);
+	uint64_t need_ms;
 
-	if (!test->observed || !emulator_active())
+	if (!test->observed || !emulator_active() || !pace)
 		return false;
-	per_step =
-		cycles_per_step(&stats, test->flags & TEST_OBSERVES_USER ? 1 : 0, &mean_of, &what);
-	need_ms = test->observed * per_step / tsc_cycles_from_ms(1);
+	need_ms = test->observed * pace->cycles_per_step / tsc_cycles_from_ms(1);
 	if (need_ms <= options->timeout_ms / 2)
 		return false;
 	*emulated = true;
 	report_begin(report, 1);
-	report_skip("the emulated CPU takes %llu cycles a step here (mean of %llu %s): ~%llu "
-		    "observed instructions need ~%llu ms, over half the %llu ms limit",
-		    (unsigned long long)per_step, (unsigned long long)mean_of, what,
-		    (unsigned long long)test->observed, (unsigned long long)need_ms,
-		    (unsigned long long)options->timeout_ms);
+	report_skip("the emulated CPU takes %llu cycles a step here (mean of %llu ring-%u steps "
+		    "of one test): ~%llu observed instructions need ~%llu ms, over half the %llu "
+		    "ms limit",
+		    (unsigned long long)pace->cycles_per_step, (unsigned long long)pace->steps,
+		    pace == &paces[1] ? 3 : 0, (unsigned long long)test->observed,
+		    (unsigned long long)need_ms, (unsigned long long)options->timeout_ms);
 	return true;
 }
 
