@@ -11,11 +11,11 @@
 
 #define FAIR_TASKS 4
 /*
- * The window lasts until each task had FAIR_SLICES slices (about 17 ms under TCG: the tick runs
- * at 1.5 kHz meanwhile, and a slice is one tick), at most FAIR_WINDOW_MAX_MS: where a switch
- * takes milliseconds (KVM-PVM) the window grows with it.
+ * The window lasts until each task had FAIR_SLICES slices (about 50 ms under TCG: the tick runs
+ * at 1.5 kHz meanwhile, so a slice is 1.3 ms), at most FAIR_WINDOW_MAX_MS: where a switch takes
+ * milliseconds (KVM-PVM) the window grows with it.
  */
-#define FAIR_SLICES 6
+#define FAIR_SLICES 9
 #define FAIR_HZ 1500
 #define FAIR_WINDOW_MAX_MS 3000
 #define FAIR_POLL_MS 2
@@ -49,14 +49,13 @@ TEST(sched, busy_tasks_share_the_cpu_fairly)
 	volatile bool released = false;
 	struct task *tasks[FAIR_TASKS];
 	uint64_t runtime[FAIR_TASKS], slices[FAIR_TASKS], total = 0;
-	unsigned int hz = timer_hz(), slice = sched_slice_ticks();
+	unsigned int hz = timer_hz();
 
 	/* Created stopped and started together, so that creation time is not counted. */
 	for (unsigned int i = 0; i < FAIR_TASKS; i++)
 		tasks[i] = task_create("busy", spin_until_released, (void *)&released,
 				       TASK_START_STOPPED);
 	timer_set_hz(FAIR_HZ);
-	sched_set_slice_ticks(1);
 	for (unsigned int i = 0; i < FAIR_TASKS; i++) {
 		runtime[i] = tasks[i]->runtime_cycles;
 		slices[i] = tasks[i]->switches_in;
@@ -74,7 +73,6 @@ TEST(sched, busy_tasks_share_the_cpu_fairly)
 	}
 	released = true;
 	timer_set_hz(hz);
-	sched_set_slice_ticks(slice);
 	for (unsigned int i = 0; i < FAIR_TASKS; i++) {
 		while (tasks[i]->state != TASK_DEAD)
 			sched_yield();
