@@ -107,7 +107,8 @@ OBJS := \
 	sched/user.o \
 	sched/wait.o
 
-TEST_OBJS := $(patsubst %.c,%.o,$(sort $(wildcard tests/kernel/*.c)))
+TEST_OBJS := $(patsubst %.c,%.o,$(sort $(wildcard tests/kernel/*.c))) \
+	$(patsubst %.asm,%.o,$(sort $(wildcard tests/kernel/*.asm)))
 
 KERNEL_OBJS := $(addprefix $(BUILD)/,$(OBJS) $(TEST_OBJS))
 

@@ -153,7 +153,7 @@ static bool user_fault(struct cpu_regs *regs)
 	regs->rsi = task->fault.error_code;
 	regs->rdx = task->fault.rip;
 	regs->rcx = task->fault.cr2;
-	regs->rip = task->user_fault_handler;
+	user_frame_redirect(regs, task->user_fault_handler);
 	/* TF would trap after the handler's first instruction, and again, forever; DF is clear at
 	 * every call (System V ABI); RF would let an execute breakpoint at the handler pass. */
 	regs->rflags &= ~USER_HANDLER_FLAGS_CLEARED;

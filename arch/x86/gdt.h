@@ -9,7 +9,7 @@
 /* The order of the user selectors is fixed by SYSRET (SDM Vol. 2B SYSRET, MSR_STAR). */
 #define GDT_KERNEL_CODE 0x08
 #define GDT_KERNEL_DATA 0x10
-#define GDT_USER_CODE32 0x18 /* unused placeholder that STAR needs */
+#define GDT_USER_CODE32 0x18 /* ring 3 in compatibility mode; SYSRET's base in STAR */
 #define GDT_USER_DATA 0x20
 #define GDT_USER_CODE 0x28
 #define GDT_TSS 0x30

@@ -15,6 +15,11 @@
 #define MSR_IA32_ARCH_CAPABILITIES 0x0000010a /* exists when CPUID.(7,0):EDX[29] says so */
 #define ARCH_CAP_XAPIC_DISABLE (1ull << 21) /* IA32_XAPIC_DISABLE_STATUS exists */
 
+/* SYSENTER's target (SDM Vol. 2B SYSENTER): a null CS selector makes it #GP(0). */
+#define MSR_IA32_SYSENTER_CS 0x00000174
+#define MSR_IA32_SYSENTER_ESP 0x00000175
+#define MSR_IA32_SYSENTER_EIP 0x00000176
+
 #define MSR_IA32_MISC_ENABLE 0x000001a0
 #define MISC_ENABLE_PERFMON_AVAILABLE (1ull << 7)
 #define MISC_ENABLE_BTS_UNAVAILABLE (1ull << 11) /* read-only */
@@ -98,6 +103,7 @@
 
 #define MSR_STAR 0xc0000081
 #define MSR_LSTAR 0xc0000082
+#define MSR_CSTAR 0xc0000083 /* SYSCALL's target in compatibility mode (AMD; unused by Intel) */
 #define MSR_SYSCALL_MASK 0xc0000084
 #define MSR_FS_BASE 0xc0000100
 #define MSR_GS_BASE 0xc0000101

@@ -23,7 +23,7 @@
 #define OPCODE_SECOND_BYTE_UD2 0x0b
 #define GATE_INSTRUCTION_LENGTH 2
 
-extern const char syscall_entry[];
+extern const char syscall_entry[], syscall_compat_entry[];
 extern char user_syscall_gate[];
 
 static syscall_handler handlers[SYSCALL_COUNT];
@@ -34,12 +34,22 @@ void syscall_register(unsigned int number, syscall_handler handler)
 	handlers[number] = handler;
 }
 
+/*
+ * Every way ring 3 has into ring 0 by an instruction is given a target, as Linux's syscall_init()
+ * does: LSTAR for 64-bit SYSCALL; CSTAR for SYSCALL in compatibility mode, which would otherwise
+ * enter ring 0 at whatever firmware left there (0 at reset) on ring 3's stack; and a null
+ * SYSENTER_CS, which makes SYSENTER #GP(0) where long mode allows it at all (Intel).
+ */
 void syscall_init_cpu(void)
 {
 	wrmsr(MSR_STAR,
 	      ((uint64_t)GDT_KERNEL_CODE << STAR_KERNEL_SHIFT) |
 		      ((uint64_t)(GDT_USER_CODE32 | SELECTOR_RPL_USER) << STAR_USER_SHIFT));
 	wrmsr(MSR_LSTAR, (uint64_t)syscall_entry);
+	wrmsr(MSR_CSTAR, (uint64_t)syscall_compat_entry);
+	wrmsr(MSR_IA32_SYSENTER_CS, 0);
+	wrmsr(MSR_IA32_SYSENTER_ESP, 0);
+	wrmsr(MSR_IA32_SYSENTER_EIP, 0);
 	wrmsr(MSR_SYSCALL_MASK, SYSCALL_MASK);
 	wrmsr(MSR_EFER, rdmsr(MSR_EFER) | EFER_SCE);
 }
@@ -53,10 +63,14 @@ void handle_syscall(struct cpu_regs *regs)
 	divert_resume(regs);
 }
 
-/* #UD handler: a UD2 at the gate, from ring 3, is a system call; anything else is a real #UD. */
+/*
+ * #UD handler: a UD2 at the gate, from 64-bit ring 3, is a system call; anything else is a real
+ * #UD. From compatibility mode it stays a #UD, as SYSCALL there is (syscall_compat_entry).
+ */
 static bool syscall_trap(struct cpu_regs *regs)
 {
-	if (!regs_from_user(regs) || regs->rip != user_text_address(user_syscall_gate))
+	if (regs->cs != (GDT_USER_CODE | SELECTOR_RPL_USER) ||
+	    regs->rip != user_text_address(user_syscall_gate))
 		return false;
 	regs->rip += GATE_INSTRUCTION_LENGTH;
 	handle_syscall(regs);

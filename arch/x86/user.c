@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The first ring-3 frame of a user task. */
+/* The first ring-3 frame of a user task, and a frame sent to other 64-bit ring-3 code. */
 #include <stdint.h>
 
 #include "arch/x86/gdt.h"
@@ -16,4 +16,11 @@ void user_frame_init(struct cpu_regs *frame, uint64_t rip, uint64_t rsp, uint64_
 		.rsp = rsp,
 		.ss = GDT_USER_DATA | SELECTOR_RPL_USER,
 	};
+}
+
+void user_frame_redirect(struct cpu_regs *frame, uint64_t rip)
+{
+	frame->rip = rip;
+	frame->cs = GDT_USER_CODE | SELECTOR_RPL_USER;
+	frame->ss = GDT_USER_DATA | SELECTOR_RPL_USER;
 }

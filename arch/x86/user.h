@@ -16,6 +16,13 @@
 void user_frame_init(struct cpu_regs *frame, uint64_t rip, uint64_t rsp, uint64_t arg);
 
 /*
+ * Make frame return to rip in 64-bit ring 3, with the 64-bit user selectors, whatever mode the
+ * task was in (compatibility mode through GDT_USER_CODE32): as Linux enters a 64-bit signal
+ * handler with __USER_CS.
+ */
+void user_frame_redirect(struct cpu_regs *frame, uint64_t rip);
+
+/*
  * IRET to ring 3 through frame. The caller has loaded the task's CR3 and TSS.RSP0, and turned
  * interrupts off. Does not return: the task comes back only by an interrupt, an exception or a
  * system call.
