@@ -331,7 +331,8 @@ bool emulator_step(struct cpu_regs *regs)
 		regs->rflags &= ~RFLAGS_TF;
 		*mine = false;
 	}
-	dr6 &= ~DR6_BS;
+	/* Its own trap, and B bits of disabled slots that came with it, are no one's #DB. */
+	dr6 &= ~(DR6_BS | dr6_disabled_breakpoints(read_dr7()));
 	write_dr6(dr6 | DR6_RESET);
 	return (dr6 & ~DR6_RESET) == 0;
 }

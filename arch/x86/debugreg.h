@@ -48,5 +48,22 @@
 	(((rw) | ((len) << DR7_LEN_SHIFT)) << (DR7_CONTROL_SHIFT + DR7_CONTROL_SIZE * (slot)))
 #define DR7_RW_OF(dr7, slot) \
 	(((dr7) >> (DR7_CONTROL_SHIFT + DR7_CONTROL_SIZE * (slot))) & DR7_RW_MASK)
+#define DR7_LEN_OF(dr7, slot) \
+	(((dr7) >> (DR7_CONTROL_SHIFT + DR7_CONTROL_SIZE * (slot) + DR7_LEN_SHIFT)) & DR7_RW_MASK)
+
+/*
+ * The DR6 B0-B3 bits of the slots dr7 does not enable. The CPU may set them when such a slot's
+ * condition matches (SDM Vol. 3 §18.2.3: "a debug handler should check only those B0-B3 bits
+ * which correspond to an enabled breakpoint"); QEMU does, for an address left in DRn.
+ */
+static inline unsigned long dr6_disabled_breakpoints(unsigned long dr7)
+{
+	unsigned long bits = 0;
+
+	for (unsigned int slot = 0; slot < DR_SLOTS; slot++)
+		if (!(dr7 & DR7_ENABLE_MASK(slot)))
+			bits |= DR6_B0 << slot;
+	return bits;
+}
 
 #endif
