@@ -98,6 +98,7 @@ OBJS := \
 	runner/identity.o \
 	runner/identity_probe.o \
 	runner/isolation.o \
+	runner/host_sync.o \
 	runner/known_defects.o \
 	runner/options.o \
 	runner/runner.o \

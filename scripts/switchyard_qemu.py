@@ -124,14 +124,25 @@ def qemu_command(kernel, accel, *, cpu=None, machine=MACHINE, cmdline="", smp=1,
             "-kernel", str(kernel), "-append", append]
 
 
-def boot(argv, timeout, on_text=lambda text: None):
+def boot(argv, timeout, on_text=lambda text: None, answer=None):
     """Run argv, passing cleaned complete lines to on_text as they arrive and any partial
-    last line at the end. After `timeout` seconds, kill QEMU's whole process group."""
+    last line at the end. After `timeout` seconds, kill QEMU's whole process group.
+    With answer, QEMU's standard input (the serial port's receive side with -serial stdio) is a
+    pipe, and the bytes answer(text) returns for a batch of lines are written to it at once."""
     start = time.monotonic()
-    lines = _LineSplitter(on_text)
+    proc = None
+
+    def on_lines(text):
+        on_text(text)
+        reply = answer(text) if answer else None
+        if reply:
+            proc.stdin.write(reply)
+            proc.stdin.flush()
+
+    lines = _LineSplitter(on_lines)
     with tempfile.TemporaryFile() as stderr:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=stderr, start_new_session=True)
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE if answer else subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=stderr, start_new_session=True)
         status = None
         stopped = lambda: STOPPED_GUEST in _read_all(stderr)  # noqa: E731
         try:
@@ -144,6 +155,8 @@ def boot(argv, timeout, on_text=lambda text: None):
                 _kill_group(proc)
             proc.stdout.close()
             lines.flush()
+            if proc.stdin:
+                proc.stdin.close()
         text = _read_all(stderr).decode("utf-8", "replace")
     said = next((line for line in text.splitlines() if STOPPED_GUEST.decode() in line), "")
     return Boot(bytes(lines.raw), status, time.monotonic() - start, text,

@@ -256,3 +256,65 @@ def test_bench_boots_the_real_benchmarks_under_tcg(tmp_path):
     assert (tmp_path / "switch-cost.png").read_bytes().startswith(PNG_MAGIC)
     assert (tmp_path / "switch-cost.svg").is_file()
     assert ktap.check_log((tmp_path / "tcg.log").read_bytes()).verdict == ktap.PASS
+
+
+# The host's counters (runner/host_sync.h, scripts/switchyard_qmp.py).
+
+def test_host_windows_divide_each_delta_less_the_empty_window_by_its_switches():
+    samples = {
+        "dr.empty.begin": {"exits": 100, "insn_emulation": 1000},
+        "dr.empty.end": {"exits": 104, "insn_emulation": 1040},
+        "dr.lazy_identical.begin": {"exits": 200, "insn_emulation": 5000},
+        "dr.lazy_identical.end": {"exits": 404, "insn_emulation": 25040},
+        "dr.unpaired.begin": {"exits": 1},
+    }
+    metrics = {"dr.host_window.lazy_identical": {"switches": 200},
+               "dr.host_window.unpaired": {"switches": 10},
+               "dr.switch_cycles.no_state": {"median": 5}}
+    windows = bench.host_windows(metrics, samples)
+    assert list(windows) == ["dr.lazy_identical"]
+    window = windows["dr.lazy_identical"]
+    assert (window["exits"], window["exits_per_switch"]) == (200, 1.0)
+    assert (window["insn_emulation"], window["insn_emulation_per_switch"]) == (20000, 100.0)
+    assert window["switches"] == 200
+
+
+def test_host_counters_answer_every_sync_even_when_qmp_fails(tmp_path):
+    counters = bench.HostCounters(tmp_path / "no-such.sock")
+    counters.session = type("Broken", (), {"vcpu_stats": lambda self: (_ for _ in ()).throw(
+        OSError("gone"))})()
+    assert counters.answer("    # host-sync dr.a.begin\n# other\n    # host-sync dr.a.end\n") \
+        == b"ss"
+    assert counters.errors == ["dr.a.begin: gone", "dr.a.end: gone"]
+    assert counters.answer("# host-syncing nothing\n") == b""
+
+
+@pytest.mark.boot
+def test_the_kernel_waits_at_each_host_sync_until_answered_under_tcg():
+    """host.sync under TCG: each window's two labels are printed and each waits for its answer.
+    One label is left unanswered on purpose: the kernel gives up on it after its limit and
+    fails exactly that check; every answered window passes the benchmark's own checks."""
+    import switchyard_qemu as qemu
+    assert KERNEL.is_file(), f"kernel image {KERNEL} not found: run make"
+    argv = qemu.qemu_command(KERNEL, "tcg", cmdline="host.sync tests=dr.benchmark_switch*",
+                             smp=2)
+    unanswered = "dr.empty.end"
+    seen = []
+
+    def answer(text):
+        labels = [line.split("host-sync ", 1)[1].strip() for line in text.splitlines()
+                  if "# host-sync " in line and ":" not in line]
+        seen.extend(labels)
+        return b"s" * len([label for label in labels if label != unanswered])
+
+    boot = qemu.boot(argv, 120, answer=answer)
+    result = ktap.check_log(boot.raw, qemu_status=boot.status)
+    windows = ["empty", "no_state", "lazy_identical", "lazy_different", "eager_identical",
+               "eager_different"]
+    assert seen == [f"dr.{w}.{edge}" for w in windows for edge in ("begin", "end")]
+    [test] = result.tests
+    failed = [line for line in test.diagnostics if "check failed" in line]
+    assert test.status == "fail", ktap.clean(boot.raw)[-2000:]
+    assert len(failed) == 1 and "the harness did not answer at host.sync" in failed[0], failed
+    assert f"host-sync {unanswered}: no answer from the harness in 5000 ms" in "\n".join(
+        test.diagnostics)

@@ -32,6 +32,7 @@
 #define LCR_DLAB 0x80
 #define MCR_DTR 0x01
 #define MCR_RTS 0x02
+#define LSR_DATA_READY 0x01
 #define LSR_TX_HOLDING_EMPTY 0x20
 #define LSR_NOTHING_THERE 0xff /* what a read of an undecoded ISA port returns */
 /* Scratch patterns with every bit both ways, as Linux's 8250 autoconfig writes them. */
@@ -218,4 +219,12 @@ void serial_init(const struct console_config *config)
 	uart_out(&console_uart, UART_MODEM_CONTROL, MCR_DTR | MCR_RTS);
 	console_set_sink(serial_write);
 	console_set_guard(serial_guard_enter, serial_guard_leave);
+}
+
+bool serial_read_byte(uint8_t *byte)
+{
+	if (!(uart_in(&console_uart, UART_LINE_STATUS) & LSR_DATA_READY))
+		return false;
+	*byte = uart_in(&console_uart, UART_DATA);
+	return true;
 }

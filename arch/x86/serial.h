@@ -25,4 +25,7 @@ bool serial_probe(const struct console_config *config, char *why, size_t size);
  */
 void serial_init(const struct console_config *config);
 
+/* A byte the console UART received, if one waits (LSR data ready): true and *byte, else false. */
+bool serial_read_byte(uint8_t *byte);
+
 #endif

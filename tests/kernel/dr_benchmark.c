@@ -4,7 +4,9 @@
 #include "arch/x86/debugreg.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/tsc.h"
+#include "lib/format.h"
 #include "lib/sort.h"
+#include "runner/host_sync.h"
 #include "runner/test.h"
 #include "sched/sched.h"
 #include "tests/kernel/budget.h"
@@ -26,11 +28,22 @@ static unsigned int fewest_samples; /* over the configurations measured */
 static uint64_t samples[SAMPLES_SOAK];
 
 struct timing {
+	const char *name;
 	unsigned int count, samples_max;
 	uint64_t budget_ms;
 	uint64_t dr_writes, switches; /* in the timed window */
 	volatile bool done;
+	bool host_answered; /* every host_sync() of the window */
 };
+
+/* The harness reads the host's counters at SUITE.NAME.begin and .end (runner/host_sync.h). */
+static bool host_sync_window(const char *name, const char *edge)
+{
+	char label[64];
+
+	format(label, sizeof(label), "dr.%s.%s", name, edge);
+	return host_sync(label);
+}
 
 /* One sample: from before a yield to after it, over two switches (there and back). */
 static void time_yields(void *arg)
@@ -39,6 +52,7 @@ static void time_yields(void *arg)
 	uint64_t deadline, dr_writes, switches;
 
 	sched_yield(); /* both have run once: their configurations are in place */
+	timing->host_answered = host_sync_window(timing->name, "begin");
 	dr_writes = this_cpu()->writes.dr;
 	switches = sched_stats().switches;
 	deadline = rdtsc_ordered() + tsc_cycles_from_ms(timing->budget_ms);
@@ -51,6 +65,7 @@ static void time_yields(void *arg)
 	}
 	timing->dr_writes = this_cpu()->writes.dr - dr_writes;
 	timing->switches = sched_stats().switches - switches;
+	timing->host_answered &= host_sync_window(timing->name, "end");
 	timing->done = true;
 }
 
@@ -75,7 +90,8 @@ enum configuration {
  */
 static uint64_t measure(const char *name, enum configuration configuration, bool lazy)
 {
-	struct timing timing = { .samples_max =
+	struct timing timing = { .name = name,
+				 .samples_max =
 					 (unsigned int)budget_count(SAMPLES_QUICK, SAMPLES_SOAK),
 				 .budget_ms = budget_ms(BUDGET_QUICK_MS, BUDGET_SOAK_MS) };
 	struct task *a = task_create("timer", time_yields, &timing, TASK_START_STOPPED);
@@ -104,6 +120,10 @@ static uint64_t measure(const char *name, enum configuration configuration, bool
 		  (unsigned long long)percentile_u64(samples, timing.count, 99), timing.count);
 	test_diag("%s: %llu DR writes in %llu switches", name, (unsigned long long)timing.dr_writes,
 		  (unsigned long long)timing.switches);
+	if (host_sync_enabled())
+		test_diag("metric dr.host_window.%s switches=%llu", name,
+			  (unsigned long long)timing.switches);
+	check(timing.host_answered, "%s: the harness did not answer at host.sync", name);
 	check(median > 0, "%s: the TSC did not advance over two switches", name);
 	check(timing.switches >= 2 * (uint64_t)timing.count, "%s: %llu switches in %u samples",
 	      name, (unsigned long long)timing.switches, timing.count);
@@ -127,6 +147,9 @@ static uint64_t ratio(uint64_t numerator, uint64_t denominator)
 TEST(dr, benchmark_switch_cost_by_configuration)
 {
 	fewest_samples = ~0u;
+	/* What the two waits of a window cost the host, with no switch between them. */
+	check(host_sync_window("empty", "begin") && host_sync_window("empty", "end"),
+	      "the harness did not answer at host.sync");
 	uint64_t no_state = measure("no_state", NO_STATE, true);
 	uint64_t lazy_identical = measure("lazy_identical", IDENTICAL, true);
 	uint64_t identical_ratio, eager_ratio;
