@@ -21,9 +21,9 @@
 /* Every task's hit ring: written in #DB on the task's CPU, read by dr_read_hits() anywhere. */
 static struct spinlock hits_lock = SPINLOCK_INIT("dr hits");
 
-/* The IDT, the entry code and dr/'s three; per CPU its GDT, TSS and IST stacks, struct cpu and
- * dr/ shadow. */
-#define DEBUG_REGIONS_FIXED 5
+/* The IDT, the entry code, the noinstr text and dr/'s three; per CPU its GDT, TSS and IST stacks,
+ * struct cpu and dr/ shadow. */
+#define DEBUG_REGIONS_FIXED 6
 #define DEBUG_REGIONS_PER_CPU 3
 
 /* dr_debug_regions(), allocated for percpu_count() CPUs and filled once by dr_exception_init(). */
@@ -119,8 +119,9 @@ static void dr_dispatch_slot(unsigned int slot, unsigned long dr6, struct cpu_re
 
 static bool dr_debug_exception(struct cpu_regs *regs)
 {
-	/* First of all: DR7 cleared, so that nothing below can raise #DB on this IST stack. */
-	unsigned long dr7 = dr_debug_enter();
+	/* DR7 is clear (dr_debug_enter(), arch's bracket): nothing below raises #DB on this stack.
+	 */
+	unsigned long dr7 = dr_debug_held();
 	unsigned long dr6 = read_dr6();
 	const struct switch_task *current = switch_task_current();
 	bool handled = false;
@@ -171,7 +172,6 @@ static bool dr_debug_exception(struct cpu_regs *regs)
 	}
 	if (!handled)
 		write_dr6(dr6); /* for whoever reports the unexpected #DB */
-	dr_debug_exit();
 	return handled;
 }
 
@@ -218,6 +218,8 @@ static void dr_find_debug_regions(void)
 	dr_add_region("IDT", start, end);
 	entry_text_range(&start, &end);
 	dr_add_region("exception entry code", start, end);
+	noinstr_text_range(&start, &end);
+	dr_add_region("#DB path before DR7 is clear (noinstr)", start, end);
 	dr_tasks_range(&start, &end);
 	dr_add_region("dr/ task states and hit rings", start, end);
 	dr_add_region("dr_lock", (uint64_t)&dr_lock, (uint64_t)(&dr_lock + 1));

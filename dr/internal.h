@@ -42,12 +42,14 @@ uint8_t dr_logical_of(unsigned int hardware_slot);
 uint8_t dr_pinned_of(unsigned int hardware_slot);
 
 /*
- * Around dr/'s #DB handling, on the CPU that took it: enter clears DR7 and returns what it held
- * (the slots that were enabled); exit writes it back, or what dr_apply() decided meanwhile. Both
- * go through the per-CPU shadow: one DR7 write each, none when DR7 enabled nothing.
+ * Around every #DB, on the CPU that took it (arch's debug bracket): enter clears DR7 and returns
+ * what it held (the slots that were enabled); exit writes it back, or what dr_apply() decided
+ * meanwhile. Both go through the per-CPU shadow: one DR7 write each, none when DR7 enabled
+ * nothing. dr_debug_held() is what enter returned, while the #DB runs.
  */
 unsigned long dr_debug_enter(void);
 void dr_debug_exit(void);
+unsigned long dr_debug_held(void);
 
 /* dr/'s own memory that the #DB handler touches, as [*start, *end), for dr_debug_regions():
  * CPU cpu's shadow (switch.c, cpu < percpu_count()) and every task's state with its hit ring

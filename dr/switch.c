@@ -14,6 +14,7 @@
 #include "arch/x86/smp.h"
 #include "arch/x86/spinlock.h"
 #include "arch/x86/switch_hooks.h"
+#include "arch/x86/traps.h"
 #include "dr/dr.h"
 #include "dr/internal.h"
 #include "lib/cmdline.h"
@@ -44,7 +45,8 @@ static bool btf_supported;
 CMDLINE_OPTION(option_lazy, .name = "dr.lazy", .syntax = "0|1", .parse = cmdline_parse_bool,
 	       .dest = &lazy);
 
-static struct dr_cpu *this_dr_cpu(void)
+/* Inlined: dr_debug_enter() runs it before DR7 is clear (__noinstr). */
+static inline __attribute__((always_inline)) struct dr_cpu *this_dr_cpu(void)
 {
 	return this_cpu_ptr(cpus);
 }
@@ -68,9 +70,10 @@ void dr_cpus_range(unsigned int cpu, uint64_t *start, uint64_t *end)
 /*
  * Linux's local_db_save(): nothing may fire while #DB runs on its IST stack, so DR7 is cleared
  * first (one write, and none when no slot is enabled). Only this CPU's shadow and per-CPU
- * struct are touched before: dr_debug_regions() keeps breakpoints off both.
+ * struct are touched before, and only __noinstr code runs: dr_debug_regions() keeps breakpoints
+ * off all three.
  */
-unsigned long dr_debug_enter(void)
+unsigned long __noinstr dr_debug_enter(void)
 {
 	struct dr_cpu *cpu = this_dr_cpu();
 	unsigned long dr7 = cpu->held.dr7;
@@ -86,6 +89,11 @@ unsigned long dr_debug_enter(void)
 	if (btf_supported)
 		debugctl_cleared(DEBUGCTL_BTF);
 	return dr7;
+}
+
+unsigned long dr_debug_held(void)
+{
+	return this_dr_cpu()->resume_dr7;
 }
 
 /*
@@ -250,6 +258,12 @@ static void dr_task_exit(const struct switch_task *task)
 	dr_task_release(task->index);
 }
 
+/* arch runs it around every #DB (arch/x86/traps.h): first and last. */
+static const struct debug_bracket dr_bracket = {
+	.enter = dr_debug_enter,
+	.exit = dr_debug_exit,
+};
+
 static const struct switch_hooks dr_hooks = {
 	.switch_in = dr_switch_in,
 	.task_exit = dr_task_exit,
@@ -340,6 +354,7 @@ void dr_init(void)
 	dr_install_init();
 	btf_supported = dr_probe_btf();
 	switch_hooks_register(&dr_hooks);
+	exception_set_debug_bracket(&dr_bracket);
 	dr_exception_init();
 	dr_syscalls_init();
 }

@@ -78,7 +78,7 @@ unsigned int emulator_observed(const struct emulator_cpu *cpu);
 void emulator_counters_changed(struct emulator_cpu *cpu, const struct emulator_profile *p);
 
 /* The #DB side: one completed instruction. */
-bool emulator_step(struct cpu_regs *regs);
+bool emulator_step(struct cpu_regs *regs, unsigned long dr7);
 /* Count one retired instruction at the given privilege (a diverted RDMSR/WRMSR/CPUID too). */
 void emulator_retire(struct emulator_cpu *cpu, bool user, bool branch, uint64_t eventing_ip,
 		     struct cpu_regs *regs);

@@ -280,7 +280,7 @@ static bool complete_pending(struct emulator_cpu *cpu, struct cpu_regs *regs)
 	return taken;
 }
 
-bool emulator_step(struct cpu_regs *regs)
+bool emulator_step(struct cpu_regs *regs, unsigned long dr7)
 {
 	struct emulator_cpu *cpu = emulator_this_cpu();
 	unsigned long dr6 = read_dr6();
@@ -332,7 +332,7 @@ bool emulator_step(struct cpu_regs *regs)
 		*mine = false;
 	}
 	/* Its own trap, and B bits of disabled slots that came with it, are no one's #DB. */
-	dr6 &= ~(DR6_BS | dr6_disabled_breakpoints(read_dr7()));
+	dr6 &= ~(DR6_BS | dr6_disabled_breakpoints(dr7));
 	write_dr6(dr6 | DR6_RESET);
 	return (dr6 & ~DR6_RESET) == 0;
 }

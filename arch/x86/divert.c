@@ -94,9 +94,9 @@ enum divert_outcome divert_handle_trap(struct cpu_regs *regs)
 	return DIVERT_DONE;
 }
 
-bool divert_debug_trap(struct cpu_regs *regs)
+bool divert_debug_trap(struct cpu_regs *regs, unsigned long dr7)
 {
-	return model && model->debug_trap(regs);
+	return model && model->debug_trap(regs, dr7);
 }
 
 void divert_interrupted(struct cpu_regs *regs)

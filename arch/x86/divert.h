@@ -36,8 +36,11 @@ struct cpu_model_ops {
 	struct cpuid_result (*cpuid)(uint32_t leaf, uint32_t subleaf, struct cpuid_result real);
 	/* A diverted instruction completed: regs->rip is already past it. */
 	void (*retired)(struct cpu_regs *regs);
-	/* The first look at every #DB. True when the model consumed the whole exception. */
-	bool (*debug_trap)(struct cpu_regs *regs);
+	/*
+	 * The first look at every #DB, with DR7 already clear; dr7 is what it held. True when the
+	 * model consumed the whole exception.
+	 */
+	bool (*debug_trap)(struct cpu_regs *regs, unsigned long dr7);
 	/* An interrupt arrived in the task's own flow (not inside another handler). */
 	void (*interrupted)(struct cpu_regs *regs);
 	/* A context is about to be resumed from regs by IRET (every entry path returns so). */
@@ -62,7 +65,7 @@ enum divert_outcome {
 	DIVERT_FAULT, /* the model raised #GP(0): regs->vector and error_code now say so */
 };
 enum divert_outcome divert_handle_trap(struct cpu_regs *regs);
-bool divert_debug_trap(struct cpu_regs *regs);
+bool divert_debug_trap(struct cpu_regs *regs, unsigned long dr7);
 void divert_interrupted(struct cpu_regs *regs);
 void divert_resume(struct cpu_regs *regs);
 

@@ -36,12 +36,14 @@ struct descriptor_pointer {
 extern const char interrupt_stubs[];
 extern const char interrupt_entry_end[]; /* the end of entry.asm's code */
 extern const struct extable_entry __extable_start[], __extable_end[];
+extern const char __noinstr_text_start[], __noinstr_text_end[];
 
 static struct idt_gate idt[VECTOR_COUNT] __attribute__((aligned(16)));
 static exception_handler exception_handlers[X86_EXC_COUNT];
 static interrupt_handler interrupt_handlers[VECTOR_COUNT];
 static exception_handler user_handler;
 static exception_handler unexpected_handler;
+static const struct debug_bracket *debug_bracket;
 
 static const char *const exception_names[X86_EXC_COUNT] = {
 	[X86_EXC_DE] = "#DE", [X86_EXC_DB] = "#DB", [X86_EXC_NMI] = "NMI", [X86_EXC_BP] = "#BP",
@@ -99,6 +101,17 @@ void entry_text_range(uint64_t *start, uint64_t *end)
 {
 	*start = (uint64_t)interrupt_stubs;
 	*end = (uint64_t)interrupt_entry_end;
+}
+
+void noinstr_text_range(uint64_t *start, uint64_t *end)
+{
+	*start = (uint64_t)__noinstr_text_start;
+	*end = (uint64_t)__noinstr_text_end;
+}
+
+void exception_set_debug_bracket(const struct debug_bracket *bracket)
+{
+	debug_bracket = bracket;
 }
 
 uint64_t idt_gate_target(unsigned int vector)
@@ -174,7 +187,12 @@ void fatal_exception(const struct cpu_regs *regs)
 			  exception_name(regs->vector), regs->rip);
 }
 
-static void dispatch_exception(struct cpu_regs *regs)
+/*
+ * The handlers that own an exception: the CPU model (#UD, #DB), an .extable fix-up, the vector's
+ * handler. True when one of them dealt with it. dr7: what DR7 held when a #DB arrived (its
+ * bracket's enter()); unused for other vectors.
+ */
+static bool dispatch_owned(struct cpu_regs *regs, unsigned long dr7)
 {
 	unsigned int vector = (unsigned int)regs->vector;
 	uint64_t fixup;
@@ -185,19 +203,26 @@ static void dispatch_exception(struct cpu_regs *regs)
 		enum divert_outcome outcome = divert_handle_trap(regs);
 
 		if (outcome == DIVERT_DONE)
-			return;
+			return true;
 		vector = (unsigned int)regs->vector; /* #GP when the model raised one */
 	}
-	if (vector == X86_EXC_DB && divert_debug_trap(regs))
-		return;
+	if (vector == X86_EXC_DB && divert_debug_trap(regs, dr7))
+		return true;
 	fixup = regs_from_user(regs) ? 0 : extable_find(regs->rip);
 	if (fixup) {
 		regs->rdi = EXINFO(vector, regs->error_code);
 		regs->rip = fixup;
-		return;
+		return true;
 	}
-	if (exception_handlers[vector] && exception_handlers[vector](regs))
-		return;
+	return exception_handlers[vector] && exception_handlers[vector](regs);
+}
+
+/*
+ * An exception nobody owns: ring 3's fault (the scheduler may end the task here, and not
+ * return), else the test's failure (the runner unwinds it), else the end of the run.
+ */
+static void dispatch_unowned(struct cpu_regs *regs)
+{
 	if (regs_from_user(regs) && user_handler && user_handler(regs))
 		return;
 	if (unexpected_handler && unexpected_handler(regs))
@@ -205,10 +230,34 @@ static void dispatch_exception(struct cpu_regs *regs)
 	fatal_exception(regs);
 }
 
-void handle_exception(struct cpu_regs *regs)
+/*
+ * #DB as Linux's exc_debug(): the bracket's enter() first, so that its owners, the CPU model's
+ * step included, run with no breakpoint armed; its exit() last. An exception nobody owns is
+ * handed on after exit(), as it may end the task or the test and never come back.
+ */
+static void __noinstr handle_debug(struct cpu_regs *regs)
+{
+	unsigned long dr7 = debug_bracket ? debug_bracket->enter() : read_dr7();
+	bool owned = dispatch_owned(regs, dr7);
+
+	if (owned)
+		divert_resume(regs);
+	if (debug_bracket)
+		debug_bracket->exit();
+	if (!owned) {
+		dispatch_unowned(regs);
+		divert_resume(regs);
+	}
+}
+
+void __noinstr handle_exception(struct cpu_regs *regs)
 {
 	unsigned int vector = (unsigned int)regs->vector;
 
+	if (vector == X86_EXC_DB) {
+		handle_debug(regs);
+		return;
+	}
 	if (vector >= X86_EXC_COUNT) {
 		/*
 		 * EOI first: a handler need not return (the runner aborts a test that overran its
@@ -221,8 +270,8 @@ void handle_exception(struct cpu_regs *regs)
 		if (interrupt_handlers[vector])
 			interrupt_handlers[vector](regs);
 		this_cpu()->interrupt_depth--;
-	} else {
-		dispatch_exception(regs);
+	} else if (!dispatch_owned(regs, 0)) {
+		dispatch_unowned(regs);
 	}
 	/*
 	 * An NMI comes between any two instructions, the #DB handler's and a CPU model's own

@@ -35,6 +35,27 @@ void interrupt_register(unsigned int vector, interrupt_handler handler);
 void exception_set_user_handler(exception_handler handler);
 void exception_set_unexpected_handler(exception_handler handler);
 
+/*
+ * Code that #DB runs before its bracket's enter() has cleared DR7 or after its exit() has set it
+ * again: it goes to .text.noinstr, which dr/ refuses breakpoints on (noinstr_text_range()), as
+ * Linux refuses its noinstr text. A breakpoint there would raise #DB inside #DB, on the same IST
+ * stack.
+ */
+#define __noinstr __attribute__((section(".text.noinstr"), noinline))
+
+/*
+ * What #DB runs first and last, registered by the debug-register owner (dr/): enter() clears DR7
+ * and returns what it held, as Linux's local_db_save() at the start of exc_debug(); exit() sets
+ * it again, as local_db_restore() at the end. Everything else of the #DB, the CPU model's step
+ * included, runs between them with no breakpoint armed. enter() is __noinstr.
+ */
+struct debug_bracket {
+	unsigned long (*enter)(void);
+	void (*exit)(void);
+};
+
+void exception_set_debug_bracket(const struct debug_bracket *bracket);
+
 /* Called from entry.asm only. */
 void handle_exception(struct cpu_regs *regs);
 
@@ -54,6 +75,8 @@ const char *exception_name(unsigned int vector);
  */
 void idt_range(uint64_t *start, uint64_t *end);
 void entry_text_range(uint64_t *start, uint64_t *end);
+/* The __noinstr text, [*start, *end). */
+void noinstr_text_range(uint64_t *start, uint64_t *end);
 /* Where vector's gate in the IDT sends the CPU: its entry stub. For tests. */
 uint64_t idt_gate_target(unsigned int vector);
 

@@ -4,6 +4,7 @@
 
 #include "arch/x86/cpu.h"
 #include "arch/x86/debug-registers.h"
+#include "arch/x86/divert.h"
 #include "arch/x86/exceptions.h"
 #include "arch/x86/gdt.h"
 #include "arch/x86/percpu.h"
@@ -253,6 +254,10 @@ TEST(dr, kernel_breakpoints_on_memory_db_uses_are_refused)
 		      DR_TYPE_EXECUTE);
 	check_refused(target->index, "the #DB entry stub", idt_gate_target(X86_EXC_DB),
 		      DR_TYPE_READ_WRITE);
+	check_refused(target->index, "handle_exception(), before DR7 is clear",
+		      (uint64_t)handle_exception, DR_TYPE_EXECUTE);
+	check_refused(target->index, "dr_debug_enter(), which clears DR7", (uint64_t)dr_debug_enter,
+		      DR_TYPE_EXECUTE);
 	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++)
 		check_cpu_refused(target->index, cpu);
 	check_eq(0, dr_task_count(target->index));
@@ -313,4 +318,29 @@ TEST(dr, user_requests_on_memory_db_uses_still_fail_as_kernel_addresses)
 								 NULL, NULL, DR_REQUESTER_USER));
 	task_continue(target);
 	task_join(target, NULL);
+}
+
+/*
+ * Whatever #DB runs after dr_debug_enter() (arch's debug bracket) runs with DR7 clear: an
+ * execute breakpoint on the CPU model's first look at every #DB is accepted, and never fires
+ * inside a #DB, which would raise #DB on the #DB's own IST stack and overwrite its frame.
+ */
+TEST(dr, an_execute_breakpoint_on_code_the_db_handler_runs_never_fires_inside_it)
+{
+	unsigned int task = sched_current()->index;
+	struct dr_breakpoint inside = { (uint64_t)divert_debug_trap, DR_TYPE_EXECUTE, 1 };
+	struct dr_hit hits[16];
+	unsigned int count;
+
+	check(dr_install(task, &inside, NULL, NULL) >= 0,
+	      "a breakpoint on divert_debug_trap() refused");
+	check(dr_target_install((uint64_t)dr_target_function, DR_TYPE_EXECUTE, 1) >= 0,
+	      "dr_target_install refused");
+	dr_target_function();
+	dr_uninstall_all(task);
+	count = dr_target_hits(hits);
+	check(count == 1 && hits[0].address == (uint64_t)dr_target_function,
+	      "%u hits, the first at 0x%llx: expected one, at dr_target_function (0x%llx)", count,
+	      count ? (unsigned long long)hits[0].address : 0ull,
+	      (unsigned long long)dr_target_function);
 }
