@@ -71,6 +71,11 @@ const char *emulator_describe(void)
 	return description;
 }
 
+bool emulator_plays_kvm_guest(void)
+{
+	return active && emulator_profile()->kvm_debugctl;
+}
+
 static bool parse_ds(const struct cmdline_option *opt, const char *value, char *err,
 		     size_t err_size)
 {

@@ -18,6 +18,8 @@ void emulator_init(void);
 bool emulator_active(void);
 /* "emulated (PROFILE)", or "off (ds=hardware)" and the like. */
 const char *emulator_describe(void);
+/* Whether the model plays a KVM guest's PMU (kvm_pebs): MSRs as KVM, not silicon, takes them. */
+bool emulator_plays_kvm_guest(void);
 
 struct emulator_stats {
 	uint64_t steps; /* single-step #DBs taken */

@@ -165,7 +165,8 @@ static const struct emulator_profile profiles[] = {
 	 * counters (kvm_init_pmu_capability()), sets CPUID DS and DTES64 but not DS-CPL when it
 	 * exposes PEBS (vmx.c), passes the host's PEBS format, baseline and full-width bits, and
 	 * leaves IA32_MISC_ENABLE.BTS_UNAVAILABLE set (kvm_vcpu_reset()): BTS is not available and
-	 * DEBUGCTL.TR/BTS raise #GP.
+	 * DEBUGCTL.TR/BTS raise #GP. QEMU gives the guest no LBR unless asked (lbr-fmt), so KVM
+	 * drops DEBUGCTL.BTF and LBR and refuses the freeze bits (kvm_debugctl).
 	 */
 	{
 		.name = "kvm_pebs",
@@ -185,6 +186,7 @@ static const struct emulator_profile profiles[] = {
 		.full_width = true,
 		.pebs_enable_mask = (0xffull << 0) | (0x7ull << 32),
 		.family_model_stepping = 0x000606a6,
+		.kvm_debugctl = true,
 	},
 };
 

@@ -36,6 +36,8 @@ struct emulator_profile {
 	/* On a hybrid part (CPUID.07H:EDX[15]) this core's type, CPUID.1AH:EAX[31:24]
 	 * (CPUID_HYBRID_CORE or _ATOM); 0 on a part of one core type. */
 	unsigned int core_type;
+	/* IA32_DEBUGCTL as VMX KVM takes it from a guest without LBR (registers.c). */
+	bool kvm_debugctl;
 };
 
 /* A named profile (the list is in profile.c), or NULL. */

@@ -86,7 +86,7 @@ static bool any_thread_defined(const struct emulator_profile *p)
 
 /*
  * IA32_DEBUGCTL (SDM Vol. 4 Table 2-2). LBR is accepted and dropped: the model has no LBR stack
- * (KVM drops it the same way). BTF is kept, and the engine single-steps on branches with it.
+ * (silicon keeps it: a limit of the model). BTF is kept, and the engine single-steps on branches with it.
  * BTS_OFF_OS/USR are accepted and stored on every profile (the table ties them to CPU models,
  * not to DS-CPL); the engine applies them only with DS-CPL. Bits 11-12 need PDCM and perfmon
  * version 2 ("If CPUID.01H:ECX[15] = 1 && CPUID.0AH:EAX[7:0] > 1"). Every other bit (bus-lock
@@ -102,10 +102,24 @@ static uint64_t debugctl_defined(const struct emulator_profile *p)
 	return bits;
 }
 
+/*
+ * A KVM guest without LBR (kvm_debugctl): vmx_set_msr() drops BTF and LBR without a fault, "for
+ * compatibility with old guests", and every bit vmx_get_supported_debugctl() does not list
+ * raises #GP: the freeze bits (FREEZE_LBRS_ON_PMI comes only with guest LBR), TR, BTS, BTINT,
+ * BTS_OFF_OS/USR. Bus-lock detect and RTM debug, which it may list, are not modelled.
+ */
+#define DEBUGCTL_KVM_DROPPED (DEBUGCTL_BTF | DEBUGCTL_LBR)
+
 /* TR, BTS or BTINT while IA32_MISC_ENABLE.BTS_UNAVAILABLE is set: #GP, as under KVM (rule 6). */
 static bool write_debugctl(struct emulator_registers *r, const struct emulator_profile *p,
 			   uint64_t value)
 {
+	if (p->kvm_debugctl) {
+		if (value & ~DEBUGCTL_KVM_DROPPED)
+			return true;
+		r->debugctl = 0;
+		return false;
+	}
 	if (value & ~debugctl_defined(p))
 		return true;
 	if (!p->bts && (value & DEBUGCTL_BTS_FEATURE))

@@ -140,6 +140,11 @@ TEST(emulator, freeze_on_pmi_stops_the_counter_at_its_overflow)
 
 	require_emulator();
 	version = CPUID_PERFMON_VERSION(cpuid(CPUID_LEAF_PERFMON, 0).eax);
+	if (wrmsr_safe(MSR_IA32_DEBUGCTL, DEBUGCTL_FREEZE_PERFMON_ON_PMI))
+		test_skip(
+			"IA32_DEBUGCTL.FREEZE_PERFMON_ON_PMI raises #GP here (KVM does not support "
+			"it: vmx_get_supported_debugctl())");
+	wrmsr(MSR_IA32_DEBUGCTL, 0);
 	flags = local_irq_save();
 	apic_write_lvtpc(VECTOR_TEST | APIC_LVT_MASKED);
 	wrmsr(MSR_IA32_DEBUGCTL, DEBUGCTL_FREEZE_PERFMON_ON_PMI);
@@ -165,4 +170,35 @@ TEST(emulator, freeze_on_pmi_stops_the_counter_at_its_overflow)
 	} else {
 		check_eq(0, global_ctrl);
 	}
+}
+
+/*
+ * IA32_DEBUGCTL's BTF, LBR and freeze bits as the platform takes them. Silicon with PDCM and
+ * perfmon v2 keeps BTF and both freeze bits (SDM Vol. 4 Table 2-2; LBR is not modelled). A KVM
+ * guest without LBR (vmx_set_msr(), vmx_get_supported_debugctl()) drops BTF and LBR without a
+ * fault and raises #GP for either freeze bit.
+ */
+TEST(emulator, debugctl_keeps_or_drops_btf_lbr_and_the_freeze_bits_as_the_platform_does)
+{
+	bool kvm = emulator_plays_kvm_guest();
+	uint64_t value = ~0ull;
+	uint32_t fault;
+
+	require_emulator();
+	if (!kvm && !(cpuid(CPUID_LEAF_FEATURES, 0).ecx & CPUID_1_ECX_PDCM))
+		test_skip("CPUID.1:ECX.PDCM is 0: the freeze bits do not exist");
+	check_eq(0, wrmsr_safe(MSR_IA32_DEBUGCTL, DEBUGCTL_BTF | DEBUGCTL_LBR));
+	rdmsr_safe(MSR_IA32_DEBUGCTL, &value);
+	wrmsr(MSR_IA32_DEBUGCTL, 0);
+	check_eq(kvm ? 0 : DEBUGCTL_BTF, value & DEBUGCTL_BTF);
+	if (kvm)
+		check_eq(0, value & DEBUGCTL_LBR);
+	fault = wrmsr_safe(MSR_IA32_DEBUGCTL, DEBUGCTL_FREEZE_PERFMON_ON_PMI);
+	wrmsr(MSR_IA32_DEBUGCTL, 0);
+	check_eq(kvm ? EXINFO(X86_EXC_GP, 0) : 0, fault);
+	fault = wrmsr_safe(MSR_IA32_DEBUGCTL, DEBUGCTL_FREEZE_LBRS_ON_PMI);
+	wrmsr(MSR_IA32_DEBUGCTL, 0);
+	check_eq(kvm ? EXINFO(X86_EXC_GP, 0) : 0, fault);
+	test_diag("%s: DEBUGCTL after BTF|LBR reads 0x%llx", kvm ? "KVM guest" : "silicon",
+		  (unsigned long long)value);
 }
