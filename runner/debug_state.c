@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Checking, between tests and on every CPU, that DR7, DEBUGCTL, DS_AREA and PEBS_ENABLE are at
- * reset values, and that no counter counts that pmu/ does not hold. */
+ * reset values, that no #DB handling was left unended, and that no counter counts that pmu/ does
+ * not hold. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -11,6 +12,7 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/smp.h"
+#include "dr/dr.h"
 #include "ds/ds.h"
 #include "lib/format.h"
 #include "lib/ktap.h"
@@ -68,11 +70,19 @@ struct check_request {
 static void check_here(void *arg)
 {
 	struct check_request *request = arg;
-	unsigned long dr7 = read_dr7();
 	char where[16] = "";
+	unsigned long dr7;
 
 	if (smp_cpus() > 1)
 		format(where, sizeof(where), " (CPU %u)", this_cpu_index());
+	/* Before DR7 is read: while the handling lasts, dr/ keeps DR7 clear. */
+	if (dr_debug_recover()) {
+		report_fail("debug state %s the test%s: a #DB handling never ended (an exception "
+			    "in a breakpoint handler); dr/ ended it, DR7 0x%lx",
+			    request->when, where, read_dr7());
+		request->clean = false;
+	}
+	dr7 = read_dr7();
 	if (dr7 != DR7_RESET) {
 		report_fail("debug state %s the test%s: DR7 expected 0x%lx, got 0x%lx",
 			    request->when, where, DR7_RESET, dr7);

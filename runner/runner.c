@@ -373,6 +373,7 @@ static enum ktap_result run_test(const struct test_case *test, struct test_repor
 	       dr_uninstall_all_pinned();
 	if (left && outcome.end == ISOLATION_RETURNED)
 		report_fail("the test left %u breakpoints installed; they were removed", left);
+	dr_discard_hits(sched_current()->index); /* the next test reads only its own hits */
 	left = ds_release_leftovers(sched_current()->index);
 	if (left && outcome.end == ISOLATION_RETURNED)
 		report_fail("the test left %u Debug Store users attached; they were detached",

@@ -94,6 +94,9 @@ def test_a_test_that_leaks_fails_itself_and_the_next_starts_clean(tmp_path):
         "finds_the_interrupt_depth_zero": None,
         "leaks_a_faster_tick": "the test left the timer at 1000 Hz; it was set back to 250 Hz",
         "finds_the_tick_it_started_with": None,
+        "leaks_a_fault_in_a_breakpoint_handler":
+            "a #DB handling never ended (an exception in a breakpoint handler); dr/ ended it",
+        "finds_breakpoints_firing_and_no_earlier_hit": None,
     }
     assert list(tests) == list(expected)
     for name, message in expected.items():

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* leaks suite (manual): a test that leaves state behind fails itself, and the next starts clean. */
 #include "arch/x86/apic.h"
+#include "arch/x86/cpu.h"
 #include "arch/x86/cpuid.h"
 #include "arch/x86/exceptions.h"
 #include "arch/x86/msr-index.h"
@@ -12,6 +13,7 @@
 #include "runner/test.h"
 #include "sched/sched.h"
 #include "tests/kernel/db_trace.h"
+#include "tests/kernel/dr_targets.h"
 
 /*
  * Run with tests=leaks.*: each leaks_* test leaves something behind and must fail with the
@@ -151,4 +153,41 @@ TEST_FLAGS(leaks, finds_the_tick_it_started_with, TEST_MANUAL)
 {
 	check_eq(leaked_timer.hz, timer_hz());
 	check_eq(leaked_timer.slice_ticks, sched_slice_ticks());
+}
+
+static void faulting_breakpoint_handler(const struct dr_hit *hit, struct cpu_regs *regs,
+					void *context)
+{
+	(void)hit;
+	(void)regs;
+	(void)context;
+	ud2();
+}
+
+/* The #DB handler's own handler faults: dr/'s end of the #DB (DR7 back on) never runs. */
+TEST_FLAGS(leaks, leaks_a_fault_in_a_breakpoint_handler, TEST_MANUAL)
+{
+	struct dr_breakpoint breakpoint = { (uint64_t)dr_target_function, DR_TYPE_EXECUTE, 1 };
+
+	check_eq(0, dr_install(sched_current()->index, &breakpoint, faulting_breakpoint_handler,
+			       NULL));
+	dr_target_function(); /* the hit is recorded, then its handler faults: the test ends */
+	check(false, "the breakpoint handler returned");
+}
+
+/* No hit of the last test's is left to read, and a new breakpoint fires here again. */
+TEST_FLAGS(leaks, finds_breakpoints_firing_and_no_earlier_hit, TEST_MANUAL)
+{
+	void (*target)(void) = dr_stress_targets[0];
+	struct dr_hit hits[16];
+	unsigned int count;
+
+	check_eq(0, dr_target_hits(hits));
+	check_eq(0, dr_target_install((uint64_t)target, DR_TYPE_EXECUTE, 1));
+	target();
+	count = dr_target_hits(hits);
+	check_eq(1, count);
+	if (count)
+		check_eq((uint64_t)target, hits[0].address);
+	check_eq(1, dr_uninstall_all(sched_current()->index));
 }
