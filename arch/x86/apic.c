@@ -417,6 +417,11 @@ void apic_pmi_unmask(void)
 	apic_write(APIC_LVT_PERFORMANCE, apic_read(APIC_LVT_PERFORMANCE) & ~APIC_LVT_MASKED);
 }
 
+uint32_t apic_lvtpc_configured(void)
+{
+	return pmi_hooks[0] ? VECTOR_PMI : APIC_LVT_MASKED;
+}
+
 uint32_t apic_read_lvtpc(void)
 {
 	return apic_read(APIC_LVT_PERFORMANCE);

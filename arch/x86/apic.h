@@ -82,6 +82,13 @@ bool apic_pmi_masked(void);
 #define APIC_LVT_DELIVERY_NMI (4u << 8)
 #define APIC_LVT_MASKED (1u << 16)
 
+/*
+ * LVTPC as switchyard programs it on every CPU: VECTOR_PMI, fixed delivery, unmasked, once a
+ * subsystem registered for PMIs; before that its reset value, APIC_LVT_MASKED alone (SDM Vol. 3
+ * §11.5.1: the mask bit is set at reset). What a PMI handler that never returned leaves masked.
+ */
+uint32_t apic_lvtpc_configured(void);
+
 /* The raw LVT performance-counter entry, for a CPU model that delivers PMIs as the APIC does. */
 uint32_t apic_read_lvtpc(void);
 void apic_write_lvtpc(uint32_t value);

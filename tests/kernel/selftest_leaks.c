@@ -8,12 +8,15 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/probe.h"
+#include "arch/x86/traps.h"
+#include "arch/x86/tsc.h"
 #include "ds/ds.h"
 #include "pmu/pmu.h"
 #include "runner/test.h"
 #include "sched/sched.h"
 #include "tests/kernel/db_trace.h"
 #include "tests/kernel/dr_targets.h"
+#include "tests/kernel/emulator_util.h"
 
 /*
  * Run with tests=leaks.*: each leaks_* test leaves something behind and must fail with the
@@ -190,4 +193,81 @@ TEST_FLAGS(leaks, finds_breakpoints_firing_and_no_earlier_hit, TEST_MANUAL)
 	if (count)
 		check_eq((uint64_t)target, hits[0].address);
 	check_eq(1, dr_uninstall_all(sched_current()->index));
+}
+
+/* A PMI at VECTOR_TEST from the model's test counter (as tests/kernel/emulator_pmi.c arms it). */
+#define PMI_OVERFLOW_AFTER 64 /* instructions */
+#define PMI_LOOP 100
+#define PMI_WAIT_MS 2000
+
+static volatile unsigned int leak_pmis;
+
+static void faulting_pmi(struct cpu_regs *regs)
+{
+	(void)regs;
+	ud2();
+}
+
+static void counting_pmi(struct cpu_regs *regs)
+{
+	(void)regs;
+	leak_pmis++;
+}
+
+/* Overflow the model's test counter after PMI_OVERFLOW_AFTER instructions, and wait for it. */
+static void raise_a_pmi(void)
+{
+	unsigned int counter = emulator_test_counter();
+	uint64_t deadline;
+
+	wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, rdmsr(MSR_IA32_PERF_GLOBAL_STATUS));
+	wrmsr(MSR_IA32_PMC0 + counter, (0 - PMI_OVERFLOW_AFTER) & emulator_counter_width_mask());
+	wrmsr(MSR_IA32_PERFEVTSEL0 + counter,
+	      0xc0 | PERFEVTSEL_OS | PERFEVTSEL_INT | PERFEVTSEL_EN);
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 1ull << counter);
+	probe_instruction_loop(PMI_LOOP);
+	/* The self-IPI may come late (emulator_pmi.c): wait counting ring 3 only, unstepped. */
+	wrmsr(MSR_IA32_PERFEVTSEL0 + counter,
+	      0xc0 | PERFEVTSEL_USR | PERFEVTSEL_INT | PERFEVTSEL_EN);
+	deadline = rdtsc_ordered() + tsc_cycles_from_ms(PMI_WAIT_MS);
+	while (leak_pmis == 0 && rdtsc_ordered() < deadline)
+		cpu_relax();
+}
+
+static void stop_the_counter(void)
+{
+	unsigned long flags = local_irq_save();
+
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	wrmsr(MSR_IA32_PERFEVTSEL0 + emulator_test_counter(), 0);
+	wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, rdmsr(MSR_IA32_PERF_GLOBAL_STATUS));
+	local_irq_restore(flags);
+}
+
+/* The model masks LVTPC as it delivers the PMI (as Intel's APIC does); the handler faults. */
+TEST_FLAGS(leaks, leaks_a_fault_in_a_pmi, TEST_MANUAL)
+{
+	require_emulator();
+	interrupt_register(VECTOR_TEST, faulting_pmi);
+	apic_write_lvtpc(VECTOR_TEST);
+	raise_a_pmi(); /* the fault ends the test here */
+	check(false, "no PMI came in %u ms", PMI_WAIT_MS);
+}
+
+/* LVTPC as the kernel set it, unmasked: a PMI gets through (at VECTOR_TEST, mask bit kept). */
+TEST_FLAGS(leaks, finds_lvtpc_unmasked_and_a_pmi_delivered, TEST_MANUAL)
+{
+	uint32_t lvtpc = apic_read_lvtpc();
+
+	require_emulator();
+	check_eq(apic_lvtpc_configured(), lvtpc);
+	leak_pmis = 0;
+	interrupt_register(VECTOR_TEST, counting_pmi);
+	apic_write_lvtpc((lvtpc & ~APIC_LVT_VECTOR_MASK) | VECTOR_TEST);
+	raise_a_pmi();
+	stop_the_counter();
+	apic_write_lvtpc(lvtpc);
+	interrupt_register(VECTOR_TEST, NULL);
+	emulator_take_violations(NULL, 0); /* counting_pmi acknowledges nothing: rule 14 */
+	check_eq(1, leak_pmis);
 }
