@@ -8,6 +8,7 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/probe.h"
+#include "arch/x86/switch_hooks.h"
 #include "arch/x86/traps.h"
 #include "arch/x86/tsc.h"
 #include "ds/ds.h"
@@ -270,4 +271,57 @@ TEST_FLAGS(leaks, finds_lvtpc_unmasked_and_a_pmi_delivered, TEST_MANUAL)
 	interrupt_register(VECTOR_TEST, NULL);
 	emulator_take_violations(NULL, 0); /* counting_pmi acknowledges nothing: rule 14 */
 	check_eq(1, leak_pmis);
+}
+
+/* Hooks of a test's own: each counts its calls. */
+static volatile unsigned int leaked_ticks, leaked_pmi_calls, leaked_switches;
+
+static void counting_tick(struct cpu_regs *regs)
+{
+	(void)regs;
+	leaked_ticks++;
+}
+
+static void counting_pmi_enter(struct cpu_regs *regs)
+{
+	(void)regs;
+	leaked_pmi_calls++;
+}
+
+static void counting_switch(const struct switch_task *prev, const struct switch_task *next)
+{
+	(void)prev;
+	(void)next;
+	leaked_switches++;
+}
+
+static const struct pmi_hooks counting_pmi_hooks = { .enter = counting_pmi_enter };
+static const struct switch_hooks counting_switch_hooks = { .switch_in = counting_switch };
+
+/* A tick, PMI and switch hook, never unregistered; a sleep shows each of the first two runs. */
+TEST_FLAGS(leaks, leaks_hooks, TEST_MANUAL)
+{
+	leaked_ticks = leaked_switches = 0;
+	timer_register_hook(counting_tick);
+	pmi_register(&counting_pmi_hooks);
+	check(switch_hooks_register(&counting_switch_hooks) >= 0, "no switch-hook handle free");
+	sched_sleep_ms(20);
+	check(leaked_ticks > 0, "the tick hook never ran");
+	check(leaked_switches > 0, "the switch hook never ran");
+}
+
+/* Ticks, switches (a sleep) and a PMI (a self-IPI at VECTOR_PMI) run none of them. */
+TEST_FLAGS(leaks, finds_no_hook_of_the_last_test, TEST_MANUAL)
+{
+	unsigned int ticks = leaked_ticks, pmis = leaked_pmi_calls, switches = leaked_switches;
+	uint64_t deadline;
+
+	sched_sleep_ms(20);
+	apic_send_self_ipi(VECTOR_PMI);
+	deadline = rdtsc_ordered() + tsc_cycles_from_ms(20);
+	while (rdtsc_ordered() < deadline && leaked_pmi_calls == pmis)
+		cpu_relax();
+	check_eq(ticks, leaked_ticks);
+	check_eq(switches, leaked_switches);
+	check_eq(pmis, leaked_pmi_calls);
 }
