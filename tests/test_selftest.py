@@ -127,6 +127,15 @@ def test_a_test_returning_late_with_interrupts_off_times_out(tmp_path):
     assert spinning.status == "fail", spinning
     assert any("timed out after 200 ms, spinning with interrupts off: ended by the NMI watchdog"
                in line for line in spinning.diagnostics), spinning
+    # A private lock the test faulted under goes with it: the watchdog finds no lock held.
+    faulted = tests["faulting_under_a_private_lock_fails_alone"]
+    assert faulted.status == "fail", faulted
+    assert any("unexpected exception #UD (vector 6)" in line for line in faulted.diagnostics), \
+        faulted
+    private = tests["spinning_under_a_private_lock_is_ended_by_the_watchdog"]
+    assert private.status == "fail", private
+    assert not any("check failed" in line for line in private.diagnostics), private
+    assert any("ended by the NMI watchdog" in line for line in private.diagnostics), private
     assert tests["the_next_test_runs"].status == "pass"
     assert any(line.startswith("watchdog: NMI from the PIT at 20 Hz") for line in
                result.diagnostics), result.diagnostics

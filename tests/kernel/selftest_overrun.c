@@ -7,8 +7,10 @@
 
 /*
  * Run with tests=overrun.* timeout=200ms: the first test must fail as timed out although it
- * returns (no tick could end it: interrupts were off), the second as timed out although it never
- * returns (the NMI watchdog ends it), and the third must pass.
+ * returns (no tick could end it: interrupts were off); the second fails with its exception, its
+ * private lock released with it; the third fails as timed out although it never returns (the NMI
+ * watchdog ends it, finding no lock of the second's held); the fourth is ended so too, its
+ * private lock released; and the last must pass.
  */
 TEST_FLAGS(overrun, returning_late_with_interrupts_off_fails_as_timed_out, TEST_MANUAL)
 {
@@ -21,10 +23,31 @@ TEST_FLAGS(overrun, returning_late_with_interrupts_off_fails_as_timed_out, TEST_
 		cpu_relax();
 }
 
+static struct spinlock faulted_lock = SPINLOCK_INIT_PRIVATE("overrun private");
+
+TEST_FLAGS(overrun, faulting_under_a_private_lock_fails_alone, TEST_MANUAL)
+{
+	check_eq(0, 0);
+	local_irq_disable();
+	spin_lock(&faulted_lock);
+	ud2();
+}
+
 TEST_FLAGS(overrun, never_returning_with_interrupts_off_is_ended_by_the_watchdog, TEST_MANUAL)
 {
 	check_eq(0, 0);
 	local_irq_disable();
+	for (;;)
+		cpu_relax();
+}
+
+TEST_FLAGS(overrun, spinning_under_a_private_lock_is_ended_by_the_watchdog, TEST_MANUAL)
+{
+	static struct spinlock lock = SPINLOCK_INIT_PRIVATE("overrun spinning");
+
+	check_eq(SPINLOCK_FREE, faulted_lock.holder); /* released when its test was unwound */
+	local_irq_disable();
+	spin_lock(&lock);
 	for (;;)
 		cpu_relax();
 }
@@ -48,3 +71,4 @@ TEST_FLAGS(overrun_locked, spinning_under_a_spinlock_ends_the_run, TEST_MANUAL)
 	for (;;)
 		cpu_relax();
 }
+
