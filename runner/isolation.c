@@ -60,17 +60,30 @@ static unsigned int kernel_locks_since(unsigned int base)
 }
 
 /*
- * The locks this CPU took since base, in the flow about to be unwound: the test's private locks
- * are released with it (SPINLOCK_INIT_PRIVATE). Any other guards kernel state the flow may
- * have left half-changed; it stays taken.
+ * The locks this CPU took since base, in the flow about to be unwound (why says by what): the
+ * test's private locks are released with it (SPINLOCK_INIT_PRIVATE). Any other guards kernel
+ * state the flow may have left half-changed, and the next taker would deadlock on it: the run
+ * ends here, naming the test and the locks, rather than at a misleading "taken again" later.
  */
 static void unwind_locks(unsigned int base, const char *why)
 {
 	struct cpu *cpu = this_cpu();
+	char names[128] = "";
+	size_t length = 0;
 
-	(void)why;
-	if (cpu->spinlocks_held <= base || kernel_locks_since(base))
+	if (cpu->spinlocks_held <= base)
 		return;
+	if (kernel_locks_since(base)) {
+		for (unsigned int i = base; i < cpu->spinlocks_held && length < sizeof(names); i++) {
+			const struct spinlock *lock = i < SPINLOCKS_NAMED ? cpu->held_locks[i] : NULL;
+
+			length += (size_t)format(names + length, sizeof(names) - length, "%s%s",
+						 i > base ? ", " : "", lock ? lock->name : "?");
+		}
+		platform_bail_out("%s in test %s under spinlock %s (CPU %u): the kernel's state "
+				  "cannot be unwound",
+				  why, runner_running_test(), names, this_cpu_index());
+	}
 	while (cpu->spinlocks_held > base)
 		spin_unlock(cpu->held_locks[cpu->spinlocks_held - 1]);
 }

@@ -153,6 +153,18 @@ def test_a_test_spinning_under_a_spinlock_ends_the_run_naming_it(tmp_path):
 
 
 @pytest.mark.boot
+def test_a_fault_under_a_kernel_lock_ends_the_run_naming_the_test_and_the_lock(tmp_path):
+    proc, result = boot(tmp_path, "tests=fault_locked.*")
+    name = "fault_locked.faulting_in_a_switch_hook_ends_the_run_naming_the_lock"
+    assert proc.returncode == 4, proc.stderr
+    assert result.verdict == ktap.CRASH, result
+    assert result.last_started == name, result
+    assert re.fullmatch(r"unexpected exception #UD at rip=0x[0-9a-f]+ in test " + re.escape(name)
+                        + r" under spinlock sched \(CPU 0\): the kernel's state cannot be "
+                        r"unwound", result.bail_out), result
+
+
+@pytest.mark.boot
 def test_a_test_too_long_for_the_emulated_cpus_pace_is_skipped_with_the_numbers(tmp_path):
     # bts.* makes the model step over 1,000 instructions first; at 60 ms the multiplexing test's
     # ~40,000 (TEST_OBSERVING) need far more than half the limit, the others fit.

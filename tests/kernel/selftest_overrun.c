@@ -2,8 +2,10 @@
 /* overrun suite (manual): a test that overruns with interrupts off times out, returning or not. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/spinlock.h"
+#include "arch/x86/switch_hooks.h"
 #include "arch/x86/tsc.h"
 #include "runner/test.h"
+#include "sched/sched.h"
 
 /*
  * Run with tests=overrun.* timeout=200ms: the first test must fail as timed out although it
@@ -72,3 +74,22 @@ TEST_FLAGS(overrun_locked, spinning_under_a_spinlock_ends_the_run, TEST_MANUAL)
 		cpu_relax();
 }
 
+static void faulting_switch_in(const struct switch_task *prev, const struct switch_task *next)
+{
+	(void)prev;
+	(void)next;
+	ud2();
+}
+
+static const struct switch_hooks faulting_hooks = { .switch_in = faulting_switch_in };
+
+/*
+ * Run alone with tests=fault_locked.*: a switch hook runs under the scheduler's lock, which an
+ * unwind would leave taken; the run ends at the exception, naming this test and the lock.
+ */
+TEST_FLAGS(fault_locked, faulting_in_a_switch_hook_ends_the_run_naming_the_lock, TEST_MANUAL)
+{
+	check(switch_hooks_register(&faulting_hooks) >= 0, "no switch-hook handle free");
+	sched_sleep_ms(1); /* a switch to the idle task */
+	check(false, "the switch hook never ran");
+}
