@@ -77,6 +77,17 @@ unsigned int dr_uninstall_all_pinned(void);
 unsigned int dr_read_hits(unsigned int task, struct dr_hit *hits, unsigned int capacity,
 			  unsigned int *lost);
 
+/* Drop a task's recorded hits and its lost count, so that the next reader (the next test
+ * of the same task) reads only its own; returns how many hits were dropped. */
+unsigned int dr_discard_hits(unsigned int task);
+
+/*
+ * On the calling CPU: end a #DB handling that never reached dr_debug_exit() (an exception in a
+ * breakpoint's handler unwound past it), as dr_debug_exit() would, so that DR7 is written again
+ * here. Returns whether there was one. For the runner, between tests.
+ */
+bool dr_debug_recover(void);
+
 /* Per-task single-step (EFLAGS.TF, user tasks only) and branch single-step (DEBUGCTL.BTF, with
  * TF). Branch single-step returns -DR_ERROR_UNSUPPORTED when DEBUGCTL does not keep BTF here. */
 int dr_set_single_step(unsigned int task, bool on);

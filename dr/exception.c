@@ -62,6 +62,19 @@ unsigned int dr_read_hits(unsigned int task, struct dr_hit *hits, unsigned int c
 	return taken;
 }
 
+unsigned int dr_discard_hits(unsigned int task)
+{
+	struct dr_task *state = dr_task_get(task);
+	unsigned long flags = spin_lock_irqsave(&hits_lock);
+	unsigned int discarded = state->hit_count;
+
+	state->hit_first = 0;
+	state->hit_count = 0;
+	state->hits_lost = 0;
+	spin_unlock_irqrestore(&hits_lock, flags);
+	return discarded;
+}
+
 /* A user task's own handler, if it set one: it gets the slot, DR6 and the RIP of the hit. */
 static void dr_enter_user_handler(const struct dr_task *state, const struct dr_hit *hit,
 				  struct cpu_regs *regs)

@@ -114,6 +114,17 @@ void dr_debug_exit(void)
 	}
 }
 
+bool dr_debug_recover(void)
+{
+	unsigned long flags = spin_lock_irqsave(&dr_lock);
+	bool abandoned = this_dr_cpu()->in_debug;
+
+	if (abandoned)
+		dr_debug_exit();
+	spin_unlock_irqrestore(&dr_lock, flags);
+	return abandoned;
+}
+
 /* DR7 as the plan says, or, inside #DB, what DR7 returns to when the handler is done. */
 static void dr_set_dr7(struct dr_cpu *cpu, unsigned long dr7)
 {

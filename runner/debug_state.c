@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* Checking, between tests and on every CPU, that DR7, DEBUGCTL, DS_AREA and PEBS_ENABLE are at
- * reset values, and that no counter counts that pmu/ does not hold. */
+ * reset values, that LVTPC is as the kernel set it, that no #DB handling was left unended, and
+ * that no counter counts that pmu/ does not hold. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/x86/apic.h"
 #include "arch/x86/debug-registers.h"
 #include "arch/x86/debugctl.h"
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/smp.h"
+#include "dr/dr.h"
 #include "ds/ds.h"
 #include "lib/format.h"
 #include "lib/ktap.h"
@@ -44,8 +47,8 @@ void debug_state_init(void)
 
 void debug_state_describe(void)
 {
-	char names[96] = "DR7";
-	size_t length = 3;
+	char names[96] = "DR7 LVTPC";
+	size_t length = 9;
 
 	for (size_t i = 0; i < MSR_COUNT; i++)
 		if (msrs[i].readable)
@@ -68,11 +71,30 @@ struct check_request {
 static void check_here(void *arg)
 {
 	struct check_request *request = arg;
-	unsigned long dr7 = read_dr7();
 	char where[16] = "";
+	unsigned long dr7;
+	uint32_t lvtpc;
 
 	if (smp_cpus() > 1)
 		format(where, sizeof(where), " (CPU %u)", this_cpu_index());
+	/* Before DR7 is read: while the handling lasts, dr/ keeps DR7 clear. */
+	if (dr_debug_recover()) {
+		report_fail("debug state %s the test%s: a #DB handling never ended (an exception "
+			    "in a breakpoint handler); dr/ ended it, DR7 0x%lx",
+			    request->when, where, read_dr7());
+		request->clean = false;
+	}
+	lvtpc = apic_read_lvtpc();
+	if (lvtpc != apic_lvtpc_configured()) {
+		bool masked = (lvtpc & ~apic_lvtpc_configured()) & APIC_LVT_MASKED;
+
+		report_fail("debug state %s the test%s: LVTPC expected 0x%x, got 0x%x%s",
+			    request->when, where, apic_lvtpc_configured(), lvtpc,
+			    masked ? " (masked: a PMI that never ended)" : "");
+		apic_write_lvtpc(apic_lvtpc_configured());
+		request->clean = false;
+	}
+	dr7 = read_dr7();
 	if (dr7 != DR7_RESET) {
 		report_fail("debug state %s the test%s: DR7 expected 0x%lx, got 0x%lx",
 			    request->when, where, DR7_RESET, dr7);

@@ -15,12 +15,14 @@
 #include "arch/x86/processor-flags.h"
 #include "arch/x86/setjmp.h"
 #include "arch/x86/smp.h"
+#include "arch/x86/spinlock.h"
 #include "arch/x86/traps.h"
 #include "arch/x86/tsc.h"
 #include "lib/format.h"
 #include "lib/ktap.h"
 #include "lib/report.h"
 #include "runner/isolation.h"
+#include "runner/runner.h"
 #include "runner/test.h"
 #include "sched/sched.h"
 
@@ -37,6 +39,7 @@ struct isolation_frame {
 	struct task *owner;
 	enum isolation_end pending; /* ISOLATION_RETURNED when nothing is pending */
 	unsigned int interrupt_depth; /* an unwind out of a handler skips its end: restored */
+	unsigned int lock_mark; /* spinlocks_held at the start: the frame's own are above it */
 	struct isolation_outcome *outcome;
 };
 
@@ -44,10 +47,58 @@ struct isolation_frame {
 static struct isolation_frame frames[ISOLATION_DEPTH];
 static volatile unsigned int depth;
 
+/* How many of the locks this CPU took since base are not private to the test (or unnamed). */
+static unsigned int kernel_locks_since(unsigned int base)
+{
+	struct cpu *cpu = this_cpu();
+	unsigned int count = 0;
+
+	for (unsigned int i = base; i < cpu->spinlocks_held; i++)
+		count += i >= SPINLOCKS_NAMED || !cpu->held_locks[i] ||
+			 !cpu->held_locks[i]->private_to_test;
+	return count;
+}
+
+/*
+ * The locks this CPU took since base, in the flow about to be unwound (why says by what): the
+ * test's private locks are released with it (SPINLOCK_INIT_PRIVATE). Any other guards kernel
+ * state the flow may have left half-changed, and the next taker would deadlock on it: the run
+ * ends here, naming the test and the locks, rather than at a misleading "taken again" later.
+ */
+static void unwind_locks(unsigned int base, const char *why)
+{
+	struct cpu *cpu = this_cpu();
+	char names[128] = "";
+	size_t length = 0;
+
+	if (cpu->spinlocks_held <= base)
+		return;
+	if (kernel_locks_since(base)) {
+		for (unsigned int i = base; i < cpu->spinlocks_held && length < sizeof(names); i++) {
+			const struct spinlock *lock = i < SPINLOCKS_NAMED ? cpu->held_locks[i] : NULL;
+
+			length += (size_t)format(names + length, sizeof(names) - length, "%s%s",
+						 i > base ? ", " : "", lock ? lock->name : "?");
+		}
+		platform_bail_out("%s in test %s under spinlock %s (CPU %u): the kernel's state "
+				  "cannot be unwound",
+				  why, runner_running_test(), names, this_cpu_index());
+	}
+	while (cpu->spinlocks_held > base)
+		spin_unlock(cpu->held_locks[cpu->spinlocks_held - 1]);
+}
+
+/* Where the locks of the flow that frames[index] would unwind begin on this CPU. */
+static unsigned int lock_base(unsigned int index)
+{
+	return frames[index].owner == sched_current() ? frames[index].lock_mark : 0;
+}
+
 /* Unwind to frames[index], ending it (and everything inside it) with end. Owner's stack only. */
 static void __attribute__((noreturn)) isolation_unwind(unsigned int index, enum isolation_end end)
 {
 	local_irq_disable();
+	unwind_locks(frames[index].lock_mark, "an unwind");
 	frames[index].outcome->end = end;
 	depth = index + 1;
 	longjmp(&frames[index].jump, 1);
@@ -78,9 +129,14 @@ static void isolation_end(unsigned int index, enum isolation_end end)
 static bool isolation_unexpected_exception(struct cpu_regs *regs)
 {
 	struct isolation_outcome *outcome;
+	char why[80];
 
 	if (depth == 0)
 		return false;
+	/* First: ending the frame takes the scheduler's lock, which this flow may hold. */
+	format(why, sizeof(why), "unexpected exception %s at rip=%#llx",
+	       exception_name((unsigned int)regs->vector), (unsigned long long)regs->rip);
+	unwind_locks(lock_base(depth - 1), why);
 	outcome = frames[depth - 1].outcome;
 	outcome->vector = (unsigned int)regs->vector;
 	outcome->error_code = regs->error_code;
@@ -129,25 +185,28 @@ static void isolation_watchdog(struct cpu_regs *regs)
 	if (regs->rflags & RFLAGS_IF)
 		return;
 	for (unsigned int i = 0; i < depth; i++) {
+		unsigned int held;
+
 		if (now <= frames[i].deadline + grace)
 			continue;
 		frames[i].outcome->watchdog = true;
+		/* The flow's own locks only: a private one of the test's goes with the unwind. */
+		held = kernel_locks_since(lock_base(i));
 		/*
 		 * Under a lock now, perhaps not at the next NMI: a slow test still makes progress.
 		 * A CPU model stepping it stops (most of its time is under its own lock).
 		 */
-		if (this_cpu()->spinlocks_held &&
-		    now <= frames[i].deadline + grace +
-				    tsc_cycles_from_ms(ISOLATION_WATCHDOG_LOCK_MS)) {
+		if (held && now <= frames[i].deadline + grace +
+					   tsc_cycles_from_ms(ISOLATION_WATCHDOG_LOCK_MS)) {
 			set_overrun_everywhere(true);
 			return;
 		}
-		if (this_cpu()->spinlocks_held)
+		if (held)
 			platform_bail_out(
 				"NMI watchdog: the running test spins with interrupts off "
 				"past its time limit, holding %u spinlocks, at rip=%#llx: it "
 				"cannot be ended",
-				this_cpu()->spinlocks_held, (unsigned long long)regs->rip);
+				held, (unsigned long long)regs->rip);
 		set_overrun_everywhere(true);
 		if (frames[i].owner == sched_current())
 			isolation_unwind(i, ISOLATION_TIMEOUT);
@@ -211,6 +270,7 @@ void runner_isolate(void (*fn)(void *), void *arg, uint64_t timeout_ms,
 	frame->pending = ISOLATION_RETURNED;
 	frame->deadline = rdtsc_ordered() + tsc_cycles_from_ms(timeout_ms);
 	frame->interrupt_depth = this_cpu()->interrupt_depth;
+	frame->lock_mark = this_cpu()->spinlocks_held;
 	if (setjmp(&frame->jump) == 0) {
 		depth = saved_depth + 1;
 		local_irq_enable();
@@ -243,6 +303,7 @@ static void __attribute__((noreturn)) isolation_end_current(enum isolation_end e
 	(void)flags;
 	if (depth == 0)
 		platform_bail_out("test_skip() or test_abort() called outside a test");
+	unwind_locks(lock_base(depth - 1), end == ISOLATION_SKIPPED ? "test_skip()" : "test_abort()");
 	isolation_end(depth - 1, end);
 	task_exit(TASK_EXIT_KILLED); /* a task the test created: it ends, its test unwinds */
 }

@@ -8,6 +8,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/exceptions.h"
 #include "arch/x86/percpu.h"
+#include "arch/x86/switch_hooks.h"
 #include "arch/x86/traps.h"
 #include "arch/x86/tsc.h"
 #include "dr/dr.h"
@@ -41,6 +42,13 @@ static struct {
 struct totals {
 	unsigned int passed, failed, skipped, xfailed, xpassed;
 };
+
+static char running_test[FULL_NAME_MAX];
+
+const char *runner_running_test(void)
+{
+	return running_test;
+}
 
 uint64_t test_seed(void)
 {
@@ -172,6 +180,64 @@ static unsigned int restore_exception_handlers(const exception_handler *saved)
 		changed++;
 	}
 	return changed;
+}
+
+/*
+ * Tick, PMI, task-switch and interrupt hooks a test registers must not run in later tests: they
+ * are saved before it and put back after it, as its exception handlers are.
+ */
+struct hooks {
+	timer_hook timer[TIMER_HOOKS];
+	const struct pmi_hooks *pmi[PMI_HOOKS];
+	const struct switch_hooks *task_switch[SWITCH_HOOKS_MAX];
+	interrupt_handler interrupt[VECTOR_COUNT];
+};
+
+/* How many of each kind restore_hooks() put back. */
+struct hooks_changed {
+	unsigned int timer, pmi, task_switch, interrupt;
+};
+
+static void save_hooks(struct hooks *saved)
+{
+	for (unsigned int i = 0; i < TIMER_HOOKS; i++)
+		saved->timer[i] = timer_hook_at(i);
+	for (unsigned int i = 0; i < PMI_HOOKS; i++)
+		saved->pmi[i] = pmi_hooks_at(i);
+	for (unsigned int i = 0; i < SWITCH_HOOKS_MAX; i++)
+		saved->task_switch[i] = switch_hooks_at(i);
+	for (unsigned int vector = X86_EXC_COUNT; vector < VECTOR_COUNT; vector++)
+		saved->interrupt[vector] = interrupt_handler_of(vector);
+}
+
+static unsigned int restore_hooks(const struct hooks *saved, struct hooks_changed *changed)
+{
+	*changed = (struct hooks_changed){ 0 };
+	for (unsigned int i = 0; i < TIMER_HOOKS; i++) {
+		if (timer_hook_at(i) != saved->timer[i]) {
+			timer_hook_set(i, saved->timer[i]);
+			changed->timer++;
+		}
+	}
+	for (unsigned int i = 0; i < PMI_HOOKS; i++) {
+		if (pmi_hooks_at(i) != saved->pmi[i]) {
+			pmi_hooks_set(i, saved->pmi[i]);
+			changed->pmi++;
+		}
+	}
+	for (unsigned int i = 0; i < SWITCH_HOOKS_MAX; i++) {
+		if (switch_hooks_at(i) != saved->task_switch[i]) {
+			switch_hooks_set(i, saved->task_switch[i]);
+			changed->task_switch++;
+		}
+	}
+	for (unsigned int vector = X86_EXC_COUNT; vector < VECTOR_COUNT; vector++) {
+		if (interrupt_handler_of(vector) != saved->interrupt[vector]) {
+			interrupt_register(vector, saved->interrupt[vector]);
+			changed->interrupt++;
+		}
+	}
+	return changed->timer + changed->pmi + changed->task_switch + changed->interrupt;
 }
 
 /*
@@ -311,6 +377,8 @@ static enum ktap_result run_test(const struct test_case *test, struct test_repor
 	static struct report_expected expected[KNOWN_DEFECTS_PER_TEST]; /* outlives the report */
 	char name[FULL_NAME_MAX];
 	exception_handler handlers[X86_EXC_COUNT];
+	static struct hooks hooks; /* 2 KiB: off the runner's stack */
+	struct hooks_changed changed;
 	const struct known_defect *ending;
 	struct isolation_outcome outcome;
 	struct emulator_stats before, after;
@@ -341,11 +409,14 @@ static enum ktap_result run_test(const struct test_case *test, struct test_repor
 		this_cpu()->interrupt_depth = 0;
 	}
 	save_exception_handlers(handlers);
+	save_hooks(&hooks);
 	emulator_take_violations(NULL, 0); /* what came before the test is not its doing */
 	served = emulator_stats_all().diverted;
 	before = emulator_stats_all();
 	start = rdtsc_ordered();
+	format(running_test, sizeof(running_test), "%s", name);
 	runner_isolate(run_test_body, (void *)test, options->timeout_ms, &outcome);
+	running_test[0] = '\0';
 	after = emulator_stats_all();
 	steps = after.steps - before.steps;
 	note_pace(rdtsc_ordered() - start, steps - (after.user_steps - before.user_steps),
@@ -366,6 +437,12 @@ static enum ktap_result run_test(const struct test_case *test, struct test_repor
 	if (left && outcome.end == ISOLATION_RETURNED)
 		report_fail("the test left %u exception handlers replaced; they were restored",
 			    left);
+	left = restore_hooks(&hooks, &changed);
+	if (left && outcome.end == ISOLATION_RETURNED)
+		report_fail("the test left %u hooks changed (timer %u, PMI %u, task switch %u, "
+			    "interrupt %u); they were restored",
+			    left, changed.timer, changed.pmi, changed.task_switch,
+			    changed.interrupt);
 	left = sched_kill_others();
 	if (left && outcome.end == ISOLATION_RETURNED)
 		report_fail("the test left %u tasks running or unjoined; they were ended", left);
@@ -373,6 +450,7 @@ static enum ktap_result run_test(const struct test_case *test, struct test_repor
 	       dr_uninstall_all_pinned();
 	if (left && outcome.end == ISOLATION_RETURNED)
 		report_fail("the test left %u breakpoints installed; they were removed", left);
+	dr_discard_hits(sched_current()->index); /* the next test reads only its own hits */
 	left = ds_release_leftovers(sched_current()->index);
 	if (left && outcome.end == ISOLATION_RETURNED)
 		report_fail("the test left %u Debug Store users attached; they were detached",

@@ -94,6 +94,15 @@ def test_a_test_that_leaks_fails_itself_and_the_next_starts_clean(tmp_path):
         "finds_the_interrupt_depth_zero": None,
         "leaks_a_faster_tick": "the test left the timer at 1000 Hz; it was set back to 250 Hz",
         "finds_the_tick_it_started_with": None,
+        "leaks_a_fault_in_a_breakpoint_handler":
+            "a #DB handling never ended (an exception in a breakpoint handler); dr/ ended it",
+        "finds_breakpoints_firing_and_no_earlier_hit": None,
+        "leaks_a_fault_in_a_pmi":
+            "LVTPC expected 0x21, got 0x10030 (masked: a PMI that never ended)",
+        "finds_lvtpc_unmasked_and_a_pmi_delivered": None,
+        "leaks_hooks": "the test left 3 hooks changed (timer 1, PMI 1, task switch 1, "
+                       "interrupt 0); they were restored",
+        "finds_no_hook_of_the_last_test": None,
     }
     assert list(tests) == list(expected)
     for name, message in expected.items():
@@ -118,6 +127,15 @@ def test_a_test_returning_late_with_interrupts_off_times_out(tmp_path):
     assert spinning.status == "fail", spinning
     assert any("timed out after 200 ms, spinning with interrupts off: ended by the NMI watchdog"
                in line for line in spinning.diagnostics), spinning
+    # A private lock the test faulted under goes with it: the watchdog finds no lock held.
+    faulted = tests["faulting_under_a_private_lock_fails_alone"]
+    assert faulted.status == "fail", faulted
+    assert any("unexpected exception #UD (vector 6)" in line for line in faulted.diagnostics), \
+        faulted
+    private = tests["spinning_under_a_private_lock_is_ended_by_the_watchdog"]
+    assert private.status == "fail", private
+    assert not any("check failed" in line for line in private.diagnostics), private
+    assert any("ended by the NMI watchdog" in line for line in private.diagnostics), private
     assert tests["the_next_test_runs"].status == "pass"
     assert any(line.startswith("watchdog: NMI from the PIT at 20 Hz") for line in
                result.diagnostics), result.diagnostics
@@ -132,6 +150,18 @@ def test_a_test_spinning_under_a_spinlock_ends_the_run_naming_it(tmp_path):
     assert re.fullmatch(r"NMI watchdog: the running test spins with interrupts off past its "
                         r"time limit, holding 1 spinlocks, at rip=0x[0-9a-f]+: it cannot be ended",
                         result.bail_out), result
+
+
+@pytest.mark.boot
+def test_a_fault_under_a_kernel_lock_ends_the_run_naming_the_test_and_the_lock(tmp_path):
+    proc, result = boot(tmp_path, "tests=fault_locked.*")
+    name = "fault_locked.faulting_in_a_switch_hook_ends_the_run_naming_the_lock"
+    assert proc.returncode == 4, proc.stderr
+    assert result.verdict == ktap.CRASH, result
+    assert result.last_started == name, result
+    assert re.fullmatch(r"unexpected exception #UD at rip=0x[0-9a-f]+ in test " + re.escape(name)
+                        + r" under spinlock sched \(CPU 0\): the kernel's state cannot be "
+                        r"unwound", result.bail_out), result
 
 
 @pytest.mark.boot

@@ -256,18 +256,39 @@ void apic_end_of_interrupt(void)
 static void timer_interrupt(struct cpu_regs *regs)
 {
 	this_cpu()->ticks++;
-	for (unsigned int i = 0; i < TIMER_HOOKS && hooks[i]; i++)
-		hooks[i](regs);
+	for (unsigned int i = 0; i < TIMER_HOOKS; i++) {
+		timer_hook hook = __atomic_load_n(&hooks[i], __ATOMIC_ACQUIRE);
+
+		if (hook)
+			hook(regs);
+	}
 }
 
 void timer_register_hook(timer_hook hook)
 {
 	for (unsigned int i = 0; i < TIMER_HOOKS; i++) {
 		if (!hooks[i]) {
-			hooks[i] = hook;
+			timer_hook_set(i, hook);
 			return;
 		}
 	}
+}
+
+void timer_unregister_hook(timer_hook hook)
+{
+	for (unsigned int i = 0; i < TIMER_HOOKS; i++)
+		if (hooks[i] == hook)
+			timer_hook_set(i, NULL);
+}
+
+timer_hook timer_hook_at(unsigned int slot)
+{
+	return __atomic_load_n(&hooks[slot], __ATOMIC_ACQUIRE);
+}
+
+void timer_hook_set(unsigned int slot, timer_hook hook)
+{
+	__atomic_store_n(&hooks[slot], hook, __ATOMIC_RELEASE);
 }
 
 /* Counts of the timer (divided by 16) in one second, measured against the TSC. */
@@ -387,16 +408,16 @@ void apic_send_startup(uint32_t destination, uint64_t start_phys)
 /* Every subsystem that enables PMIs (ds/, pmu/) looks at its own status; then LVTPC is unmasked. */
 static void pmi_interrupt(struct cpu_regs *regs)
 {
-	unsigned int count = 0;
+	const struct pmi_hooks *registered[PMI_HOOKS];
 
-	while (count < PMI_HOOKS && pmi_hooks[count])
-		count++;
-	for (unsigned int i = 0; i < count; i++)
-		if (pmi_hooks[i]->enter)
-			pmi_hooks[i]->enter(regs);
-	for (unsigned int i = count; i-- > 0;)
-		if (pmi_hooks[i]->exit)
-			pmi_hooks[i]->exit(regs);
+	for (unsigned int i = 0; i < PMI_HOOKS; i++)
+		registered[i] = pmi_hooks_at(i); /* the same set for enter and exit */
+	for (unsigned int i = 0; i < PMI_HOOKS; i++)
+		if (registered[i] && registered[i]->enter)
+			registered[i]->enter(regs);
+	for (unsigned int i = PMI_HOOKS; i-- > 0;)
+		if (registered[i] && registered[i]->exit)
+			registered[i]->exit(regs);
 	apic_pmi_unmask();
 }
 
@@ -404,7 +425,7 @@ void pmi_register(const struct pmi_hooks *hook)
 {
 	for (unsigned int i = 0; i < PMI_HOOKS; i++) {
 		if (!pmi_hooks[i]) {
-			pmi_hooks[i] = hook;
+			pmi_hooks_set(i, hook);
 			break;
 		}
 	}
@@ -412,9 +433,31 @@ void pmi_register(const struct pmi_hooks *hook)
 	apic_write(APIC_LVT_PERFORMANCE, VECTOR_PMI);
 }
 
+void pmi_unregister(const struct pmi_hooks *hook)
+{
+	for (unsigned int i = 0; i < PMI_HOOKS; i++)
+		if (pmi_hooks[i] == hook)
+			pmi_hooks_set(i, NULL);
+}
+
+const struct pmi_hooks *pmi_hooks_at(unsigned int slot)
+{
+	return __atomic_load_n(&pmi_hooks[slot], __ATOMIC_ACQUIRE);
+}
+
+void pmi_hooks_set(unsigned int slot, const struct pmi_hooks *hooks)
+{
+	__atomic_store_n(&pmi_hooks[slot], hooks, __ATOMIC_RELEASE);
+}
+
 void apic_pmi_unmask(void)
 {
 	apic_write(APIC_LVT_PERFORMANCE, apic_read(APIC_LVT_PERFORMANCE) & ~APIC_LVT_MASKED);
+}
+
+uint32_t apic_lvtpc_configured(void)
+{
+	return pmi_hooks[0] ? VECTOR_PMI : APIC_LVT_MASKED;
 }
 
 uint32_t apic_read_lvtpc(void)

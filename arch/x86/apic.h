@@ -73,6 +73,12 @@ struct pmi_hooks {
 	void (*exit)(struct cpu_regs *regs);
 };
 void pmi_register(const struct pmi_hooks *hooks);
+/* Remove a registration (every slot holding it); LVTPC stays as it is. */
+void pmi_unregister(const struct pmi_hooks *hooks);
+/* The registration in slot (0..PMI_HOOKS-1), or NULL; put one back in its slot (the runner
+ * restores what a test changed). Slots keep their order; empty ones are skipped. */
+const struct pmi_hooks *pmi_hooks_at(unsigned int slot);
+void pmi_hooks_set(unsigned int slot, const struct pmi_hooks *hooks);
 void apic_pmi_unmask(void);
 bool apic_pmi_masked(void);
 
@@ -81,6 +87,13 @@ bool apic_pmi_masked(void);
 #define APIC_LVT_DELIVERY_MODE_MASK (7u << 8)
 #define APIC_LVT_DELIVERY_NMI (4u << 8)
 #define APIC_LVT_MASKED (1u << 16)
+
+/*
+ * LVTPC as switchyard programs it on every CPU: VECTOR_PMI, fixed delivery, unmasked, once a
+ * subsystem registered for PMIs; before that its reset value, APIC_LVT_MASKED alone (SDM Vol. 3
+ * §11.5.1: the mask bit is set at reset). What a PMI handler that never returned leaves masked.
+ */
+uint32_t apic_lvtpc_configured(void);
 
 /* The raw LVT performance-counter entry, for a CPU model that delivers PMIs as the APIC does. */
 uint32_t apic_read_lvtpc(void);
@@ -99,5 +112,10 @@ void timer_set_hz(unsigned int hz);
 #define TIMER_HOOKS 4
 typedef void (*timer_hook)(struct cpu_regs *regs);
 void timer_register_hook(timer_hook hook);
+void timer_unregister_hook(timer_hook hook);
+/* The hook in slot (0..TIMER_HOOKS-1), or NULL; put one back in its slot. Hooks run in slot
+ * order, empty slots skipped. */
+timer_hook timer_hook_at(unsigned int slot);
+void timer_hook_set(unsigned int slot, timer_hook hook);
 
 #endif

@@ -44,6 +44,9 @@ struct write_counts {
 #define CPU_INDEX 24
 #define CPU_PERCPU_OFFSET 32
 
+#define SPINLOCKS_NAMED 8
+struct spinlock;
+
 struct cpu {
 	struct cpu *self; /* must stay first: this_cpu() reads %gs:0 */
 	uint64_t kernel_stack_top; /* the current task's, as in TSS.RSP0: SYSCALL switches to it */
@@ -58,8 +61,10 @@ struct cpu {
 	uint64_t stepped_exceptions;
 	/* Interrupt handlers under way in the running task's flow (saved per task at a switch). */
 	unsigned int interrupt_depth;
-	/* Spinlocks this CPU holds (arch/x86/spinlock.h): a frame cannot be unwound past one. */
+	/* Spinlocks this CPU holds (arch/x86/spinlock.h): a frame cannot be unwound past one. The
+	 * first SPINLOCKS_NAMED of them, in the order taken, for an unwind to release or name. */
 	unsigned int spinlocks_held;
+	struct spinlock *held_locks[SPINLOCKS_NAMED];
 	/* The running test passed its time limit (set by the runner, on every CPU, until the next
 	 * test starts): a CPU model stops stepping, so that the test can be ended and the CPU
 	 * answers the runner's calls. */

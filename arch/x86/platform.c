@@ -42,7 +42,7 @@ void platform_exit(enum platform_exit_code code)
 
 void platform_bail_out(const char *fmt, ...)
 {
-	char reason[160];
+	char reason[320]; /* a test name (96) and the locks it held fit */
 	va_list args;
 
 	va_start(args, fmt);

@@ -157,7 +157,7 @@ static unsigned long serial_guard_enter(void)
 		cpu_relax();
 		if (tsc_hz() && rdtsc_ordered() - start > tsc_cycles_from_ms(CONSOLE_STEAL_MS)) {
 			console_lock.holder = this_cpu_index();
-			this_cpu()->spinlocks_held++;
+			spin_held_push(&console_lock);
 			break;
 		}
 	}

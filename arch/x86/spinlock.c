@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Spinlocks between CPUs (arch/x86/spinlock.h). */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "arch/x86/cpu.h"
@@ -31,5 +32,22 @@ void spin_lock_contended(struct spinlock *lock)
 		}
 		if (spin_trylock(lock))
 			return;
+	}
+}
+
+void spin_held_forget(struct spinlock *lock)
+{
+	struct cpu *cpu = this_cpu();
+	unsigned int named = cpu->spinlocks_held < SPINLOCKS_NAMED ? cpu->spinlocks_held
+								 : SPINLOCKS_NAMED;
+
+	/* The ones taken after it move down; past SPINLOCKS_NAMED, the next one is not known. */
+	for (unsigned int i = 0; i < named; i++) {
+		if (cpu->held_locks[i] != lock)
+			continue;
+		for (; i + 1 < named; i++)
+			cpu->held_locks[i] = cpu->held_locks[i + 1];
+		cpu->held_locks[named - 1] = NULL;
+		return;
 	}
 }

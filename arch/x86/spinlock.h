@@ -18,11 +18,22 @@
 struct spinlock {
 	volatile uint32_t holder;
 	const char *name;
+	bool private_to_test;
 };
 
 #define SPINLOCK_INIT(lock_name)                           \
 	{                                                  \
 		.holder = SPINLOCK_FREE, .name = lock_name \
+	}
+
+/*
+ * A lock one test keeps to itself: when the runner unwinds the test (an exception, a time-out),
+ * the lock is released with it. Every other lock guards kernel state that an unwind would leave
+ * half-changed: an exception under one ends the run (runner/isolation.c).
+ */
+#define SPINLOCK_INIT_PRIVATE(lock_name)                                           \
+	{                                                                          \
+		.holder = SPINLOCK_FREE, .name = lock_name, .private_to_test = true \
 	}
 
 /*
@@ -33,6 +44,19 @@ struct spinlock {
 #define SPINLOCK_TIMEOUT_MS 10000
 void spin_lock_contended(struct spinlock *lock);
 
+/* Record lock as taken by this CPU (cpu->held_locks), last. */
+static inline void spin_held_push(struct spinlock *lock)
+{
+	struct cpu *cpu = this_cpu();
+
+	if (cpu->spinlocks_held < SPINLOCKS_NAMED)
+		cpu->held_locks[cpu->spinlocks_held] = lock;
+	cpu->spinlocks_held++;
+}
+
+/* Forget lock among this CPU's held locks when it is not the last one taken. */
+void spin_held_forget(struct spinlock *lock);
+
 /* Inline: the switch path takes three locks, and ring-0 instructions are dear under KVM-PVM. */
 static inline bool spin_trylock(struct spinlock *lock)
 {
@@ -41,7 +65,7 @@ static inline bool spin_trylock(struct spinlock *lock)
 	if (!__atomic_compare_exchange_n(&lock->holder, &expected, this_cpu_index(), false,
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return false;
-	this_cpu()->spinlocks_held++;
+	spin_held_push(lock);
 	return true;
 }
 
@@ -53,7 +77,12 @@ static inline void spin_lock(struct spinlock *lock)
 
 static inline void spin_unlock(struct spinlock *lock)
 {
-	this_cpu()->spinlocks_held--;
+	struct cpu *cpu = this_cpu();
+	unsigned int top = cpu->spinlocks_held - 1;
+
+	if (top >= SPINLOCKS_NAMED || cpu->held_locks[top] != lock)
+		spin_held_forget(lock);
+	cpu->spinlocks_held = top;
 	__atomic_store_n(&lock->holder, SPINLOCK_FREE, __ATOMIC_RELEASE);
 }
 

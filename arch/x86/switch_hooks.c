@@ -14,7 +14,7 @@ int switch_hooks_register(const struct switch_hooks *hooks)
 {
 	for (int handle = 0; handle < SWITCH_HOOKS_MAX; handle++) {
 		if (!registered[handle]) {
-			registered[handle] = hooks;
+			switch_hooks_set((unsigned int)handle, hooks);
 			return handle;
 		}
 	}
@@ -23,7 +23,17 @@ int switch_hooks_register(const struct switch_hooks *hooks)
 
 void switch_hooks_unregister(int handle)
 {
-	registered[handle] = NULL;
+	switch_hooks_set((unsigned int)handle, NULL);
+}
+
+const struct switch_hooks *switch_hooks_at(unsigned int handle)
+{
+	return __atomic_load_n(&registered[handle], __ATOMIC_ACQUIRE);
+}
+
+void switch_hooks_set(unsigned int handle, const struct switch_hooks *hooks)
+{
+	__atomic_store_n(&registered[handle], hooks, __ATOMIC_RELEASE);
 }
 
 void switch_hooks_run(const struct switch_task *prev, const struct switch_task *next)
@@ -32,21 +42,30 @@ void switch_hooks_run(const struct switch_task *prev, const struct switch_task *
 	 */
 	interrupt_depths[prev->index] = this_cpu()->interrupt_depth;
 	this_cpu()->interrupt_depth = next->first_run ? 0 : interrupt_depths[next->index];
-	for (unsigned int i = 0; i < SWITCH_HOOKS_MAX; i++)
-		if (registered[i] && registered[i]->switch_out)
-			registered[i]->switch_out(prev, next);
-	for (unsigned int i = 0; i < SWITCH_HOOKS_MAX; i++)
-		if (registered[i] && registered[i]->switch_in)
-			registered[i]->switch_in(prev, next);
+	for (unsigned int i = 0; i < SWITCH_HOOKS_MAX; i++) {
+		const struct switch_hooks *hooks = switch_hooks_at(i);
+
+		if (hooks && hooks->switch_out)
+			hooks->switch_out(prev, next);
+	}
+	for (unsigned int i = 0; i < SWITCH_HOOKS_MAX; i++) {
+		const struct switch_hooks *hooks = switch_hooks_at(i);
+
+		if (hooks && hooks->switch_in)
+			hooks->switch_in(prev, next);
+	}
 	switch_hooks_set_current(next);
 }
 
 void switch_hooks_run_exit(const struct switch_task *task)
 {
 	interrupt_depths[task->index] = 0;
-	for (unsigned int i = 0; i < SWITCH_HOOKS_MAX; i++)
-		if (registered[i] && registered[i]->task_exit)
-			registered[i]->task_exit(task);
+	for (unsigned int i = 0; i < SWITCH_HOOKS_MAX; i++) {
+		const struct switch_hooks *hooks = switch_hooks_at(i);
+
+		if (hooks && hooks->task_exit)
+			hooks->task_exit(task);
+	}
 }
 
 void switch_hooks_set_current(const struct switch_task *task)

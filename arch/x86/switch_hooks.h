@@ -40,6 +40,9 @@ struct switch_hooks {
 /* Returns the registration's handle for switch_hooks_unregister(), or -1 when all are taken. */
 int switch_hooks_register(const struct switch_hooks *hooks);
 void switch_hooks_unregister(int handle);
+/* The registration with this handle (0..SWITCH_HOOKS_MAX-1), or NULL; put one back there. */
+const struct switch_hooks *switch_hooks_at(unsigned int handle);
+void switch_hooks_set(unsigned int handle, const struct switch_hooks *hooks);
 
 /* For the scheduler: run the hooks, and record next as this CPU's current task. */
 void switch_hooks_run(const struct switch_task *prev, const struct switch_task *next);

@@ -142,6 +142,11 @@ void interrupt_register(unsigned int vector, interrupt_handler handler)
 	interrupt_handlers[vector] = handler;
 }
 
+interrupt_handler interrupt_handler_of(unsigned int vector)
+{
+	return interrupt_handlers[vector];
+}
+
 void exception_set_user_handler(exception_handler handler)
 {
 	user_handler = handler;

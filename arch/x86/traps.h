@@ -32,6 +32,8 @@ void exception_unregister(unsigned int vector);
 /* The handler registered for an exception vector (0-31), or NULL. */
 exception_handler exception_handler_of(unsigned int vector);
 void interrupt_register(unsigned int vector, interrupt_handler handler);
+/* The handler registered for an interrupt vector (32-255), or NULL. */
+interrupt_handler interrupt_handler_of(unsigned int vector);
 void exception_set_user_handler(exception_handler handler);
 void exception_set_unexpected_handler(exception_handler handler);
 

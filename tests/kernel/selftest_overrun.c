@@ -2,13 +2,17 @@
 /* overrun suite (manual): a test that overruns with interrupts off times out, returning or not. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/spinlock.h"
+#include "arch/x86/switch_hooks.h"
 #include "arch/x86/tsc.h"
 #include "runner/test.h"
+#include "sched/sched.h"
 
 /*
  * Run with tests=overrun.* timeout=200ms: the first test must fail as timed out although it
- * returns (no tick could end it: interrupts were off), the second as timed out although it never
- * returns (the NMI watchdog ends it), and the third must pass.
+ * returns (no tick could end it: interrupts were off); the second fails with its exception, its
+ * private lock released with it; the third fails as timed out although it never returns (the NMI
+ * watchdog ends it, finding no lock of the second's held); the fourth is ended so too, its
+ * private lock released; and the last must pass.
  */
 TEST_FLAGS(overrun, returning_late_with_interrupts_off_fails_as_timed_out, TEST_MANUAL)
 {
@@ -21,10 +25,31 @@ TEST_FLAGS(overrun, returning_late_with_interrupts_off_fails_as_timed_out, TEST_
 		cpu_relax();
 }
 
+static struct spinlock faulted_lock = SPINLOCK_INIT_PRIVATE("overrun private");
+
+TEST_FLAGS(overrun, faulting_under_a_private_lock_fails_alone, TEST_MANUAL)
+{
+	check_eq(0, 0);
+	local_irq_disable();
+	spin_lock(&faulted_lock);
+	ud2();
+}
+
 TEST_FLAGS(overrun, never_returning_with_interrupts_off_is_ended_by_the_watchdog, TEST_MANUAL)
 {
 	check_eq(0, 0);
 	local_irq_disable();
+	for (;;)
+		cpu_relax();
+}
+
+TEST_FLAGS(overrun, spinning_under_a_private_lock_is_ended_by_the_watchdog, TEST_MANUAL)
+{
+	static struct spinlock lock = SPINLOCK_INIT_PRIVATE("overrun spinning");
+
+	check_eq(SPINLOCK_FREE, faulted_lock.holder); /* released when its test was unwound */
+	local_irq_disable();
+	spin_lock(&lock);
 	for (;;)
 		cpu_relax();
 }
@@ -47,4 +72,24 @@ TEST_FLAGS(overrun_locked, spinning_under_a_spinlock_ends_the_run, TEST_MANUAL)
 	spin_lock(&lock);
 	for (;;)
 		cpu_relax();
+}
+
+static void faulting_switch_in(const struct switch_task *prev, const struct switch_task *next)
+{
+	(void)prev;
+	(void)next;
+	ud2();
+}
+
+static const struct switch_hooks faulting_hooks = { .switch_in = faulting_switch_in };
+
+/*
+ * Run alone with tests=fault_locked.*: a switch hook runs under the scheduler's lock, which an
+ * unwind would leave taken; the run ends at the exception, naming this test and the lock.
+ */
+TEST_FLAGS(fault_locked, faulting_in_a_switch_hook_ends_the_run_naming_the_lock, TEST_MANUAL)
+{
+	check(switch_hooks_register(&faulting_hooks) >= 0, "no switch-hook handle free");
+	sched_sleep_ms(1); /* a switch to the idle task */
+	check(false, "the switch hook never ran");
 }
