@@ -103,6 +103,7 @@ static bool write_back(uint64_t phys, unsigned int pages)
 /* The area: one zeroed page in the direct map, so at one linear address in every CR3, A/D set. */
 static bool context_acquire(struct ds_context *context, const struct ds_target *target)
 {
+	uint64_t root = target->cpu ? 0 : switch_task_address_space(target->index);
 	uint64_t phys;
 
 	if (context->area)
@@ -114,14 +115,14 @@ static bool context_acquire(struct ds_context *context, const struct ds_target *
 		pfa_free(phys);
 		return false;
 	}
-	if (target->address_space && !user_view_map(target->address_space, USER_DS_BASE, phys, 1)) {
-		user_view_unmap(target->address_space, USER_DS_BASE, 1);
+	if (root && !user_view_map(root, USER_DS_BASE, phys, 1)) {
+		user_view_unmap(root, USER_DS_BASE, 1);
 		pfa_free(phys);
 		return false;
 	}
 	memset(context, 0, sizeof(*context));
 	context->area = phys_to_virt(phys);
-	context->address_space = target->address_space;
+	context->address_space = root;
 	return true;
 }
 
@@ -388,11 +389,11 @@ static unsigned int release_counting(const struct ds_target *target)
 
 unsigned int ds_release_leftovers(unsigned int task)
 {
-	struct ds_target own = { false, task, 0 };
+	struct ds_target own = { false, task };
 	unsigned int left = release_counting(&own);
 
 	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++) {
-		struct ds_target target = { true, cpu, 0 };
+		struct ds_target target = { true, cpu };
 
 		left += release_counting(&target);
 	}

@@ -25,7 +25,7 @@ struct ds_context {
 	struct ds_buffer buffers[DS_USERS];
 	struct ds_bts_config bts;
 	struct ds_pebs_config pebs;
-	uint64_t address_space;
+	uint64_t address_space; /* the owner's root when its view was mapped, else 0 */
 	bool detaching; /* between the two steps of ds_detach(): attach and detach refused */
 	bool stopping[DS_USERS]; /* that user is being detached: its feature stays off */
 	uint64_t bts_credited, pebs_credited; /* records below these were credited; 0: none */

@@ -78,6 +78,7 @@ void task_free(struct task *task)
 {
 	if (task->stack)
 		pfa_free_pages(task->stack, TASK_STACK_PAGES);
+	switch_task_set_address_space(task->index, 0);
 	if (task->address_space)
 		address_space_destroy(task->address_space);
 	task->stack = 0;

@@ -6,6 +6,7 @@
 
 #include "arch/x86/msr-index.h"
 #include "arch/x86/paging.h"
+#include "arch/x86/switch_hooks.h"
 #include "arch/x86/user-abi.h"
 #include "ds/area.h"
 #include "ds/ds.h"
@@ -24,12 +25,12 @@
 
 static struct ds_target task_target(unsigned int task)
 {
-	return (struct ds_target){ false, task, 0 };
+	return (struct ds_target){ false, task };
 }
 
 static struct ds_target cpu_target(unsigned int cpu)
 {
-	return (struct ds_target){ true, cpu, 0 };
+	return (struct ds_target){ true, cpu };
 }
 
 static struct ds_bts_config bts_interrupt(size_t records, size_t threshold)
@@ -271,12 +272,13 @@ SHIM_TEST(ds_host_a_switch_between_a_task_area_and_the_cpu_area_writes_off_area_
 
 SHIM_TEST(ds_host_a_user_task_sees_its_area_read_only_until_detach_flushes_it, "icelake")
 {
-	struct ds_target a = { false, TASK_A, ROOT };
+	struct ds_target a = { false, TASK_A };
 	struct ds_bts_config config = bts_interrupt(RECORDS, THRESHOLD);
 	unsigned int pages = buffer_pages(RECORDS * BTS_RECORD_SIZE);
 	size_t maps;
 
 	shim_boot();
+	switch_task_set_address_space(TASK_A, ROOT); /* as sched/ does for a user task */
 	shim_set_current(TASK_A);
 	if (!host_check_eq_u64(DS_OK, ds_attach_bts(&a, &config)))
 		return;
@@ -300,6 +302,7 @@ SHIM_TEST(ds_host_a_user_task_sees_its_area_read_only_until_detach_flushes_it, "
 		host_check(shim_mapping_at(i)->op == SHIM_UNMAP);
 	host_check(shim_mapping_at(maps * 2)->op == SHIM_FLUSH &&
 		   shim_mapping_at(maps * 2)->root == ROOT);
+	switch_task_set_address_space(TASK_A, 0);
 	shim_check_clean();
 }
 
