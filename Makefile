@@ -88,6 +88,7 @@ OBJS := \
 	lib/report.o \
 	lib/sort.o \
 	lib/string.o \
+	lib/uart.o \
 	pmu/detect.o \
 	pmu/event.o \
 	pmu/pmu.o \
@@ -283,6 +284,7 @@ HOST_LIB_SRCS := \
 	lib/ktap.c \
 	lib/report.c \
 	lib/sort.c \
+	lib/uart.c \
 	pmu/event.c \
 	pmu/rotate.c \
 	pmu/scale.c \
