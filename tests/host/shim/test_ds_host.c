@@ -148,6 +148,25 @@ SHIM_TEST(ds_host_attach_bts_refuses_a_buffer_the_sdm_does_not_allow, "icelake")
 	shim_check_clean();
 }
 
+/*
+ * A record count whose bytes, or pages with the canary, wrap past 2^64: refused, never a small
+ * buffer with the CPU's maximum far past it (found by the kernel-API fuzzer).
+ */
+SHIM_TEST(ds_host_attach_refuses_a_buffer_size_that_wraps, "icelake")
+{
+	struct ds_target self = task_target(0);
+	struct ds_bts_config bts_bytes = bts_circular(SIZE_MAX / BTS_RECORD_SIZE + 1);
+	struct ds_bts_config bts_pages = bts_circular(SIZE_MAX / BTS_RECORD_SIZE);
+	struct ds_bts_config bts_pages_32 = bts_circular(733007751851ull);
+
+	shim_boot();
+	check_refused(DS_ERROR_CONFIG, ds_attach_bts(&self, &bts_bytes), &self);
+	check_refused(DS_ERROR_CONFIG, ds_attach_bts(&self, &bts_pages), &self);
+	/* 2^44 + 8 bytes: 2^32 + 1 pages, which a 32-bit page count took for 1. */
+	check_refused(DS_ERROR_NO_MEMORY, ds_attach_bts(&self, &bts_pages_32), &self);
+	shim_check_clean();
+}
+
 /* A KVM guest: no DS-CPL, so no BTS_OFF_OS/USR. */
 SHIM_TEST(ds_host_attach_bts_refuses_cpl_filtering_without_ds_cpl, "icelake,ds_cpl:0")
 {
@@ -349,6 +368,16 @@ static void check_pebs_format(const struct pebs_case *c)
 	refused = config;
 	refused.enable = 0;
 	check_refused(DS_ERROR_CONFIG, ds_attach_pebs(&self, &refused), &self);
+	/* Records smaller than the CPU's, or for formats 0-3 of another size: the CPU moves the
+	 * index by its own record and would write past max (found by the kernel-API fuzzer). */
+	refused = config;
+	refused.record_size = 2;
+	check_refused(DS_ERROR_CONFIG, ds_attach_pebs(&self, &refused), &self);
+	refused.record_size = config.record_size - 8;
+	check_refused(DS_ERROR_CONFIG, ds_attach_pebs(&self, &refused), &self);
+	refused.record_size = config.record_size + 8;
+	if (c->format < PEBS_FORMAT_4)
+		check_refused(DS_ERROR_CONFIG, ds_attach_pebs(&self, &refused), &self);
 	refused = config;
 	refused.data_cfg = PEBS_DATA_CFG_MEMINFO;
 	refused.record_size = pebs_adaptive_record_size(PEBS_DATA_CFG_MEMINFO);
