@@ -349,7 +349,8 @@ enum ds_error ds_detach(const struct ds_target *target, enum ds_user user)
 	spin_unlock_irqrestore(&ds_lock, flags);
 	ds_sync_target(target, true);
 	flags = spin_lock_irqsave(&ds_lock);
-	ds_drain_context(context, target->cpu ? switch_task_current()->index : target->index);
+	ds_drain_users(context, target->cpu ? switch_task_current()->index : target->index,
+		       DS_DRAIN_USER(user));
 	context->buffers[user] = (struct ds_buffer){ 0 };
 	context->stopping[user] = false;
 	if (user == DS_USER_BTS) {
