@@ -88,6 +88,7 @@ OBJS := \
 	lib/report.o \
 	lib/sort.o \
 	lib/string.o \
+	lib/uart.o \
 	pmu/detect.o \
 	pmu/event.o \
 	pmu/pmu.o \
@@ -151,12 +152,14 @@ compare: deps all
 	$(PYTHON) scripts/compare --out $(BENCH_OUT) --work $(BUILD)/compare \
 		--kernel $(BUILD)/switchyard32.elf
 
-# Fuzz the log checker and the kernel's command line (scripts/fuzz): SEED (default: the time),
-# FUZZ_SECONDS a kind. Prints the inputs tried and how many were wrongly accepted.
+# Fuzz the log checker, the kernel's command line and the kernel's API (scripts/fuzz): SEED
+# (default: the time), FUZZ_SECONDS a kind, FUZZ_API=quick|soak|off the kernel-API boot. Prints
+# the inputs tried and how many were wrongly accepted, with a command that replays a failure.
 FUZZ_SECONDS ?= 60
+FUZZ_API ?= quick
 fuzz: deps all
 	$(PYTHON) scripts/fuzz --seconds $(FUZZ_SECONDS) $(if $(SEED),--seed $(SEED)) \
-		--kernel $(BUILD)/switchyard32.elf
+		--kernel-api $(FUZZ_API) --kernel $(BUILD)/switchyard32.elf
 
 # Long budgets (budget=soak: stress tests for up to a minute, benchmarks at full size) with
 # SEEDS random seeds under TCG, and KVM when usable; each seed is printed with its verdict and
@@ -285,6 +288,7 @@ HOST_LIB_SRCS := \
 	lib/ktap.c \
 	lib/report.c \
 	lib/sort.c \
+	lib/uart.c \
 	pmu/event.c \
 	pmu/rotate.c \
 	pmu/scale.c \

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "arch/x86/apic.h"
+#include "arch/x86/context.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/fpu.h"
 #include "arch/x86/gdt.h"
@@ -163,14 +164,13 @@ static void boot_options(uint32_t magic, uint32_t info_phys)
 	}
 }
 
-void start_kernel(uint32_t magic, uint32_t info_phys)
+/*
+ * The rest of the boot, then the runner, on the runner's guarded stack (arch/x86/paging.h): a
+ * test that runs off it faults in the guard instead of overwriting the boot page tables below
+ * boot/entry.asm's stack.
+ */
+static void __attribute__((noreturn)) start_kernel_guarded(void)
 {
-	percpu_init(0); /* first: the accessors count writes through %gs */
-	gdt_init(); /* the TSS and its IST stacks for #DF, NMI and #MC */
-	idt_init(); /* from here on every exception is reported */
-	gdt_umip_enable(); /* CR4.UMIP: ring 3 cannot read where the GDT, IDT and TSS are */
-	boot_options(magic, info_phys); /* the console, the banner; a bad line ends the run here */
-	memory_init();
 	time_init();
 	smp_prepare_cpus(); /* the MADT; per-CPU data for each CPU to start, before any user of it
 			     */
@@ -188,4 +188,20 @@ void start_kernel(uint32_t magic, uint32_t info_phys)
 	platform_report();
 	seed_init();
 	platform_exit(runner_run(&run_options));
+}
+
+void start_kernel(uint32_t magic, uint32_t info_phys)
+{
+	uint64_t runner_stack;
+
+	percpu_init(0); /* first: the accessors count writes through %gs */
+	gdt_init(); /* the TSS and its IST stacks for #DF, NMI and #MC */
+	idt_init(); /* from here on every exception is reported */
+	gdt_umip_enable(); /* CR4.UMIP: ring 3 cannot read where the GDT, IDT and TSS are */
+	boot_options(magic, info_phys); /* the console, the banner; a bad line ends the run here */
+	memory_init(); /* the page allocator, and the stack area's tables */
+	runner_stack = kernel_stack_top(KERNEL_STACK_RUNNER);
+	if (!runner_stack)
+		platform_bail_out("no memory for the runner's stack");
+	run_on_stack(runner_stack, start_kernel_guarded);
 }

@@ -76,6 +76,15 @@ unsigned int dr_uninstall_all_pinned(void);
  * were dropped because its record buffer was full. */
 unsigned int dr_read_hits(unsigned int task, struct dr_hit *hits, unsigned int capacity,
 			  unsigned int *lost);
+/*
+ * Copy up to capacity of a task's hits, oldest first, and leave them recorded; *serial gets the
+ * serial of the first (hits taken before it). dr_take_hits(task, serial, count) then takes the
+ * count of them the caller delivered, and none that another reader took meanwhile: a copy that
+ * fails part-way loses nothing.
+ */
+unsigned int dr_peek_hits(unsigned int task, struct dr_hit *hits, unsigned int capacity,
+			  uint64_t *serial);
+void dr_take_hits(unsigned int task, uint64_t serial, unsigned int count);
 
 /* Drop a task's recorded hits and its lost count, so that the next reader (the next test
  * of the same task) reads only its own; returns how many hits were dropped. */

@@ -56,6 +56,7 @@ unsigned int dr_read_hits(unsigned int task, struct dr_hit *hits, unsigned int c
 		hits[taken] = state->hits[state->hit_first];
 		state->hit_first = (state->hit_first + 1) % DR_HITS_MAX;
 	}
+	state->hits_taken += taken;
 	if (lost)
 		*lost = state->hits_lost;
 	spin_unlock_irqrestore(&hits_lock, flags);
@@ -68,11 +69,43 @@ unsigned int dr_discard_hits(unsigned int task)
 	unsigned long flags = spin_lock_irqsave(&hits_lock);
 	unsigned int discarded = state->hit_count;
 
+	state->hits_taken += discarded; /* as if read: a reader's serial stays true */
 	state->hit_first = 0;
 	state->hit_count = 0;
 	state->hits_lost = 0;
 	spin_unlock_irqrestore(&hits_lock, flags);
 	return discarded;
+}
+
+unsigned int dr_peek_hits(unsigned int task, struct dr_hit *hits, unsigned int capacity,
+			  uint64_t *serial)
+{
+	struct dr_task *state = dr_task_get(task);
+	unsigned long flags = spin_lock_irqsave(&hits_lock);
+	unsigned int copied = 0;
+
+	for (; copied < capacity && copied < state->hit_count; copied++)
+		hits[copied] = state->hits[(state->hit_first + copied) % DR_HITS_MAX];
+	*serial = state->hits_taken;
+	spin_unlock_irqrestore(&hits_lock, flags);
+	return copied;
+}
+
+void dr_take_hits(unsigned int task, uint64_t serial, unsigned int count)
+{
+	struct dr_task *state = dr_task_get(task);
+	unsigned long flags = spin_lock_irqsave(&hits_lock);
+	uint64_t end = serial + count;
+	unsigned int take;
+
+	/* Those below hits_taken went to another reader already. */
+	take = end > state->hits_taken ? (unsigned int)(end - state->hits_taken) : 0;
+	if (take > state->hit_count)
+		take = state->hit_count;
+	state->hit_first = (state->hit_first + take) % DR_HITS_MAX;
+	state->hit_count -= take;
+	state->hits_taken += take;
+	spin_unlock_irqrestore(&hits_lock, flags);
 }
 
 /* A user task's own handler, if it set one: it gets the slot, DR6 and the RIP of the hit. */

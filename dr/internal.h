@@ -30,6 +30,7 @@ struct dr_task {
 	bool branch_step;
 	struct dr_hit hits[DR_HITS_MAX]; /* a ring: hit_first is the oldest */
 	unsigned int hit_first, hit_count, hits_lost;
+	uint64_t hits_taken; /* hits ever taken from the ring: the serial of hits[hit_first] */
 };
 
 struct dr_task *dr_task_get(unsigned int task);

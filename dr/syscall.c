@@ -61,23 +61,33 @@ static void dr_hits_scrub(struct dr_hit *hits, unsigned int count)
 			hits[i].rip = 0;
 }
 
-/* Copy byte by byte with probes: a bad user pointer is an error, not a kernel fault. */
+/*
+ * Copy byte by byte with probes: a bad user pointer is an error, not a kernel fault. The hits
+ * stay recorded until copied; only the whole hits that reached the buffer are taken, so a buffer
+ * that faults part-way gets what fits (-EFAULT when not even one) and loses nothing.
+ */
 static long syscall_dr_read_hits(struct cpu_regs *regs)
 {
 	struct dr_hit hits[READ_HITS_MAX];
-	uint64_t address = regs->rdi;
-	unsigned int count;
+	uint64_t address = regs->rdi, serial;
+	unsigned int count, copied = 0;
 
 	if (address >= DR_USER_ADDRESS_LIMIT || sizeof(hits) > DR_USER_ADDRESS_LIMIT - address)
 		return SYSCALL_ERROR_FAULT;
-	count = dr_read_hits(current_task(), hits,
+	count = dr_peek_hits(current_task(), hits,
 			     regs->rsi < READ_HITS_MAX ? (unsigned int)regs->rsi : READ_HITS_MAX,
-			     NULL);
+			     &serial);
 	dr_hits_scrub(hits, count);
-	for (uint64_t i = 0; i < count * sizeof(hits[0]); i++)
+	for (uint64_t i = 0; i < count * sizeof(hits[0]); i++) {
 		if (probe_write_safe((void *)(address + i), ((const uint8_t *)hits)[i]))
-			return SYSCALL_ERROR_FAULT;
-	return count;
+			break;
+		if ((i + 1) % sizeof(hits[0]) == 0)
+			copied++;
+	}
+	dr_take_hits(current_task(), serial, copied);
+	if (count && !copied)
+		return SYSCALL_ERROR_FAULT;
+	return copied;
 }
 
 static long syscall_dr_set_handler(struct cpu_regs *regs)

@@ -11,9 +11,10 @@ bool ds_bts_fields(uint64_t base, size_t bytes, bool circular, size_t threshold_
 {
 	size_t records = bytes / BTS_RECORD_SIZE;
 
+	/* Room subtracted from records, not added to the threshold: that sum could wrap. */
 	if (records == 0 ||
-	    (!circular &&
-	     (threshold_records == 0 || threshold_records + ds_threshold_room(records) > records)))
+	    (!circular && (threshold_records == 0 || records < ds_threshold_room(records) ||
+			   threshold_records > records - ds_threshold_room(records))))
 		return false;
 	out->base = base;
 	out->index = base;

@@ -103,6 +103,7 @@ static bool write_back(uint64_t phys, unsigned int pages)
 /* The area: one zeroed page in the direct map, so at one linear address in every CR3, A/D set. */
 static bool context_acquire(struct ds_context *context, const struct ds_target *target)
 {
+	uint64_t root = target->cpu ? 0 : switch_task_address_space(target->index);
 	uint64_t phys;
 
 	if (context->area)
@@ -114,14 +115,14 @@ static bool context_acquire(struct ds_context *context, const struct ds_target *
 		pfa_free(phys);
 		return false;
 	}
-	if (target->address_space && !user_view_map(target->address_space, USER_DS_BASE, phys, 1)) {
-		user_view_unmap(target->address_space, USER_DS_BASE, 1);
+	if (root && !user_view_map(root, USER_DS_BASE, phys, 1)) {
+		user_view_unmap(root, USER_DS_BASE, 1);
 		pfa_free(phys);
 		return false;
 	}
 	memset(context, 0, sizeof(*context));
 	context->area = phys_to_virt(phys);
-	context->address_space = target->address_space;
+	context->address_space = root;
 	return true;
 }
 
@@ -136,16 +137,30 @@ static void context_release_if_unused(struct ds_context *context)
 	context->area = NULL;
 }
 
+/*
+ * records of record_size bytes and the canary after them have a size in 64 bits: a count whose
+ * bytes or pages wrap would give a small buffer with the CPU's maximum far past it.
+ */
+static bool buffer_size_fits(size_t records, size_t record_size)
+{
+	size_t bytes;
+
+	return !__builtin_mul_overflow(records, record_size, &bytes) &&
+	       bytes <= SIZE_MAX - DS_CANARY_BYTES - PAGE_SIZE;
+}
+
 /* Whole records, then a canary: nothing may ever be written past max. */
 static bool buffer_alloc(struct ds_context *context, enum ds_user user, size_t records,
 			 size_t record_size)
 {
 	struct ds_buffer *buffer = &context->buffers[user];
-	size_t bytes = records * record_size;
-	unsigned int pages = (unsigned int)((bytes + DS_CANARY_BYTES + PAGE_SIZE - 1) / PAGE_SIZE);
+	size_t bytes = records * record_size; /* buffer_size_fits() */
+	size_t page_count = (bytes + DS_CANARY_BYTES + PAGE_SIZE - 1) / PAGE_SIZE;
+	unsigned int pages = (unsigned int)page_count;
 	uint64_t phys;
 
-	if (records == 0 || pages > BUFFER_PAGES_MAX)
+	/* Compared before narrowing: a count past 32 bits must not wrap to a small one. */
+	if (records == 0 || page_count > BUFFER_PAGES_MAX)
 		return false;
 	phys = pfa_alloc_pages(pages);
 	if (!phys)
@@ -206,7 +221,8 @@ enum ds_error ds_attach_bts(const struct ds_target *target, const struct ds_bts_
 	if (ds_support()->bts_reason[0] ||
 	    ((config->off_os || config->off_usr) && !ds_support()->ds_cpl))
 		return DS_ERROR_UNSUPPORTED;
-	if (!ds_bts_fields(0, config->records * BTS_RECORD_SIZE, config->circular,
+	if (!buffer_size_fits(config->records, BTS_RECORD_SIZE) ||
+	    !ds_bts_fields(0, config->records * BTS_RECORD_SIZE, config->circular,
 			   config->threshold_records, &fields))
 		return DS_ERROR_CONFIG;
 	flags = spin_lock_irqsave(&ds_lock);
@@ -230,9 +246,9 @@ enum ds_error ds_attach_bts(const struct ds_target *target, const struct ds_bts_
 
 /*
  * What this CPU's PEBS can take, refused here rather than met as a #GP under ds_lock: the
- * CPU's own record format, counters it can sample (ds_support()->pebs_enable_valid), a reset
- * slot for each, and for format 0 a buffer of at most one page (larger ones hang Core 2; Linux
- * ds.c).
+ * CPU's own record format and record size, counters it can sample
+ * (ds_support()->pebs_enable_valid), a reset slot for each, and for format 0 a buffer of at most
+ * one page (larger ones hang Core 2; Linux ds.c).
  */
 static bool ds_pebs_config_valid(const struct ds_pebs_config *config)
 {
@@ -243,8 +259,15 @@ static bool ds_pebs_config_valid(const struct ds_pebs_config *config)
 		return false;
 	/* PEBS_DATA_CFG exists only with adaptive PEBS, and its reserved bits #GP (SDM). */
 	if (config->data_cfg && (!support->pebs_baseline || config->format < PEBS_FORMAT_4 ||
-				 (config->data_cfg & ~PEBS_DATA_CFG_VALID) ||
-				 config->record_size < pebs_adaptive_record_size(config->data_cfg)))
+				 (config->data_cfg & ~PEBS_DATA_CFG_VALID)))
+		return false;
+	/*
+	 * The CPU moves the index by the record it writes: the format's own, or for adaptive
+	 * formats up to the one data_cfg's groups make. Smaller slots would let it write past max.
+	 */
+	if (pebs_format_is_adaptive((enum pebs_format)config->format)
+		    ? config->record_size < pebs_adaptive_record_size(config->data_cfg)
+		    : config->record_size != pebs_record_size((enum pebs_format)config->format))
 		return false;
 	for (unsigned int bit = 0; bit < PEBS_ENABLE_BITS; bit++)
 		if ((config->enable & (1ull << bit)) &&
@@ -263,7 +286,8 @@ enum ds_error ds_attach_pebs(const struct ds_target *target, const struct ds_peb
 
 	if (ds_support()->pebs_reason[0])
 		return DS_ERROR_UNSUPPORTED;
-	if (!ds_pebs_config_valid(config) ||
+	if (!buffer_size_fits(config->records, config->record_size) ||
+	    !ds_pebs_config_valid(config) ||
 	    !ds_pebs_fields(0, config->records * config->record_size, config->record_size,
 			    config->threshold_records, &fields))
 		return DS_ERROR_CONFIG;
@@ -325,7 +349,8 @@ enum ds_error ds_detach(const struct ds_target *target, enum ds_user user)
 	spin_unlock_irqrestore(&ds_lock, flags);
 	ds_sync_target(target, true);
 	flags = spin_lock_irqsave(&ds_lock);
-	ds_drain_context(context, target->cpu ? switch_task_current()->index : target->index);
+	ds_drain_users(context, target->cpu ? switch_task_current()->index : target->index,
+		       DS_DRAIN_USER(user));
 	context->buffers[user] = (struct ds_buffer){ 0 };
 	context->stopping[user] = false;
 	if (user == DS_USER_BTS) {
@@ -388,11 +413,11 @@ static unsigned int release_counting(const struct ds_target *target)
 
 unsigned int ds_release_leftovers(unsigned int task)
 {
-	struct ds_target own = { false, task, 0 };
+	struct ds_target own = { false, task };
 	unsigned int left = release_counting(&own);
 
 	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++) {
-		struct ds_target target = { true, cpu, 0 };
+		struct ds_target target = { true, cpu };
 
 		left += release_counting(&target);
 	}

@@ -32,7 +32,6 @@ const char *ds_error_name(enum ds_error error);
 struct ds_target {
 	bool cpu;
 	unsigned int index; /* task index (struct switch_task.index) or CPU index */
-	uint64_t address_space; /* a user task's page-table root, for its read-only view; else 0 */
 };
 
 struct ds_bts_config {
@@ -58,8 +57,9 @@ struct ds_pebs_config {
  * Attach a user to target's DS area, allocating and filling the area on first use; a second user
  * shares it. Callable from any CPU, for a task in any state: a task's area becomes active when it
  * is next switched in (at once if it is the caller), a CPU's by ds_activate_cpu() on that CPU.
- * A user task (address_space != 0) gets a read-only view of the area and buffers at
- * USER_DS_BASE. Returns DS_OK or an error; a failure changes nothing.
+ * A user task gets a read-only view of the area and buffers at USER_DS_BASE, in its own address
+ * space (switch_task_address_space(), never a root the caller names). Returns DS_OK or an error; a
+ * failure changes nothing.
  */
 enum ds_error ds_attach_bts(const struct ds_target *target, const struct ds_bts_config *config);
 enum ds_error ds_attach_pebs(const struct ds_target *target, const struct ds_pebs_config *config);

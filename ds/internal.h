@@ -25,7 +25,7 @@ struct ds_context {
 	struct ds_buffer buffers[DS_USERS];
 	struct ds_bts_config bts;
 	struct ds_pebs_config pebs;
-	uint64_t address_space;
+	uint64_t address_space; /* the owner's root when its view was mapped, else 0 */
 	bool detaching; /* between the two steps of ds_detach(): attach and detach refused */
 	bool stopping[DS_USERS]; /* that user is being detached: its feature stays off */
 	uint64_t bts_credited, pebs_credited; /* records below these were credited; 0: none */
@@ -64,6 +64,14 @@ void ds_release_all(const struct ds_target *target);
 void ds_credit_context(struct ds_context *context, unsigned int credit_task);
 /* Credit them, then reset the indexes (tracing off meanwhile where the area is active). */
 void ds_drain_context(struct ds_context *context, unsigned int credit_task);
+/*
+ * The same for some users only (DS_DRAIN_USER(user) bits): a detach resets the buffer it takes
+ * and leaves the other user's fields alone, which a CPU elsewhere may still be tracing into
+ * (both are credited: reading is no write to the area).
+ */
+#define DS_DRAIN_USER(user) (1u << (user))
+#define DS_DRAIN_ALL (DS_DRAIN_USER(DS_USER_BTS) | DS_DRAIN_USER(DS_USER_PEBS))
+void ds_drain_users(struct ds_context *context, unsigned int credit_task, unsigned int users);
 void ds_quiesce(void);
 void ds_resume(void);
 void ds_switch_init(void);

@@ -95,6 +95,11 @@ void ds_credit_context(struct ds_context *context, unsigned int credit_task)
  */
 void ds_drain_context(struct ds_context *context, unsigned int credit_task)
 {
+	ds_drain_users(context, credit_task, DS_DRAIN_ALL);
+}
+
+void ds_drain_users(struct ds_context *context, unsigned int credit_task, unsigned int users)
+{
 	const struct ds_registers *held = ds_registers_held();
 	bool active = context->area && held->ds_area == (uint64_t)context->area &&
 		      (held->debugctl || held->pebs_enable);
@@ -105,11 +110,15 @@ void ds_drain_context(struct ds_context *context, unsigned int credit_task)
 	if (active)
 		ds_quiesce();
 	ds_credit_context(context, credit_task);
-	if (context->buffers[DS_USER_BTS].phys && !context->bts.circular)
-		area->bts_index = area->bts_base;
-	if (context->buffers[DS_USER_PEBS].phys)
+	if ((users & DS_DRAIN_USER(DS_USER_BTS)) && context->buffers[DS_USER_BTS].phys) {
+		if (!context->bts.circular)
+			area->bts_index = area->bts_base;
+		context->bts_credited = 0;
+	}
+	if ((users & DS_DRAIN_USER(DS_USER_PEBS)) && context->buffers[DS_USER_PEBS].phys) {
 		area->pebs_index = area->pebs_base;
-	context->bts_credited = context->pebs_credited = 0;
+		context->pebs_credited = 0;
+	}
 	if (active)
 		ds_resume();
 }

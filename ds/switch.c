@@ -188,7 +188,7 @@ void ds_sync_target(const struct ds_target *target, bool detaching)
 	if (target->cpu && !detaching && (unsigned int)cpu != this_cpu_index())
 		return;
 	if (!smp_call((unsigned int)cpu, ds_sync_here,
-		      detaching ? (void *)target->address_space : NULL))
+		      detaching ? (void *)ds_context_of(target)->address_space : NULL))
 		platform_bail_out("ds: CPU %d did not apply a DS change within %u ms", cpu,
 				  SMP_CALL_TIMEOUT_MS);
 }
@@ -217,7 +217,7 @@ static void ds_switch_in(const struct switch_task *prev, const struct switch_tas
 /* A task's area dies with it: its owner is gone. */
 static void ds_task_exit(const struct switch_task *task)
 {
-	struct ds_target target = { false, task->index, 0 };
+	struct ds_target target = { false, task->index };
 
 	ds_release_all(&target);
 }

@@ -8,7 +8,6 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/pfa.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/tsc.h"
@@ -31,9 +30,11 @@ struct task *task_pool_next(struct task *after)
 	return NULL;
 }
 
+_Static_assert(TASKS_MAX <= KERNEL_STACK_RUNNER, "a stack slot for every task index");
+
 uint64_t task_stack_top(const struct task *task)
 {
-	return (uint64_t)phys_to_virt(task->stack) + TASK_STACK_PAGES * PAGE_SIZE;
+	return task->stack_top;
 }
 
 struct cpu_regs *task_user_frame(const struct task *task)
@@ -63,8 +64,8 @@ struct task *task_alloc(const char *name, void (*start)(void *), bool user)
 	strlcpy(task->name, name, sizeof(task->name));
 	task->state = TASK_STOPPED; /* not runnable until its creator says so */
 	if (start) {
-		task->stack = pfa_alloc_pages(TASK_STACK_PAGES);
-		if (!task->stack) {
+		task->stack_top = kernel_stack_top(task->index);
+		if (!task->stack_top) {
 			task_free(task);
 			return NULL;
 		}
@@ -76,11 +77,10 @@ struct task *task_alloc(const char *name, void (*start)(void *), bool user)
 
 void task_free(struct task *task)
 {
-	if (task->stack)
-		pfa_free_pages(task->stack, TASK_STACK_PAGES);
+	switch_task_set_address_space(task->index, 0);
 	if (task->address_space)
 		address_space_destroy(task->address_space);
-	task->stack = 0;
+	task->stack_top = 0; /* the slot stays mapped for the index's next task */
 	task->address_space = 0;
 	__atomic_store_n(&in_use[task - pool], false, __ATOMIC_RELEASE);
 }

@@ -12,7 +12,6 @@
 
 #define TASK_NAME_MAX 24
 #define TASKS_MAX SWITCH_TASKS_MAX
-#define TASK_STACK_PAGES 4
 
 enum task_state {
 	TASK_RUNNABLE, /* on the run queue, waiting for the CPU */
@@ -55,7 +54,7 @@ struct task {
 	unsigned int cpu; /* whose run queue it belongs to, and where it runs when RUNNING */
 	uint64_t migrations; /* times it moved to another CPU */
 	struct task *next; /* run-queue link */
-	uint64_t stack; /* physical base of the kernel stack, 0 for the boot task */
+	uint64_t stack_top; /* its guarded kernel stack (slot index, paging.h); 0: the boot task */
 	uint64_t wake_tsc; /* BLOCKED in sched_sleep_ms(): wake at this TSC; 0 if not */
 	struct task *joiner; /* the task blocked in task_join() on this one */
 	long exit_code;

@@ -74,6 +74,7 @@ struct task *task_create_user(const char *name, const void *program, uint64_t ar
 		task_free(task);
 		return NULL;
 	}
+	switch_task_set_address_space(task->index, task->address_space);
 	fpu_state_init(&task->fpu);
 	user_frame_init(task_user_frame(task), user_text_address(program), USER_STACK_TOP, arg);
 	if (start == TASK_START_RUNNABLE) {

@@ -3,7 +3,8 @@
 These boot the real kernel under TCG. QEMU's microvm, the harness's machine, leaves out tables
 given with -acpitable, so the SPCR boots use the pc machine, which adds them to its RSDT; COM2 is
 an isa-serial at 0x2f8 writing to a file. QEMU x86 has no memory-mapped 16550 to boot with, so
-console=mmio is tested here only where nothing answers (host tests cover the parsing).
+console=mmio is tested here only where nothing answers or memory does (host tests cover the
+parsing and the probe against a 16550 model).
 """
 
 import re
@@ -167,6 +168,11 @@ def test_without_an_spcr_the_default_is_com1_and_the_log_says_so(tmp_path):
     ("mmio,0xd0000000",
      "mmio 0xd0000000, 115200 baud: no 16550 UART answers: its scratch register does not keep "
      "a value"),
+    # RAM (QEMU's BIOS image at the top of 4 GiB keeps what is written): it passes the line
+    # status and scratch checks; only the divisor latch behind DLAB tells it from a UART.
+    ("mmio,0xffff0000",
+     "mmio 0xffff0000, 115200 baud: no 16550 UART answers: its divisor latch is not banked "
+     "behind LCR.DLAB (0x5a written to DLM, IER read 0x5a): memory, not a UART?"),
     ("mmio32,0x100000000,9600",
      "mmio32 0x100000000, 9600 baud: MMIO address 0x100000000 is outside 0xc0000000-0xffffffff,"
      " the uncached window the kernel maps for devices"),

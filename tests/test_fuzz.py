@@ -1,6 +1,8 @@
-"""make fuzz, briefly, in every make check: damaged logs are never passed, and random kernel
-command lines end with the right status, never a hang or a crash."""
+"""make fuzz, briefly, in every make check: damaged logs are never passed, random kernel
+command lines end with the right status, never a hang or a crash, and the kernel-API fuzz boot
+(tests/kernel/fuzz_api.c) finds every call keeping its contract."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +24,9 @@ def test_a_short_fuzz_finds_nothing_wrongly_accepted(seed):
     assert f"fuzz: seed={seed}" in proc.stdout
     assert "logs: 2000 tried, 0 wrongly accepted" in proc.stdout, proc.stdout
     assert "command lines: 12 tried, 0 wrongly judged" in proc.stdout, proc.stdout
+    api = re.search(r"^fuzz: kernel API: 3000 calls, (\d+) accepted, 0 failed$", proc.stdout,
+                    re.MULTILINE)
+    assert api and int(api.group(1)) > 0, proc.stdout
 
 
 def test_fuzz_refuses_a_bad_budget():

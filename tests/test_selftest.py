@@ -114,6 +114,28 @@ def test_a_test_that_leaks_fails_itself_and_the_next_starts_clean(tmp_path):
 
 
 @pytest.mark.boot
+def test_running_off_a_kernel_stack_fails_the_test_and_the_run_goes_on(tmp_path):
+    # tests/kernel/selftest_overflow.c: a kernel task's stack, then the runner's own; each guard
+    # page turns the overflow into a #DF on its IST stack, reported as that test's failure.
+    proc, result = boot(tmp_path, "tests=overflow.*")
+    assert proc.returncode == 1, proc.stderr
+    assert result.verdict == ktap.FAIL and not result.errors, result.errors
+    tests = {test.name: test for test in result.tests}
+    assert list(tests) == ["a_kernel_task_running_off_its_stack_fails_the_test",
+                           "the_runner_s_stack_running_off_fails_the_test", "the_next_test_runs"]
+    overflow = re.compile(r"kernel stack overflow: task \d+ ran off the bottom of its stack "
+                          r"\(slot \d+, 0x[0-9a-f]+-0x[0-9a-f]+\) into the guard page at "
+                          r"0x[0-9a-f]+, rsp=0x[0-9a-f]+ rip=0xffffffff8[0-9a-f]+")
+    for name in list(tests)[:2]:
+        assert tests[name].status == "fail", tests[name]
+        assert any(overflow.fullmatch(line) for line in tests[name].diagnostics), tests[name]
+        assert any(line.startswith("unexpected exception #DF (vector 8)")
+                   for line in tests[name].diagnostics), tests[name]
+        assert not any("no guard stopped it" in line for line in tests[name].diagnostics)
+    assert tests["the_next_test_runs"].status == "pass"
+
+
+@pytest.mark.boot
 def test_a_test_returning_late_with_interrupts_off_times_out(tmp_path):
     proc, result = boot(tmp_path, "tests=overrun.* timeout=200ms")
     assert proc.returncode == 1, proc.stderr

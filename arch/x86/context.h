@@ -27,4 +27,20 @@ void switch_context(struct context **save, struct context *load);
  */
 struct context *context_init(uint64_t stack_top, void (*entry)(void *), void *arg);
 
+/*
+ * Leave the current stack for good: call fn on the stack below stack_top (16-byte aligned), with
+ * no frame to return to. Nothing on the old stack may be used after.
+ */
+static inline void __attribute__((noreturn)) run_on_stack(uint64_t stack_top, void (*fn)(void))
+{
+	asm volatile("mov %0, %%rsp\n\t"
+		     "xor %%ebp, %%ebp\n\t"
+		     "call *%1\n\t"
+		     "ud2"
+		     :
+		     : "r"(stack_top), "r"(fn)
+		     : "memory");
+	__builtin_unreachable();
+}
+
 #endif

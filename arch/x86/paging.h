@@ -12,13 +12,29 @@
 /*
  * Lower half (PML4 0-255): user tasks, one address space each. Upper half, shared by every
  * address space: PML4 256 maps all physical memory below DIRECT_MAP_LIMIT at DIRECT_MAP_BASE
- * (3-4 GiB uncached, for MMIO); PML4 511 maps the kernel image at KERNEL_VIRTUAL_BASE.
+ * (3-4 GiB uncached, for MMIO); PML4 510 holds the guarded kernel stacks at KERNEL_STACKS_BASE;
+ * PML4 511 maps the kernel image at KERNEL_VIRTUAL_BASE.
  */
 #define DIRECT_MAP_BASE 0xffff800000000000ul
 #define DIRECT_MAP_LIMIT 0x100000000ul
 #define DIRECT_MAP_UNCACHED 0xc0000000ul /* from here to the limit: PCD|PWT, for MMIO */
 #define KERNEL_VIRTUAL_BASE 0xffffffff80000000ul
 #define PML4_FIRST_KERNEL_ENTRY 256
+
+/*
+ * Kernel stacks with a guard below: slot s is KERNEL_STACK_GUARD_PAGES unmapped pages, then
+ * KERNEL_STACK_PAGES mapped ones, at KERNEL_STACKS_BASE + s * KERNEL_STACK_SLOT_SIZE. Running off
+ * the bottom of a stack faults in its guard (a #PF whose delivery faults again: #DF, on its IST
+ * stack) instead of writing what lies below. A guard as large as the stack also catches a frame
+ * that jumps up to that far past the bottom. Slot s < KERNEL_STACK_RUNNER is task index s's
+ * (sched/); the runner, the boot context, has KERNEL_STACK_RUNNER.
+ */
+#define KERNEL_STACKS_BASE 0xffffff0000000000ul /* PML4 510 */
+#define KERNEL_STACK_PAGES 4
+#define KERNEL_STACK_GUARD_PAGES 4
+#define KERNEL_STACK_SLOT_SIZE ((KERNEL_STACK_GUARD_PAGES + KERNEL_STACK_PAGES) * PAGE_SIZE)
+#define KERNEL_STACK_SLOTS 128 /* two page tables */
+#define KERNEL_STACK_RUNNER (KERNEL_STACK_SLOTS - 1)
 
 #define PTE_PRESENT (1ul << 0)
 #define PTE_WRITE (1ul << 1)
@@ -64,6 +80,16 @@ static inline void clear_pages(void *virt, unsigned long count)
 
 /* Remove the boot identity map of the lower half: from here on it belongs to user tasks. */
 void paging_init(void);
+
+/*
+ * The top of stack slot slot, mapped on its first use (frames from pfa_alloc_pages()) and kept
+ * for good: a slot's translation never changes, so no CPU's TLB ever holds a stale one. 0 when
+ * out of memory or slot is no slot.
+ */
+uint64_t kernel_stack_top(unsigned int slot);
+
+/* The slot whose guard holds address, or -1. */
+int kernel_stack_guard_slot(uint64_t address);
 
 /* The physical address of the kernel PML4, whose upper half every address space copies. */
 uint64_t paging_kernel_root(void);

@@ -15,33 +15,14 @@
 #include "lib/console.h"
 #include "lib/format.h"
 
-#define UART_DATA 0 /* DLAB=0 */
-#define UART_INTERRUPT_ENABLE 1 /* DLAB=0 */
-#define UART_DIVISOR_LOW 0 /* DLAB=1 */
-#define UART_DIVISOR_HIGH 1 /* DLAB=1 */
-#define UART_FIFO_CONTROL 2
-#define UART_LINE_CONTROL 3
-#define UART_MODEM_CONTROL 4
-#define UART_LINE_STATUS 5
-#define UART_SCRATCH 7
-
-#define FCR_ENABLE 0x01
-#define FCR_CLEAR_RX 0x02
-#define FCR_CLEAR_TX 0x04
-#define LCR_8N1 0x03
-#define LCR_DLAB 0x80
-#define MCR_DTR 0x01
-#define MCR_RTS 0x02
-#define LSR_DATA_READY 0x01
-#define LSR_TX_HOLDING_EMPTY 0x20
-#define LSR_NOTHING_THERE 0xff /* what a read of an undecoded ISA port returns */
-/* Scratch patterns with every bit both ways, as Linux's 8250 autoconfig writes them. */
-#define SCRATCH_PATTERN_A 0xa5
-#define SCRATCH_PATTERN_B 0x5a
-
 #define UART_FIFO_SIZE 16
-/* About 10 s at 115200 baud: a UART that never drains must not hang the kernel. */
-#define UART_WAIT_LIMIT 100000000u
+/*
+ * A FIFO of 16 bytes drains in 1 s at 160 baud and above. A UART that never drains (or memory
+ * taken for one) costs one such wait in all, not one per byte (lib/uart.h); before the TSC is
+ * calibrated, polls stand in for the time.
+ */
+#define UART_TRANSMIT_TIMEOUT_MS 1000
+#define UART_TRANSMIT_SPINS 1000000u
 
 /* A UART's registers, reached as config said: ports, or bytes or 32-bit words in memory. */
 struct uart {
@@ -51,6 +32,7 @@ struct uart {
 };
 
 static struct uart console_uart;
+static struct uart_transmit console_transmit = { .spins = UART_TRANSMIT_SPINS };
 
 static uint8_t uart_in(const struct uart *uart, unsigned int reg)
 {
@@ -80,6 +62,27 @@ static void uart_out(const struct uart *uart, unsigned int reg, uint8_t value)
 	outb((uint16_t)(uart->port + reg), value);
 }
 
+static uint8_t uart_access_in(void *context, unsigned int reg)
+{
+	return uart_in(context, reg);
+}
+
+static void uart_access_out(void *context, unsigned int reg, uint8_t value)
+{
+	uart_out(context, reg, value);
+}
+
+static struct uart_access uart_access(struct uart *uart)
+{
+	return (struct uart_access){ uart_access_in, uart_access_out, uart };
+}
+
+/* TSC cycles, or 0 while the TSC's rate is unknown. */
+static uint64_t uart_clock(void)
+{
+	return tsc_hz() ? rdtsc_ordered() : 0;
+}
+
 /*
  * The registers config names, if the kernel can reach them: an MMIO UART must lie in the direct
  * map's uncached window (paging.h), where its registers are mapped PCD|PWT.
@@ -104,17 +107,19 @@ static bool uart_reach(const struct console_config *config, struct uart *uart, c
 }
 
 /* Wait until the transmit FIFO is empty, then it takes UART_FIFO_SIZE bytes without polling. */
-static void uart_wait_transmit_empty(void)
+static void uart_wait_transmit_empty_console(void)
 {
-	for (uint32_t spins = 0; spins < UART_WAIT_LIMIT; spins++)
-		if (uart_in(&console_uart, UART_LINE_STATUS) & LSR_TX_HOLDING_EMPTY)
-			return;
+	struct uart_access access = uart_access(&console_uart);
+
+	if (!console_transmit.timeout && tsc_hz())
+		console_transmit.timeout = tsc_cycles_from_ms(UART_TRANSMIT_TIMEOUT_MS);
+	uart_wait_transmit_empty(&access, &console_transmit, uart_clock);
 }
 
 static void uart_put(char c, unsigned int *room)
 {
 	if (*room == 0) {
-		uart_wait_transmit_empty();
+		uart_wait_transmit_empty_console();
 		*room = UART_FIFO_SIZE;
 	}
 	uart_out(&console_uart, UART_DATA, (uint8_t)c);
@@ -175,28 +180,12 @@ static void serial_guard_leave(unsigned long flags)
 bool serial_probe(const struct console_config *config, char *why, size_t size)
 {
 	struct uart uart;
-	uint8_t saved;
-	bool found;
+	struct uart_access access;
 
 	if (!uart_reach(config, &uart, why, size))
 		return false;
-	/* Only reads and the scratch register, which holds no state of the UART's: a port that
-	 * is something else (isa-debug-exit at 0xf4 ends the run on any write to its first
-	 * registers) is not written where it would act. */
-	saved = uart_in(&uart, UART_SCRATCH);
-	if (uart_in(&uart, UART_LINE_STATUS) == LSR_NOTHING_THERE) {
-		format(why, size, "no 16550 UART answers: its line status reads 0xff");
-		return false;
-	}
-	uart_out(&uart, UART_SCRATCH, SCRATCH_PATTERN_A);
-	found = uart_in(&uart, UART_SCRATCH) == SCRATCH_PATTERN_A;
-	uart_out(&uart, UART_SCRATCH, SCRATCH_PATTERN_B);
-	found = found && uart_in(&uart, UART_SCRATCH) == SCRATCH_PATTERN_B;
-	uart_out(&uart, UART_SCRATCH, saved);
-	if (!found)
-		format(why, size,
-		       "no 16550 UART answers: its scratch register does not keep a value");
-	return found;
+	access = uart_access(&uart);
+	return uart_probe(&access, why, size);
 }
 
 void serial_init(const struct console_config *config)

@@ -10,11 +10,11 @@
 #include "lib/uart.h"
 
 /*
- * Whether a 16550 answers where config says: its line status register reads as something other
- * than an empty bus (0xff), and its scratch register keeps two patterns written to it (restored
- * after). Writes nothing but the scratch register. An MMIO UART must lie in the uncached window
- * of the direct map (DIRECT_MAP_UNCACHED to DIRECT_MAP_LIMIT, paging.h) and is not touched
- * otherwise. On false writes why to why (one line, without the address).
+ * Whether a 16550 answers where config says (uart_probe(), lib/uart.h: line status, scratch, and
+ * the divisor latch behind DLAB, which memory cannot imitate); its registers are left as they
+ * were. An MMIO UART must lie in the uncached window of the direct map (DIRECT_MAP_UNCACHED to
+ * DIRECT_MAP_LIMIT, paging.h) and is not touched otherwise. On false writes why to why (one line,
+ * without the address).
  */
 bool serial_probe(const struct console_config *config, char *why, size_t size);
 

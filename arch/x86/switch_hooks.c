@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The registry of task-switch hooks, and each CPU's current task as hooks see it. */
 #include <stddef.h>
+#include <stdint.h>
 
 #include "arch/x86/percpu.h"
 #include "arch/x86/smp.h"
@@ -9,6 +10,7 @@
 static const struct switch_hooks *registered[SWITCH_HOOKS_MAX];
 static DEFINE_PER_CPU(struct switch_task, current);
 static unsigned int interrupt_depths[SWITCH_TASKS_MAX];
+static uint64_t address_spaces[SWITCH_TASKS_MAX];
 
 int switch_hooks_register(const struct switch_hooks *hooks)
 {
@@ -79,6 +81,18 @@ int switch_task_running_cpu(unsigned int index)
 		if (per_cpu_ptr(current, cpu)->index == index)
 			return (int)cpu;
 	return -1;
+}
+
+void switch_task_set_address_space(unsigned int index, uint64_t root)
+{
+	if (index < SWITCH_TASKS_MAX)
+		__atomic_store_n(&address_spaces[index], root, __ATOMIC_RELEASE);
+}
+
+uint64_t switch_task_address_space(unsigned int index)
+{
+	return index < SWITCH_TASKS_MAX ? __atomic_load_n(&address_spaces[index], __ATOMIC_ACQUIRE)
+					: 0;
 }
 
 const struct switch_task *switch_task_current(void)

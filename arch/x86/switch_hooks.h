@@ -4,6 +4,7 @@
 #define ARCH_X86_SWITCH_HOOKS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "arch/x86/regs.h"
 
@@ -48,6 +49,14 @@ void switch_hooks_set(unsigned int handle, const struct switch_hooks *hooks);
 void switch_hooks_run(const struct switch_task *prev, const struct switch_task *next);
 void switch_hooks_run_exit(const struct switch_task *task);
 void switch_hooks_set_current(const struct switch_task *task);
+
+/*
+ * The page-table root (CR3) of the user task at index, 0 for a kernel task or a free index. The
+ * scheduler records it when it creates the address space and clears it when it frees the index;
+ * subsystems that map something into a task's space take the root from here, never from a caller.
+ */
+void switch_task_set_address_space(unsigned int index, uint64_t root);
+uint64_t switch_task_address_space(unsigned int index);
 
 /* The task running on this CPU, as the scheduler last described it. */
 const struct switch_task *switch_task_current(void);

@@ -10,11 +10,14 @@
 #include "arch/x86/exceptions.h"
 #include "arch/x86/extable.h"
 #include "arch/x86/gdt.h"
+#include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/processor-flags.h"
+#include "arch/x86/switch_hooks.h"
 #include "arch/x86/traps.h"
 #include "lib/ktap.h"
+#include "lib/report.h"
 
 #define IDT_GATE_INTERRUPT 0x8e00 /* present, DPL 0, 64-bit interrupt gate */
 #define IDT_STUB_SIZE 16
@@ -193,6 +196,26 @@ void fatal_exception(const struct cpu_regs *regs)
 }
 
 /*
+ * A #DF whose CR2 lies in a stack's guard: the code ran off the bottom of that stack, and the #PF
+ * could not push its frame there. Said before the #DF is handled as any unexpected exception
+ * (it fails the running test, or ends the run outside one).
+ */
+static void report_stack_overflow(const struct cpu_regs *regs)
+{
+	uint64_t cr2 = read_cr2();
+	int slot = kernel_stack_guard_slot(cr2);
+	uint64_t top;
+
+	if (slot < 0)
+		return;
+	top = KERNEL_STACKS_BASE + (uint64_t)(slot + 1) * KERNEL_STACK_SLOT_SIZE;
+	report_diag("kernel stack overflow: task %u ran off the bottom of its stack "
+		    "(slot %d, 0x%lx-0x%lx) into the guard page at 0x%lx, rsp=0x%lx rip=0x%lx",
+		    switch_task_current()->id, slot, top - KERNEL_STACK_PAGES * PAGE_SIZE, top - 1,
+		    cr2, regs->rsp, regs->rip);
+}
+
+/*
  * The handlers that own an exception: the CPU model (#UD, #DB), an .extable fix-up, the vector's
  * handler. True when one of them dealt with it. dr7: what DR7 held when a #DB arrived (its
  * bracket's enter()); unused for other vectors.
@@ -201,6 +224,9 @@ static bool dispatch_owned(struct cpu_regs *regs, unsigned long dr7)
 {
 	unsigned int vector = (unsigned int)regs->vector;
 	uint64_t fixup;
+
+	if (vector == X86_EXC_DF)
+		report_stack_overflow(regs);
 
 	if ((regs->rflags & RFLAGS_TF) && vector != X86_EXC_NMI)
 		this_cpu()->stepped_exceptions++;

@@ -19,7 +19,8 @@
 #define SYSCALL_GET_TASK_ID 4
 #define SYSCALL_DR_INSTALL 5 /* rdi = address, rsi = enum dr_type, rdx = length: slot or -error */
 #define SYSCALL_DR_UNINSTALL 6 /* rdi = slot: 0 or -error */
-/* rdi = struct dr_hit array, rsi = capacity: hits copied; a hit taken in the kernel has rip 0 */
+/* rdi = struct dr_hit array, rsi = capacity: hits copied; a hit taken in the kernel has rip 0.
+ * Hits that do not reach the buffer (it faults part-way) stay for the next call. */
 #define SYSCALL_DR_READ_HITS 7
 #define SYSCALL_DR_SET_HANDLER 8 /* rdi = user handler for breakpoint hits, 0 for none */
 #define SYSCALL_COUNT 9

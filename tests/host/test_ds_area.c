@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Host tests of ds/area.c: BTS and PEBS buffer fields, circular and interrupt thresholds. */
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ds/area.h"
@@ -44,6 +45,16 @@ HOST_TEST(ds_bts_fields_refuse_impossible_buffers)
 	host_check_eq_u64(fields.max - 2 * 24, fields.threshold);
 	host_check(!ds_bts_fields(BASE, 24 * 64, false, 61, &fields)); /* 64 / 16 = 4 of room */
 	host_check(ds_bts_fields(BASE, 24 * 64, false, 60, &fields));
+}
+
+/* A threshold near 2^64 must not wrap past the room check (found by the kernel-API fuzzer). */
+HOST_TEST(ds_bts_fields_refuse_a_threshold_that_wraps)
+{
+	struct ds_buffer_fields fields;
+
+	host_check(!ds_bts_fields(BASE, 24 * 8, false, SIZE_MAX - 1, &fields));
+	host_check(!ds_bts_fields(BASE, 24 * 8, false, SIZE_MAX, &fields));
+	host_check(!ds_bts_fields(BASE, 24 * 1, false, 1, &fields)); /* less than the room */
 }
 
 HOST_TEST(ds_pebs_fields_follow_the_record_size)

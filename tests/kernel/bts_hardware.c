@@ -12,7 +12,7 @@
 
 static struct ds_target self(void)
 {
-	return (struct ds_target){ false, sched_current()->index, 0 };
+	return (struct ds_target){ false, sched_current()->index };
 }
 
 /* Index of the record (from -> to) in [first, last), or -1. */
@@ -111,7 +111,7 @@ TEST(bts, user_task_polling_its_index_sees_its_records)
 	task = task_create_user("poller", user_ds_poll, USER_DATA_BASE, TASK_START_STOPPED);
 	if (!task)
 		test_abort("task_create_user failed");
-	target = (struct ds_target){ false, task->index, task->address_space };
+	target = (struct ds_target){ false, task->index };
 	if (ds_attach_bts(&target, &config) != DS_OK)
 		test_abort("attach failed");
 	task_continue(task);

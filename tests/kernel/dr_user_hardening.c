@@ -103,6 +103,45 @@ TEST(dr, user_hits_taken_in_the_kernel_reach_the_task_without_a_kernel_rip)
 	}
 }
 
+/* Half a hit short of the end of the data pages: one whole hit fits, the second faults. */
+#define HITS_AT_EDGE (USER_DATA_BASE + USER_DATA_PAGES * PAGE_SIZE - 3 * USER_DR_HIT_SIZE / 2)
+#define HITS_AT_EDGE_OFFSET (USER_DATA_PAGES * PAGE_SIZE - 3 * USER_DR_HIT_SIZE / 2)
+
+/*
+ * SYSCALL_DR_READ_HITS into a buffer whose end is unmapped delivers the hits that fit and keeps
+ * the rest for the next call: of 3 hits, 1 lands before the fault and 2 in the next read.
+ */
+TEST(dr, user_read_hits_into_a_buffer_that_faults_part_way_loses_no_hit)
+{
+	static uint8_t data[USER_DATA_PAGES * PAGE_SIZE];
+	struct user_syscall_script script = {
+		.count = 6,
+		.calls = { syscall_of(SYSCALL_DR_INSTALL, WATCHED, DR_TYPE_READ_WRITE, 1),
+			   syscall_of(SYSCALL_WRITE, WATCHED, 1, 0),
+			   syscall_of(SYSCALL_WRITE, WATCHED, 1, 0),
+			   syscall_of(SYSCALL_WRITE, WATCHED, 1, 0),
+			   syscall_of(SYSCALL_DR_READ_HITS, HITS_AT_EDGE, USER_DR_HITS_MAX, 0),
+			   syscall_of(SYSCALL_DR_READ_HITS, HITS_BUFFER, USER_DR_HITS_MAX, 0) },
+	};
+	struct dr_hit hits[3];
+	bool delivered;
+
+	user_script_run(&script, data, sizeof(data));
+	check_eq(0, script.calls[0].result);
+	for (unsigned int i = 1; i <= 3; i++)
+		check_eq(1, script.calls[i].result);
+	delivered = check_eq(1, script.calls[4].result);
+	delivered &= check_eq(2, script.calls[5].result);
+	if (!delivered)
+		return;
+	memcpy(&hits[0], &data[HITS_AT_EDGE_OFFSET], sizeof(hits[0]));
+	memcpy(&hits[1], &data[HITS_OFFSET], 2 * sizeof(hits[0]));
+	for (unsigned int i = 0; i < 3; i++)
+		check(hits[i].address == WATCHED && hits[i].slot == 0,
+		      "hit %u: address 0x%llx slot %u, expected 0x%lx slot 0", i,
+		      (unsigned long long)hits[i].address, hits[i].slot, WATCHED);
+}
+
 static const struct named_syscall hostile_calls[] = {
 	{ "install slot 0", { SYSCALL_DR_INSTALL, { WATCHED, DR_TYPE_WRITE, 8 }, 0 } },
 	{ "uninstall 2^32", { SYSCALL_DR_UNINSTALL, { ABOVE_32_BITS }, -DR_ERROR_NOT_INSTALLED } },

@@ -73,3 +73,35 @@ TEST(ds, user_write_to_its_view_faults_and_other_tasks_have_no_view)
 	check_eq(PF_ERROR_USER, fault.error_code & (PF_ERROR_PRESENT | PF_ERROR_USER));
 	check_eq(USER_DS_BASE, fault.cr2);
 }
+
+/* BTS maximum's low byte in the view: 16 records of 24 bytes past a page-aligned base, 0x80. */
+#define BTS_MAX_VIEW (USER_DS_BASE + offsetof(struct ds_area, bts_max))
+
+/*
+ * A task's view is mapped in its own address space and no other. ds/ takes the root from the
+ * task: when callers named it (struct ds_target.address_space), another task's root showed that
+ * task this one's area, and a kernel page named as the root was rewritten as a page table.
+ */
+TEST(ds, only_the_owner_sees_its_area)
+{
+	struct ds_bts_config config = { .records = 16, .circular = true };
+	struct task *owner, *other;
+	struct ds_target target;
+	struct user_fault fault;
+	uint64_t max_byte;
+
+	require_bts();
+	owner = task_create_user("owner", user_read_byte, BTS_MAX_VIEW, TASK_START_STOPPED);
+	other = task_create_user("other", user_read_byte, BTS_MAX_VIEW, TASK_START_STOPPED);
+	if (!owner || !other)
+		test_abort("task_create_user failed");
+	target = task_target(owner);
+	check_attached(ds_attach_bts(&target, &config));
+	max_byte = ds_area_get(&target)->bts_max & 0xff; /* what the owner reads there */
+	task_continue(other);
+	check_eq(TASK_EXIT_FAULTED, task_join(other, &fault));
+	check_eq(X86_EXC_PF, fault.vector);
+	check_eq(BTS_MAX_VIEW, fault.cr2);
+	task_continue(owner);
+	check_eq(max_byte, task_join(owner, NULL));
+}

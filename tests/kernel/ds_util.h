@@ -19,7 +19,7 @@
 
 static inline struct ds_target task_target(const struct task *task)
 {
-	return (struct ds_target){ false, task->index, task->address_space };
+	return (struct ds_target){ false, task->index };
 }
 
 static inline struct ds_target self_target(void)
@@ -29,7 +29,7 @@ static inline struct ds_target self_target(void)
 
 static inline struct ds_target cpu_target(unsigned int cpu)
 {
-	return (struct ds_target){ true, cpu, 0 };
+	return (struct ds_target){ true, cpu };
 }
 
 /* BTS needs DS, DTES64, BTS available, and an IA32_DS_AREA that keeps its value. */

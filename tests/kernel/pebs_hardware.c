@@ -100,7 +100,7 @@ static uint64_t count_user_records(void)
 					   .rounds = USER_ROUNDS,
 					   .exit_when_done = 1 };
 	index = task->index;
-	target = (struct ds_target){ false, index, task->address_space };
+	target = (struct ds_target){ false, index };
 	ds_credit_reset(index);
 	if (ds_attach_pebs(&target, &config) != DS_OK)
 		test_abort("ds_attach_pebs failed");
@@ -144,7 +144,7 @@ TEST_OBSERVING(pebs, bts_and_pebs_are_active_at_once_on_one_ds_area, 3000)
 	struct ds_bts_config bts = { .records = 4096,
 				     .threshold_records = 4096 - ds_threshold_room(4096) };
 	struct ds_pebs_config pebs = pebs_config(KERNEL_PERIOD);
-	struct ds_target target = { false, sched_current()->index, 0 };
+	struct ds_target target = { false, sched_current()->index };
 	struct ds_credit credit;
 
 	require_pebs();

@@ -25,7 +25,7 @@
  */
 static struct ds_target self(void)
 {
-	return (struct ds_target){ false, sched_current()->index, 0 };
+	return (struct ds_target){ false, sched_current()->index };
 }
 
 TEST_FLAGS(leaks, leaks_a_debug_store_user, TEST_MANUAL)

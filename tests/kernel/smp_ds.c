@@ -11,6 +11,7 @@
 
 #define TRACING (DEBUGCTL_TR | DEBUGCTL_BTS)
 #define PROBE_ROUNDS 4
+#define PROBE_BRANCHES 8
 
 static const struct ds_bts_config circular = { .records = 16, .circular = true };
 
@@ -227,4 +228,46 @@ TEST_OBSERVING_USER(smp, detaching_a_user_tasks_area_on_another_cpu_unmaps_its_v
 	check_eq(TASK_EXIT_FAULTED, task_join(task, &fault));
 	check_eq(X86_EXC_PF, fault.vector);
 	check_eq(USER_DS_BASE, fault.cr2);
+}
+
+static void branch_there(void *arg)
+{
+	struct loop_span span;
+
+	(void)arg;
+	counted_loop(PROBE_BRANCHES, &span);
+}
+
+/*
+ * Detaching one user of an area that is active on another CPU leaves the other user's fields
+ * alone: the CPU there still traces into them (SDM: never change the fields under a tracing CPU).
+ * ds_detach() drained every user, and reset the live BTS index under CPU 1 (found by the
+ * kernel-API fuzzer as the emulated CPU's rule 3).
+ */
+TEST_OBSERVING(smp, ds_detach_of_one_user_leaves_the_other_tracing_on_another_cpu, 4900)
+{
+	struct ds_target target = cpu_target(1);
+	/* A threshold no idle CPU reaches in this test: no PMI drains the index meanwhile. */
+	struct ds_bts_config interrupt = { .records = 2048, .threshold_records = 1900 };
+	struct ds_pebs_config pebs;
+	struct ds_area *area;
+	uint64_t index;
+
+	smp_require_cpus(2);
+	require_bts();
+	require_pebs();
+	pebs = pebs_config(16, 1, 1000);
+	check_attached(ds_attach_bts(&target, &interrupt));
+	check_attached(ds_attach_pebs(&target, &pebs));
+	area = ds_area_get(&target);
+	check(smp_call(1, activate_here, NULL), "CPU 1 took no call");
+	check_eq(0, task_join(smp_task_on(1, "brancher", branch_there, NULL), NULL));
+	index = area->bts_index;
+	check(index > area->bts_base, "CPU 1 recorded no branch");
+	check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS)); /* from CPU 0, BTS live on CPU 1 */
+	check(area->bts_index >= index, "BTS index 0x%llx, 0x%llx before the PEBS detach",
+	      (unsigned long long)area->bts_index, (unsigned long long)index);
+	check(tracing_into(read_on(1), area), "CPU 1 stopped tracing with its BTS user attached");
+	check_eq(DS_OK, ds_detach(&target, DS_USER_BTS));
+	check_eq(0, read_on(1).debugctl & TRACING);
 }

@@ -6,6 +6,7 @@
 
 #include "arch/x86/msr-index.h"
 #include "arch/x86/paging.h"
+#include "arch/x86/switch_hooks.h"
 #include "arch/x86/user-abi.h"
 #include "ds/area.h"
 #include "ds/ds.h"
@@ -24,12 +25,12 @@
 
 static struct ds_target task_target(unsigned int task)
 {
-	return (struct ds_target){ false, task, 0 };
+	return (struct ds_target){ false, task };
 }
 
 static struct ds_target cpu_target(unsigned int cpu)
 {
-	return (struct ds_target){ true, cpu, 0 };
+	return (struct ds_target){ true, cpu };
 }
 
 static struct ds_bts_config bts_interrupt(size_t records, size_t threshold)
@@ -144,6 +145,25 @@ SHIM_TEST(ds_host_attach_bts_refuses_a_buffer_the_sdm_does_not_allow, "icelake")
 	check_refused(DS_ERROR_CONFIG, ds_attach_bts(&self, &no_record), &self);
 	host_check_eq_u64(DS_OK, ds_attach_bts(&self, &last_allowed));
 	host_check_eq_u64(DS_OK, ds_detach(&self, DS_USER_BTS));
+	shim_check_clean();
+}
+
+/*
+ * A record count whose bytes, or pages with the canary, wrap past 2^64: refused, never a small
+ * buffer with the CPU's maximum far past it (found by the kernel-API fuzzer).
+ */
+SHIM_TEST(ds_host_attach_refuses_a_buffer_size_that_wraps, "icelake")
+{
+	struct ds_target self = task_target(0);
+	struct ds_bts_config bts_bytes = bts_circular(SIZE_MAX / BTS_RECORD_SIZE + 1);
+	struct ds_bts_config bts_pages = bts_circular(SIZE_MAX / BTS_RECORD_SIZE);
+	struct ds_bts_config bts_pages_32 = bts_circular(733007751851ull);
+
+	shim_boot();
+	check_refused(DS_ERROR_CONFIG, ds_attach_bts(&self, &bts_bytes), &self);
+	check_refused(DS_ERROR_CONFIG, ds_attach_bts(&self, &bts_pages), &self);
+	/* 2^44 + 8 bytes: 2^32 + 1 pages, which a 32-bit page count took for 1. */
+	check_refused(DS_ERROR_NO_MEMORY, ds_attach_bts(&self, &bts_pages_32), &self);
 	shim_check_clean();
 }
 
@@ -271,12 +291,13 @@ SHIM_TEST(ds_host_a_switch_between_a_task_area_and_the_cpu_area_writes_off_area_
 
 SHIM_TEST(ds_host_a_user_task_sees_its_area_read_only_until_detach_flushes_it, "icelake")
 {
-	struct ds_target a = { false, TASK_A, ROOT };
+	struct ds_target a = { false, TASK_A };
 	struct ds_bts_config config = bts_interrupt(RECORDS, THRESHOLD);
 	unsigned int pages = buffer_pages(RECORDS * BTS_RECORD_SIZE);
 	size_t maps;
 
 	shim_boot();
+	switch_task_set_address_space(TASK_A, ROOT); /* as sched/ does for a user task */
 	shim_set_current(TASK_A);
 	if (!host_check_eq_u64(DS_OK, ds_attach_bts(&a, &config)))
 		return;
@@ -300,6 +321,7 @@ SHIM_TEST(ds_host_a_user_task_sees_its_area_read_only_until_detach_flushes_it, "
 		host_check(shim_mapping_at(i)->op == SHIM_UNMAP);
 	host_check(shim_mapping_at(maps * 2)->op == SHIM_FLUSH &&
 		   shim_mapping_at(maps * 2)->root == ROOT);
+	switch_task_set_address_space(TASK_A, 0);
 	shim_check_clean();
 }
 
@@ -346,6 +368,16 @@ static void check_pebs_format(const struct pebs_case *c)
 	refused = config;
 	refused.enable = 0;
 	check_refused(DS_ERROR_CONFIG, ds_attach_pebs(&self, &refused), &self);
+	/* Records smaller than the CPU's, or for formats 0-3 of another size: the CPU moves the
+	 * index by its own record and would write past max (found by the kernel-API fuzzer). */
+	refused = config;
+	refused.record_size = 2;
+	check_refused(DS_ERROR_CONFIG, ds_attach_pebs(&self, &refused), &self);
+	refused.record_size = config.record_size - 8;
+	check_refused(DS_ERROR_CONFIG, ds_attach_pebs(&self, &refused), &self);
+	refused.record_size = config.record_size + 8;
+	if (c->format < PEBS_FORMAT_4)
+		check_refused(DS_ERROR_CONFIG, ds_attach_pebs(&self, &refused), &self);
 	refused = config;
 	refused.data_cfg = PEBS_DATA_CFG_MEMINFO;
 	refused.record_size = pebs_adaptive_record_size(PEBS_DATA_CFG_MEMINFO);

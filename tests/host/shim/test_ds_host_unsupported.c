@@ -23,7 +23,7 @@ static void check_unsupported(enum ds_error error, const struct ds_target *targe
  */
 SHIM_TEST(ds_host_attach_bts_is_refused_where_bts_is_unavailable, "kvm_pebs")
 {
-	struct ds_target a = { false, TASK_A, 0 }, self = { false, 0, 0 };
+	struct ds_target a = { false, TASK_A }, self = { false, 0 };
 	struct ds_bts_config config = { .records = 64, .circular = true };
 	enum ds_error error;
 
@@ -42,7 +42,7 @@ SHIM_TEST(ds_host_attach_bts_is_refused_where_bts_is_unavailable, "kvm_pebs")
 /* The same for PEBS: IA32_MISC_ENABLE.PEBS_UNAVAILABLE, and IA32_PEBS_ENABLE raises #GP. */
 SHIM_TEST(ds_host_attach_pebs_is_refused_where_pebs_is_unavailable, "icelake,baseline:0,pebs:0")
 {
-	struct ds_target self = { false, 0, 0 };
+	struct ds_target self = { false, 0 };
 	struct ds_pebs_config config = {
 		.format = PEBS_FORMAT_0,
 		.record_size = PEBS_FORMAT_0_SIZE,
