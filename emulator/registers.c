@@ -86,11 +86,11 @@ static bool any_thread_defined(const struct emulator_profile *p)
 
 /*
  * IA32_DEBUGCTL (SDM Vol. 4 Table 2-2). LBR is accepted and dropped: the model has no LBR stack
- * (silicon keeps it: a limit of the model). BTF is kept, and the engine single-steps on branches with it.
- * BTS_OFF_OS/USR are accepted and stored on every profile (the table ties them to CPU models,
- * not to DS-CPL); the engine applies them only with DS-CPL. Bits 11-12 need PDCM and perfmon
- * version 2 ("If CPUID.01H:ECX[15] = 1 && CPUID.0AH:EAX[7:0] > 1"). Every other bit (bus-lock
- * detect, SMM freeze, RTM debug, ...) is not modelled: #GP.
+ * (silicon keeps it: a limit of the model). BTF is kept, and the engine single-steps on branches
+ * with it. BTS_OFF_OS/USR are accepted and stored on every profile (the table ties them to CPU
+ * models, not to DS-CPL); the engine applies them only with DS-CPL. Bits 11-12 need PDCM and
+ * perfmon version 2 ("If CPUID.01H:ECX[15] = 1 && CPUID.0AH:EAX[7:0] > 1"). Every other bit
+ * (bus-lock detect, SMM freeze, RTM debug, ...) is not modelled: #GP.
  */
 static uint64_t debugctl_defined(const struct emulator_profile *p)
 {

@@ -74,8 +74,10 @@ static void unwind_locks(unsigned int base, const char *why)
 	if (cpu->spinlocks_held <= base)
 		return;
 	if (kernel_locks_since(base)) {
-		for (unsigned int i = base; i < cpu->spinlocks_held && length < sizeof(names); i++) {
-			const struct spinlock *lock = i < SPINLOCKS_NAMED ? cpu->held_locks[i] : NULL;
+		for (unsigned int i = base; i < cpu->spinlocks_held && length < sizeof(names);
+		     i++) {
+			const struct spinlock *lock =
+				i < SPINLOCKS_NAMED ? cpu->held_locks[i] : NULL;
 
 			length += (size_t)format(names + length, sizeof(names) - length, "%s%s",
 						 i > base ? ", " : "", lock ? lock->name : "?");
@@ -197,7 +199,7 @@ static void isolation_watchdog(struct cpu_regs *regs)
 		 * A CPU model stepping it stops (most of its time is under its own lock).
 		 */
 		if (held && now <= frames[i].deadline + grace +
-					   tsc_cycles_from_ms(ISOLATION_WATCHDOG_LOCK_MS)) {
+					    tsc_cycles_from_ms(ISOLATION_WATCHDOG_LOCK_MS)) {
 			set_overrun_everywhere(true);
 			return;
 		}
@@ -303,7 +305,8 @@ static void __attribute__((noreturn)) isolation_end_current(enum isolation_end e
 	(void)flags;
 	if (depth == 0)
 		platform_bail_out("test_skip() or test_abort() called outside a test");
-	unwind_locks(lock_base(depth - 1), end == ISOLATION_SKIPPED ? "test_skip()" : "test_abort()");
+	unwind_locks(lock_base(depth - 1),
+		     end == ISOLATION_SKIPPED ? "test_skip()" : "test_abort()");
 	isolation_end(depth - 1, end);
 	task_exit(TASK_EXIT_KILLED); /* a task the test created: it ends, its test unwinds */
 }

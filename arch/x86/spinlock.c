@@ -38,8 +38,8 @@ void spin_lock_contended(struct spinlock *lock)
 void spin_held_forget(struct spinlock *lock)
 {
 	struct cpu *cpu = this_cpu();
-	unsigned int named = cpu->spinlocks_held < SPINLOCKS_NAMED ? cpu->spinlocks_held
-								 : SPINLOCKS_NAMED;
+	unsigned int named =
+		cpu->spinlocks_held < SPINLOCKS_NAMED ? cpu->spinlocks_held : SPINLOCKS_NAMED;
 
 	/* The ones taken after it move down; past SPINLOCKS_NAMED, the next one is not known. */
 	for (unsigned int i = 0; i < named; i++) {

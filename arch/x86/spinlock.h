@@ -31,8 +31,8 @@ struct spinlock {
  * the lock is released with it. Every other lock guards kernel state that an unwind would leave
  * half-changed: an exception under one ends the run (runner/isolation.c).
  */
-#define SPINLOCK_INIT_PRIVATE(lock_name)                                           \
-	{                                                                          \
+#define SPINLOCK_INIT_PRIVATE(lock_name)                                            \
+	{                                                                           \
 		.holder = SPINLOCK_FREE, .name = lock_name, .private_to_test = true \
 	}
 
