@@ -371,6 +371,17 @@ static bool parse_bool(const char *text, bool *value)
 	return false;
 }
 
+/* perfmon_available:0 sets perfmon_disabled: the key says what the bit says. */
+static bool parse_perfmon_available(struct emulator_profile *p, const char *text)
+{
+	bool available;
+
+	if (!parse_bool(text, &available))
+		return false;
+	p->perfmon_disabled = !available;
+	return true;
+}
+
 /* The keys that take a number, and where each goes. */
 static unsigned int *number_field(struct emulator_profile *p, const char *key)
 {
@@ -430,6 +441,12 @@ bool emulator_profile_override(struct emulator_profile *profile, const char *key
 
 	if (!key || !value)
 		return fail(err, err_size, "expected KEY and VALUE");
+	if (strcmp(key, "perfmon_available") == 0) {
+		if (!parse_perfmon_available(&copy, value))
+			return fail_override(err, err_size, key, value, "not 0 or 1");
+		*profile = copy;
+		return true;
+	}
 	number = number_field(&copy, key);
 	flag = bool_field(&copy, key);
 	if (number && !parse_number(value, number))
@@ -440,7 +457,8 @@ bool emulator_profile_override(struct emulator_profile *profile, const char *key
 		return fail_override(
 			err, err_size, key, value,
 			"unknown key (perfmon, gp, gp_width, fixed, fixed_width, "
-			"pebs_format, baseline, full_width, bts, pebs, ds_cpl, leftovers)");
+			"pebs_format, baseline, full_width, bts, pebs, ds_cpl, leftovers, "
+			"perfmon_available)");
 	if (strcmp(key, "perfmon") == 0 || strcmp(key, "fixed") == 0)
 		copy.fixed_bitmap =
 			copy.perfmon_version >= 5 && copy.fixed_counters <= EMULATOR_MAX_FIXED

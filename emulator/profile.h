@@ -38,6 +38,9 @@ struct emulator_profile {
 	unsigned int core_type;
 	/* IA32_DEBUGCTL as VMX KVM takes it from a guest without LBR (registers.c). */
 	bool kvm_debugctl;
+	/* IA32_MISC_ENABLE bit 7 clear although CPUID.0AH enumerates perfmon: firmware turned
+	 * performance monitoring off (override perfmon_available:0). */
+	bool perfmon_disabled;
 };
 
 /* A named profile (the list is in profile.c), or NULL. */

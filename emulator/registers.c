@@ -53,7 +53,7 @@ static uint64_t sign_extend_32(uint64_t value)
 
 static uint64_t misc_enable_value(const struct emulator_profile *p)
 {
-	return (p->perfmon_version ? MISC_ENABLE_PERFMON_AVAILABLE : 0) |
+	return (p->perfmon_version && !p->perfmon_disabled ? MISC_ENABLE_PERFMON_AVAILABLE : 0) |
 	       (p->bts ? 0 : MISC_ENABLE_BTS_UNAVAILABLE) |
 	       (p->pebs ? 0 : MISC_ENABLE_PEBS_UNAVAILABLE);
 }

@@ -13,7 +13,8 @@
  * One logical CPU's MSRs as the model holds them. The engine reads and updates them directly
  * (counting, overflow status, PEBS reloads); software reaches them only through
  * emulator_read_msr() and emulator_write_msr(). Counter values are held at their width
- * (emulator_counter_mask()). debugctl never holds LBR or BTF (not modelled: written, dropped).
+ * (emulator_counter_mask()). debugctl never holds LBR (not modelled: written, dropped); it holds
+ * BTF, but for a KVM guest's profile (kvm_debugctl), which drops it as KVM does.
  */
 struct emulator_registers {
 	uint64_t debugctl, ds_area, pebs_enable, pebs_data_cfg, misc_enable, perf_capabilities;

@@ -7,11 +7,21 @@
 #include <stdint.h>
 
 #include "arch/x86/cpuid.h"
+#include "arch/x86/msr.h"
 #include "lib/format.h"
 #include "lib/string.h"
 #include "pmu/detect.h"
 
 static struct pmu_info info;
+
+/* IA32_MISC_ENABLE bit 7 (SDM Vol. 4 Table 2-2, read-only): 1 = performance monitoring enabled. */
+static bool perfmon_available(void)
+{
+	uint64_t misc = 0;
+
+	return rdmsr_safe(MSR_IA32_MISC_ENABLE, &misc) == 0 &&
+	       (misc & MISC_ENABLE_PERFMON_AVAILABLE);
+}
 
 const struct pmu_info *pmu_info(void)
 {
@@ -58,6 +68,10 @@ void pmu_detect_cpu(struct pmu_info *out)
 		       "uses");
 	else if (info.gp_counters == 0)
 		format(info.reason, sizeof(info.reason), "CPUID.0AH:EAX[15:8]=0 (no GP counters)");
+	else if (!perfmon_available())
+		format(info.reason, sizeof(info.reason),
+		       "IA32_MISC_ENABLE.PERFMON_AVAILABLE=0 (firmware turned performance "
+		       "monitoring off)");
 	if (cpuid(0, 0).eax >= CPUID_LEAF_HYBRID &&
 	    (cpuid(CPUID_LEAF_EXTENDED_FEATURES, 0).edx & CPUID_7_EDX_HYBRID))
 		info.core_type = CPUID_HYBRID_CORE_TYPE(cpuid(CPUID_LEAF_HYBRID, 0).eax);

@@ -216,8 +216,7 @@ SHIM_TEST(pmu_host_the_pmi_stops_acknowledges_every_overflow_and_restarts_last, 
  * A sampling period goes on across switches: what the counter had left when its task left is
  * what it gets back (Linux: period_left), not a new period. One that wrapped starts a new one.
  */
-SHIM_TEST(pmu_host_a_sampling_counter_keeps_what_was_left_of_its_period_across_a_switch,
-	  "icelake")
+SHIM_TEST(pmu_host_a_sampling_counter_keeps_what_was_left_of_its_period_across_a_switch, "icelake")
 {
 	struct emulator_registers *r = shim_registers(0);
 	uint64_t mask = emulator_counter_mask(shim_profile(), false);
@@ -240,6 +239,18 @@ SHIM_TEST(pmu_host_a_sampling_counter_keeps_what_was_left_of_its_period_across_a
 	shim_switch(TASK_A, 0);
 	host_check(pmu_release(TASK_A));
 	host_check(pmu_idle());
+}
+
+/* Firmware that turned perfmon off (IA32_MISC_ENABLE bit 7 clear): pmu/ stays out, and says why. */
+SHIM_TEST(pmu_host_perfmon_turned_off_by_firmware_is_refused_with_its_reason,
+	  "icelake,perfmon_available:0")
+{
+	shim_boot();
+	host_check(!pmu_usable());
+	host_check_str("IA32_MISC_ENABLE.PERFMON_AVAILABLE=0 (firmware turned performance "
+		       "monitoring off)",
+		       pmu_info()->reason);
+	host_check_eq_i64(-1, pmu_add_event(0, &instructions));
 }
 
 /* Perfmon version 1 has no GLOBAL_CTRL (its MSRs #GP): pmu/ stays out, and says why. */
