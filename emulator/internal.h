@@ -77,6 +77,13 @@ unsigned int emulator_observed(const struct emulator_cpu *cpu);
 /* Call after the counting registers of cpu, whose profile is p, changed. */
 void emulator_counters_changed(struct emulator_cpu *cpu, const struct emulator_profile *p);
 
+/*
+ * Rule 15: the counters (PEBS_ENABLE numbering) that are PEBS-enabled, enabled to count and set
+ * to interrupt at their overflow (EVTSEL.INT, FIXED_CTR_CTRL PMI), which the SDM forbids.
+ */
+uint64_t emulator_pebs_interrupting(const struct emulator_registers *r,
+				    const struct emulator_profile *p);
+
 /* The #DB side: one completed instruction. */
 bool emulator_step(struct cpu_regs *regs);
 /* Count one retired instruction at the given privilege (a diverted RDMSR/WRMSR/CPUID too). */

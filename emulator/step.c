@@ -167,19 +167,39 @@ void emulator_pmi_request(struct emulator_cpu *cpu)
 	cpu->stats.pmis++;
 }
 
-/* A counter overflowed: arm PEBS, or set its status bit and interrupt as EVTSEL.INT asks. */
+/*
+ * A counter overflowed: its status bit is set, a PEBS-enabled counter arms PEBS (the assist
+ * comes with the next event, rule 11), and a counter with EVTSEL.INT (or the fixed counter's PMI
+ * bit) requests a PMI, PEBS-enabled or not (rule 15: SDM "Performance Counter Prioritization",
+ * the same overflow that arms PEBS raises the PMI when INT is set).
+ */
 static void overflow(struct emulator_cpu *cpu, unsigned int status_bit, bool interrupt, bool *pmi)
 {
 	struct emulator_registers *r = &cpu->registers;
 	uint64_t bit = 1ull << status_bit;
 
 	r->global_status |= bit;
-	if (r->pebs_enable & bit) {
-		cpu->pebs_armed |= bit; /* the assist comes with the next event (rule 11) */
-		return;
-	}
+	if (r->pebs_enable & bit)
+		cpu->pebs_armed |= bit;
 	if (interrupt)
 		*pmi = true;
+}
+
+uint64_t emulator_pebs_interrupting(const struct emulator_registers *r,
+				    const struct emulator_profile *p)
+{
+	uint64_t bits = 0;
+
+	(void)p; /* the select and field of a counter the profile lacks stay 0 (rule 6) */
+	for (unsigned int i = 0; i < EMULATOR_MAX_GP; i++)
+		if ((r->evtsel[i] & (PERFEVTSEL_EN | PERFEVTSEL_INT)) ==
+		    (PERFEVTSEL_EN | PERFEVTSEL_INT))
+			bits |= 1ull << i;
+	for (unsigned int i = 0; i < EMULATOR_MAX_FIXED; i++)
+		if ((fixed_field(r, i) & (FIXED_CTR_CTRL_OS | FIXED_CTR_CTRL_USR)) &&
+		    (fixed_field(r, i) & FIXED_CTR_CTRL_PMI))
+			bits |= 1ull << (PEBS_ENABLE_FIXED_SHIFT + i);
+	return bits & r->pebs_enable;
 }
 
 /* Count one event on a counter of the given mask: true when it wrapped past its width. */

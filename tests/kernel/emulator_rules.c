@@ -3,6 +3,8 @@
  * (docs/emulated-cpu.md). */
 #include <stdint.h>
 
+#include "arch/x86/apic.h"
+#include "arch/x86/cpu.h"
 #include "arch/x86/cpuid.h"
 #include "arch/x86/debugctl.h"
 #include "arch/x86/exceptions.h"
@@ -267,4 +269,93 @@ TEST(emulator, rule_12_a_format_0_pebs_buffer_over_one_page_is_reported)
 	wrmsr(MSR_IA32_DS_AREA, 0);
 	expect_violation(12);
 	check_eq(area.pebs_base, area.pebs_index); /* no record: PEBS was skipped */
+}
+
+/* The PEBS rules need PEBS: Core 2's PMC0 is the one counter every PEBS part can sample. */
+static void require_pebs_counter_0(void)
+{
+	require_emulator();
+	if (ds_support()->pebs_reason[0])
+		test_skip("%s", ds_support()->pebs_reason);
+}
+
+/* One record in this CPU's format, the basic group alone for an adaptive one. */
+static uint64_t pebs_record_bytes(void)
+{
+	enum pebs_format format = (enum pebs_format)ds_support()->pebs_format;
+
+	return pebs_format_is_adaptive(format) ? PEBS_BASIC_GROUP_SIZE : pebs_record_size(format);
+}
+
+#define PEBS_FIRST_PERIOD 100 /* instructions to the overflow that arms PEBS */
+#define PEBS_RESET_PERIOD 1000 /* the reload: no second overflow in the loop */
+#define PEBS_LOOP 100 /* iterations: 200 instructions */
+
+/*
+ * Rule 15. SDM "Requirements to Program PEBS": "Do NOT set local counter PMI/INT bit". With INT
+ * set, the overflow that arms PEBS also raises an ordinary PMI ("Performance Counter
+ * Prioritization"): exactly one here, where the counter overflows once (the reload from the
+ * reset slot leaves it 1000 below the next), and exactly one record. LVTPC is masked, so the
+ * PMI is a request the model counts and nothing is delivered.
+ */
+TEST(emulator, rule_15_a_pebs_counter_with_int_set_is_reported_and_raises_a_pmi)
+{
+	uint64_t mask = emulator_counter_width_mask(), record = pebs_record_bytes();
+	uint32_t lvtpc = apic_read_lvtpc();
+	struct emulator_stats before, after;
+	unsigned long flags;
+
+	require_pebs_counter_0();
+	memset(&area, 0, sizeof(area));
+	area.pebs_base = area.pebs_index = (uint64_t)buffer;
+	area.pebs_max = area.pebs_base + 8 * record;
+	area.pebs_threshold = area.pebs_base + 4 * record;
+	area.pebs_reset[0] = (0 - PEBS_RESET_PERIOD) & mask;
+	flags = local_irq_save();
+	apic_write_lvtpc(VECTOR_TEST | APIC_LVT_MASKED);
+	before = emulator_stats();
+	wrmsr(MSR_IA32_DS_AREA, (uint64_t)&area);
+	wrmsr(MSR_IA32_PMC0, (0 - PEBS_FIRST_PERIOD) & UINT32_MAX);
+	wrmsr(MSR_IA32_PERFEVTSEL0, 0xc0 | PERFEVTSEL_OS | PERFEVTSEL_INT | PERFEVTSEL_EN);
+	wrmsr(MSR_IA32_PEBS_ENABLE, 1);
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 1);
+	probe_instruction_loop(PEBS_LOOP);
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	wrmsr(MSR_IA32_PEBS_ENABLE, 0);
+	wrmsr(MSR_IA32_PERFEVTSEL0, 0);
+	wrmsr(MSR_IA32_PMC0, 0);
+	wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, rdmsr(MSR_IA32_PERF_GLOBAL_STATUS));
+	wrmsr(MSR_IA32_DS_AREA, 0);
+	after = emulator_stats();
+	apic_write_lvtpc(lvtpc);
+	local_irq_restore(flags);
+	expect_violation(15);
+	check_eq(1, after.pmis_masked - before.pmis_masked);
+	check_eq(area.pebs_base + record, area.pebs_index);
+}
+
+/*
+ * Rule 19. SDM "Setting Up the DS Save Area": IA32_DS_AREA is written before BTS or PEBS is
+ * enabled. Either turned on with IA32_DS_AREA = 0 is reported (silicon would read a management
+ * area at linear address 0).
+ */
+TEST(emulator, rule_19_bts_or_pebs_on_with_ds_area_0_is_reported)
+{
+	bool bts = !ds_support()->bts_reason[0], pebs = !ds_support()->pebs_reason[0];
+
+	require_emulator();
+	if (!bts && !pebs)
+		test_skip("%s; %s", ds_support()->bts_reason, ds_support()->pebs_reason);
+	wrmsr(MSR_IA32_DS_AREA, 0);
+	if (bts) {
+		debugctl_update(DEBUGCTL_TR | DEBUGCTL_BTS, DEBUGCTL_TR | DEBUGCTL_BTS);
+		probe_branches();
+		debugctl_update(DEBUGCTL_TR | DEBUGCTL_BTS, 0);
+		expect_violation(19);
+	}
+	if (pebs) {
+		wrmsr(MSR_IA32_PEBS_ENABLE, 1);
+		wrmsr(MSR_IA32_PEBS_ENABLE, 0);
+		expect_violation(19);
+	}
 }
