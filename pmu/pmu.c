@@ -153,8 +153,10 @@ static void pmu_apply(unsigned int task)
 
 		if (counter == PMU_NO_COUNTER || !state->period[i])
 			continue;
-		/* Sampling: interrupt on overflow, start period events below it. */
-		wanted.evtsel[counter] |= EVTSEL_INT;
+		/* Sampling: interrupt on overflow (a PEBS event: the assist, and the PMI at the
+		 * buffer's threshold), start period events below it. */
+		if (!state->set.events[i].event.pebs)
+			wanted.evtsel[counter] |= EVTSEL_INT;
 		wanted.gp_count[counter] = (0 - state->left[i]) & gp_mask;
 		wanted.count_known &= ~pmu_global_gp(counter);
 	}
@@ -237,7 +239,9 @@ static void pmu_tick(struct cpu_regs *regs)
  * enter disables every counter and reads the status; exit counts and reloads each sampling
  * counter that overflowed, acknowledges every counter overflow it was called for (a sampling
  * event's or not: a bit left set is found again by every later PMI; a counting event's wrap is
- * already in its delta), and re-enables the counters as they were.
+ * already in its delta), and re-enables the counters as they were. A PEBS event's status bit
+ * is acknowledged and otherwise ignored, as handle_pmi_common() ignores the PEBS-enabled bits:
+ * its overflow only armed PEBS, and the assist reloads the counter from its reset slot.
  */
 static DEFINE_PER_CPU(uint64_t, pmi_status);
 static DEFINE_PER_CPU(uint64_t, pmi_global_ctrl);
@@ -266,7 +270,7 @@ static void pmu_pmi_exit(struct cpu_regs *regs)
 		uint32_t msr;
 
 		if (counter == PMU_NO_COUNTER || !state->period[i] ||
-		    !(status & pmu_global_gp(counter)))
+		    state->set.events[i].event.pebs || !(status & pmu_global_gp(counter)))
 			continue;
 		state->overflows[i]++;
 		state->left[i] = state->period[i];

@@ -8,6 +8,13 @@
  * start of pmu_release(): about a hundred instructions) and whether the instruction that takes
  * the assist counts (the SDM leaves it open) never move a record across the loop's end. Stated
  * tolerance, where the loop covers 7.5 periods: 7 or 8 records.
+ *
+ * The PMIs: the counter is PEBS-enabled, so its INT bit is clear ("Do NOT set local counter
+ * PMI/INT bit", SDM "Requirements to Program PEBS") and its overflows raise none; the one PMI
+ * PEBS raises is the DS interrupt when the index reaches the interrupt threshold (SDM "DS Save
+ * Area": "PEBS interrupt threshold"), after which ds/ drains the buffer back to its base. So a
+ * loop that writes n records raises exactly n / THRESHOLD PMIs (integer division), each
+ * crediting THRESHOLD records.
  */
 #define PERIOD 400
 #define RECORDS 8
@@ -58,8 +65,8 @@ TEST_OBSERVING(ds, pebs_records_are_drained_at_each_threshold, 3500)
 	sample_loop(&config, SEVEN_AND_A_HALF_PERIODS, &seen);
 	check(seen.total == 7 || seen.total == 8, "%llu records in 7.5 periods",
 	      (unsigned long long)seen.total);
-	check_eq(2, seen.pmis); /* 6 to 8 records, 3 a PMI */
-	check_eq(2 * THRESHOLD, seen.credited); /* the rest, 1 or 2, was drained at the detach */
+	check_eq(seen.total / THRESHOLD, seen.pmis); /* 2: at the 3rd and the 6th record */
+	check_eq(seen.pmis * THRESHOLD, seen.credited); /* the rest, 1 or 2, at the detach */
 }
 
 TEST_OBSERVING(ds, partial_pebs_buffer_is_drained_when_its_user_detaches, 1500)
@@ -70,9 +77,9 @@ TEST_OBSERVING(ds, partial_pebs_buffer_is_drained_when_its_user_detaches, 1500)
 	require_pebs();
 	config = pebs_config(RECORDS, RECORDS - 2, PERIOD); /* 2: ds_threshold_room() */
 	sample_loop(&config, TWO_AND_A_HALF_PERIODS, &seen);
-	check_eq(0, seen.pmis);
-	check_eq(0, seen.credited); /* below the threshold: still in the buffer */
 	check_eq(2, seen.total); /* drained at the detach */
+	check_eq(0, seen.pmis); /* 2 records, below the threshold of 6: no DS interrupt */
+	check_eq(0, seen.credited); /* below the threshold: still in the buffer */
 	/* The second record falls inside the loop: its IP is the DEC, the JNZ or the next one. */
 	check(seen.last_ip >= seen.loop.head && seen.last_ip <= seen.loop.end,
 	      "last record at 0x%llx, the loop is 0x%llx-0x%llx", (unsigned long long)seen.last_ip,
