@@ -151,14 +151,21 @@ void ds_resume(void)
 	ds_apply(ds_context_active());
 }
 
+/*
+ * Whatever the CPU holds, BTS and PEBS go off before IA32_DS_AREA is written, and come back on
+ * after it: the SDM has IA32_DS_AREA written before either is enabled ("Setting Up the DS Save
+ * Area"), and the CPU must never store through an area that is being replaced (ds_apply()).
+ */
 void ds_registers_rewrite(void)
 {
 	unsigned long flags = spin_lock_irqsave(&ds_lock);
 	const struct ds_registers *now = this_cpu_ptr(held);
 
-	wrmsr(MSR_IA32_PEBS_ENABLE, now->pebs_enable);
-	debugctl_rewrite();
+	wrmsr(MSR_IA32_PEBS_ENABLE, 0);
+	debugctl_rewrite_without(DS_DEBUGCTL_BITS);
 	wrmsr(MSR_IA32_DS_AREA, now->ds_area);
+	debugctl_rewrite();
+	wrmsr(MSR_IA32_PEBS_ENABLE, now->pebs_enable);
 	spin_unlock_irqrestore(&ds_lock, flags);
 }
 

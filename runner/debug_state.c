@@ -6,7 +6,6 @@
 #include <stdint.h>
 
 #include "arch/x86/debug-registers.h"
-#include "arch/x86/debugctl.h"
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
@@ -117,10 +116,8 @@ static void check_here(void *arg)
 		rewrite = true;
 		request->clean = false;
 	}
-	if (rewrite) {
-		debugctl_rewrite();
-		ds_registers_rewrite();
-	}
+	if (rewrite)
+		ds_registers_rewrite(); /* DEBUGCTL too, after IA32_DS_AREA (SDM order) */
 }
 
 bool debug_state_check(const char *when)
