@@ -314,39 +314,19 @@ static void check_write_order(struct emulator_cpu *cpu, uint32_t index, uint64_t
 				   (unsigned long long)groups);
 }
 
-/*
- * Rule 15: "Do NOT set local counter PMI/INT bit" on a PEBS counter (SDM "Requirements to
- * Program PEBS"; Linux intel_pmu_pebs_enable() clears it). Reported when a write makes a counter
- * PEBS-enabled, counting and interrupting at once; silicon then raises an ordinary PMI at each
- * overflow as well as arming PEBS, and so does the model (step.c).
- */
-static void check_pebs_interrupt(struct emulator_cpu *cpu, uint64_t before)
-{
-	const struct emulator_registers *r = &cpu->registers;
-	uint64_t now = emulator_pebs_interrupting(r, emulator_profile());
-
-	if (now & ~before)
-		emulator_violation(15,
-				   "PEBS counters 0x%llx (PEBS_ENABLE numbering) interrupt at "
-				   "overflow: PEBS_ENABLE=0x%llx FIXED_CTR_CTRL=0x%llx",
-				   (unsigned long long)(now & ~before),
-				   (unsigned long long)r->pebs_enable,
-				   (unsigned long long)r->fixed_ctrl);
-}
-
 static bool emulator_write_msr_hook(struct cpu_regs *regs, uint32_t index, uint64_t value)
 {
 	struct emulator_cpu *cpu = emulator_this_cpu();
 	uint64_t old_debugctl = cpu->registers.debugctl;
 	uint64_t old_pebs_enable = cpu->registers.pebs_enable;
 
-	uint64_t interrupting = emulator_pebs_interrupting(&cpu->registers, emulator_profile());
+	struct emulator_registers before = cpu->registers;
 
 	cpu->stats.diverted++;
 	check_write_order(cpu, index, value);
 	if (emulator_write_msr(&cpu->registers, emulator_profile(), index, value))
 		return true;
-	check_pebs_interrupt(cpu, interrupting);
+	emulator_pebs_write_check(cpu, &before, index, value);
 	if (emulator_msr_enables_counters(index))
 		emulator_counters_changed(cpu, emulator_profile());
 	emulator_ds_features_changed(cpu, old_debugctl, old_pebs_enable);

@@ -78,11 +78,11 @@ unsigned int emulator_observed(const struct emulator_cpu *cpu);
 void emulator_counters_changed(struct emulator_cpu *cpu, const struct emulator_profile *p);
 
 /*
- * Rule 15: the counters (PEBS_ENABLE numbering) that are PEBS-enabled, enabled to count and set
- * to interrupt at their overflow (EVTSEL.INT, FIXED_CTR_CTRL PMI), which the SDM forbids.
+ * Rules 15-18, after a WRMSR of index with value took effect; before is the register file as it
+ * was (step.c says what each rule reports).
  */
-uint64_t emulator_pebs_interrupting(const struct emulator_registers *r,
-				    const struct emulator_profile *p);
+void emulator_pebs_write_check(struct emulator_cpu *cpu, const struct emulator_registers *before,
+			       uint32_t index, uint64_t value);
 
 /* The #DB side: one completed instruction. */
 bool emulator_step(struct cpu_regs *regs);

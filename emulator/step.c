@@ -59,10 +59,15 @@ static uint64_t gp_increment(const struct emulator_registers *r, unsigned int i,
 	}
 }
 
+static uint64_t ctrl_field(uint64_t fixed_ctrl, unsigned int i)
+{
+	return (fixed_ctrl >> (i * FIXED_CTR_CTRL_FIELD_BITS)) &
+	       ((1ull << FIXED_CTR_CTRL_FIELD_BITS) - 1);
+}
+
 static uint64_t fixed_field(const struct emulator_registers *r, unsigned int i)
 {
-	return (r->fixed_ctrl >> (i * FIXED_CTR_CTRL_FIELD_BITS)) &
-	       ((1ull << FIXED_CTR_CTRL_FIELD_BITS) - 1);
+	return ctrl_field(r->fixed_ctrl, i);
 }
 
 static bool fixed_enabled(const struct emulator_registers *r, unsigned int i)
@@ -185,12 +190,106 @@ static void overflow(struct emulator_cpu *cpu, unsigned int status_bit, bool int
 		*pmi = true;
 }
 
-uint64_t emulator_pebs_interrupting(const struct emulator_registers *r,
-				    const struct emulator_profile *p)
+/* The counters that are enabled to count (PEBS_ENABLE and GLOBAL_CTRL numbering). */
+static uint64_t counters_enabled(const struct emulator_registers *r,
+				 const struct emulator_profile *p)
 {
 	uint64_t bits = 0;
 
-	(void)p; /* the select and field of a counter the profile lacks stay 0 (rule 6) */
+	for (unsigned int i = 0; i < p->gp_counters && i < EMULATOR_MAX_GP; i++)
+		if (gp_enabled(r, p, i))
+			bits |= 1ull << i;
+	for (unsigned int i = 0; i < EMULATOR_MAX_FIXED && p->perfmon_version >= 2; i++)
+		if (fixed_enabled(r, i))
+			bits |= 1ull << (PEBS_ENABLE_FIXED_SHIFT + i);
+	return bits;
+}
+
+/* The counters (PEBS_ENABLE numbering) a write of index with value reprograms. */
+static uint64_t counters_written(const struct emulator_registers *r, uint32_t index, uint64_t value)
+{
+	uint64_t bits = 0;
+
+	if (index >= MSR_IA32_PERFEVTSEL0 && index < MSR_IA32_PERFEVTSEL0 + EMULATOR_MAX_GP)
+		return 1ull << (index - MSR_IA32_PERFEVTSEL0);
+	if (index >= MSR_IA32_PMC0 && index < MSR_IA32_PMC0 + EMULATOR_MAX_GP)
+		return 1ull << (index - MSR_IA32_PMC0);
+	if (index >= MSR_IA32_A_PMC0 && index < MSR_IA32_A_PMC0 + EMULATOR_MAX_GP)
+		return 1ull << (index - MSR_IA32_A_PMC0);
+	if (index >= MSR_IA32_FIXED_CTR0 && index < MSR_IA32_FIXED_CTR0 + EMULATOR_MAX_FIXED)
+		return 1ull << (PEBS_ENABLE_FIXED_SHIFT + index - MSR_IA32_FIXED_CTR0);
+	if (index != MSR_IA32_FIXED_CTR_CTRL)
+		return 0;
+	for (unsigned int i = 0; i < EMULATOR_MAX_FIXED; i++)
+		if (ctrl_field(r->fixed_ctrl ^ value, i))
+			bits |= 1ull << (PEBS_ENABLE_FIXED_SHIFT + i);
+	return bits;
+}
+
+/*
+ * Rules 17 and 18, for a WRMSR of index with value over the registers r held before it. "PEBS
+ * behavior is unpredictable if IA32_PERFEVTSELx or IA32_PMCx is changed for a PEBS-enabled
+ * counter while an event is being counted" (SDM PEBS facility; "Counters MUST be stopped before
+ * writing"); and Linux turns PEBS_ENABLE bits on before GLOBAL_CTRL (intel_pmu_enable_all()) and
+ * off after the counter (intel_pmu_disable_event()): a PEBS_ENABLE change for a counter that
+ * counts is reported.
+ */
+static void check_pebs_reprogramming(const struct emulator_registers *r, uint32_t index,
+				     uint64_t value)
+{
+	uint64_t counting = counters_enabled(r, emulator_profile()), bits;
+
+	if (index == MSR_IA32_PEBS_ENABLE) {
+		bits = (value ^ r->pebs_enable) & counting;
+		if (bits)
+			emulator_violation(18,
+					   "PEBS_ENABLE 0x%llx -> 0x%llx changes counters 0x%llx "
+					   "that count (GLOBAL_CTRL=0x%llx)",
+					   (unsigned long long)r->pebs_enable,
+					   (unsigned long long)value, (unsigned long long)bits,
+					   (unsigned long long)r->global_ctrl);
+		return;
+	}
+	bits = counters_written(r, index, value) & r->pebs_enable & counting;
+	if (bits)
+		emulator_violation(17,
+				   "MSR 0x%x := 0x%llx reprograms PEBS counters 0x%llx while they "
+				   "count (GLOBAL_CTRL=0x%llx PEBS_ENABLE=0x%llx)",
+				   index, (unsigned long long)value, (unsigned long long)bits,
+				   (unsigned long long)r->global_ctrl,
+				   (unsigned long long)r->pebs_enable);
+}
+
+/*
+ * Rule 16: the counters (PEBS_ENABLE numbering) that are PEBS-enabled and enabled with an event
+ * select PEBS does not take: AnyThread, Edge, Invert or a CMask (SDM: "PEBS events are only
+ * valid when the following fields of IA32_PERFEVTSELx are all zero: AnyThread, Edge, Invert,
+ * CMask"), or a fixed counter's AnyThread bit.
+ */
+static uint64_t pebs_encoding_invalid(const struct emulator_registers *r)
+{
+	uint64_t invalid =
+		PERFEVTSEL_ANY_THREAD | PERFEVTSEL_EDGE | PERFEVTSEL_INV | PERFEVTSEL_CMASK_MASK;
+	uint64_t bits = 0;
+
+	for (unsigned int i = 0; i < EMULATOR_MAX_GP; i++)
+		if ((r->evtsel[i] & PERFEVTSEL_EN) && (r->evtsel[i] & invalid))
+			bits |= 1ull << i;
+	for (unsigned int i = 0; i < EMULATOR_MAX_FIXED; i++)
+		if ((fixed_field(r, i) & (FIXED_CTR_CTRL_OS | FIXED_CTR_CTRL_USR)) &&
+		    (fixed_field(r, i) & FIXED_CTR_CTRL_ANY_THREAD))
+			bits |= 1ull << (PEBS_ENABLE_FIXED_SHIFT + i);
+	return bits & r->pebs_enable;
+}
+
+/*
+ * Rule 15: the counters (PEBS_ENABLE numbering) that are PEBS-enabled, enabled to count and set
+ * to interrupt at their overflow (EVTSEL.INT, FIXED_CTR_CTRL PMI).
+ */
+static uint64_t pebs_interrupting(const struct emulator_registers *r)
+{
+	uint64_t bits = 0;
+
 	for (unsigned int i = 0; i < EMULATOR_MAX_GP; i++)
 		if ((r->evtsel[i] & (PERFEVTSEL_EN | PERFEVTSEL_INT)) ==
 		    (PERFEVTSEL_EN | PERFEVTSEL_INT))
@@ -354,4 +453,34 @@ bool emulator_step(struct cpu_regs *regs)
 	dr6 &= ~DR6_BS;
 	write_dr6(dr6 | DR6_RESET);
 	return (dr6 & ~DR6_RESET) == 0;
+}
+
+/*
+ * Rules 15 and 16 are reported when a write makes a counter break them, 17 and 18 for the write
+ * itself. Rule 15: "Do NOT set local counter PMI/INT bit" on a PEBS counter (SDM "Requirements
+ * to Program PEBS"; Linux intel_pmu_pebs_enable() clears it); silicon then raises an ordinary
+ * PMI at each overflow as well as arming PEBS, and so does overflow() above.
+ */
+void emulator_pebs_write_check(struct emulator_cpu *cpu, const struct emulator_registers *before,
+			       uint32_t index, uint64_t value)
+{
+	const struct emulator_registers *r = &cpu->registers;
+	uint64_t interrupting = pebs_interrupting(r) & ~pebs_interrupting(before);
+	uint64_t invalid = pebs_encoding_invalid(r) & ~pebs_encoding_invalid(before);
+
+	if (interrupting)
+		emulator_violation(15,
+				   "PEBS counters 0x%llx (PEBS_ENABLE numbering) interrupt at "
+				   "overflow: PEBS_ENABLE=0x%llx FIXED_CTR_CTRL=0x%llx",
+				   (unsigned long long)interrupting,
+				   (unsigned long long)r->pebs_enable,
+				   (unsigned long long)r->fixed_ctrl);
+	if (invalid)
+		emulator_violation(16,
+				   "PEBS counters 0x%llx (PEBS_ENABLE numbering) count with "
+				   "AnyThread, Edge, Invert or CMask set: PEBS_ENABLE=0x%llx "
+				   "FIXED_CTR_CTRL=0x%llx",
+				   (unsigned long long)invalid, (unsigned long long)r->pebs_enable,
+				   (unsigned long long)r->fixed_ctrl);
+	check_pebs_reprogramming(before, index, value);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* ds suite: PEBS records of a counted loop, drained at the threshold and at detach. */
 #include "tests/kernel/ds_util.h"
+#include "tests/kernel/emulator_util.h"
 
 /*
  * A record every PERIOD kernel instructions. The loops are counted in half periods, so what is
@@ -126,4 +127,39 @@ TEST(ds, pebs_reset_values_sit_in_the_format_dependent_slot)
 	check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS));
 	task_continue(task);
 	check_eq(0, task_join(task, NULL));
+}
+
+/*
+ * A PEBS counter is stopped before pmu/ writes it: "Counters MUST be stopped before writing"
+ * (SDM PEBS facility; "PEBS behavior is unpredictable if IA32_PERFEVTSELx or IA32_PMCx is
+ * changed for a PEBS-enabled counter while an event is being counted"). An event added beside a
+ * PEBS sampling event makes pmu/ reprogram the task's counters and reload the sampling one; the
+ * emulated CPU reports a write to it while it counts (rule 17).
+ */
+TEST_OBSERVING(ds, an_event_added_beside_a_pebs_event_reloads_its_counter_stopped, 1500)
+{
+	struct pmu_event event = instructions_retired(), other = instructions_retired();
+	struct ds_target target = self_target();
+	char text[EMULATOR_VIOLATION_MAX];
+	struct ds_pebs_config config;
+	unsigned int reported;
+	int index;
+
+	require_pebs();
+	require_emulator();
+	other.pebs = false;
+	other.kernel = false;
+	other.user = true;
+	config = pebs_config(RECORDS, THRESHOLD, PERIOD);
+	check_attached(ds_attach_pebs(&target, &config));
+	if (pmu_add_sampling_event(target.index, &event, PERIOD) != 0)
+		test_abort("pmu_add_sampling_event did not get counter 0");
+	emulator_take_violations(NULL, 0);
+	index = pmu_add_event(target.index, &other);
+	reported = emulator_take_violations(text, sizeof(text));
+	pmu_release(target.index);
+	check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS));
+	test_diag("reported: %s", reported ? text : "nothing");
+	check_eq(1, index);
+	check_eq(0, reported);
 }

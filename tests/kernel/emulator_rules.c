@@ -359,3 +359,67 @@ TEST(emulator, rule_19_bts_or_pebs_on_with_ds_area_0_is_reported)
 		expect_violation(19);
 	}
 }
+
+#define EVENT_INSTRUCTIONS 0xc0
+#define CMASK_1 (1ull << PERFEVTSEL_CMASK_SHIFT)
+
+/* PMC0 counting kernel instructions from 0 (no overflow here), PEBS over an empty area. */
+static void pebs_counter_0_setup(uint64_t evtsel)
+{
+	memset(&area, 0, sizeof(area));
+	wrmsr(MSR_IA32_DS_AREA, (uint64_t)&area);
+	wrmsr(MSR_IA32_PMC0, 0);
+	wrmsr(MSR_IA32_PERFEVTSEL0, evtsel);
+}
+
+/* Back to what pmu/'s and ds/'s shadows say, in the order rules 17-19 ask. */
+static void pebs_counter_0_off(void)
+{
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	wrmsr(MSR_IA32_PEBS_ENABLE, 0);
+	wrmsr(MSR_IA32_PERFEVTSEL0, 0);
+	wrmsr(MSR_IA32_PMC0, 0);
+	wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, rdmsr(MSR_IA32_PERF_GLOBAL_STATUS));
+	wrmsr(MSR_IA32_DS_AREA, 0);
+}
+
+/* Rule 16. SDM: "PEBS events are only valid when ... AnyThread, Edge, Invert, CMask" are 0. */
+TEST(emulator, rule_16_a_pebs_event_with_a_cmask_is_reported)
+{
+	require_pebs_counter_0();
+	pebs_counter_0_setup(EVENT_INSTRUCTIONS | PERFEVTSEL_OS | PERFEVTSEL_EN | CMASK_1);
+	wrmsr(MSR_IA32_PEBS_ENABLE, 1);
+	pebs_counter_0_off();
+	expect_violation(16);
+}
+
+/* Rule 17. SDM: "Counters MUST be stopped before writing" a PEBS-enabled counter. */
+TEST(emulator, rule_17_writing_a_counting_pebs_counter_is_reported)
+{
+	unsigned long flags;
+
+	require_pebs_counter_0();
+	flags = local_irq_save();
+	pebs_counter_0_setup(EVENT_INSTRUCTIONS | PERFEVTSEL_OS | PERFEVTSEL_EN);
+	wrmsr(MSR_IA32_PEBS_ENABLE, 1);
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 1);
+	wrmsr(MSR_IA32_PMC0, 0); /* as pmu/ reloaded a sampling counter in place */
+	pebs_counter_0_off();
+	local_irq_restore(flags);
+	expect_violation(17);
+}
+
+/* Rule 18. Linux intel_pmu_enable_all(): PEBS_ENABLE before GLOBAL_CTRL, never after. */
+TEST(emulator, rule_18_pebs_enabled_for_a_counting_counter_is_reported)
+{
+	unsigned long flags;
+
+	require_pebs_counter_0();
+	flags = local_irq_save();
+	pebs_counter_0_setup(EVENT_INSTRUCTIONS | PERFEVTSEL_OS | PERFEVTSEL_EN);
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 1);
+	wrmsr(MSR_IA32_PEBS_ENABLE, 1);
+	pebs_counter_0_off();
+	local_irq_restore(flags);
+	expect_violation(18);
+}
