@@ -9,8 +9,14 @@
 #include "pmu/detect.h"
 #include "pmu/event.h"
 
-/* Detect; where counters are usable, register the switch, tick and PMI hooks. */
+/* Detect; where counters are usable, register the task-exit, tick and PMI hooks. */
 void pmu_init(void);
+/*
+ * Register the switch hooks, after ds/'s: at a switch-in, the next task's PEBS_ENABLE and
+ * IA32_DS_AREA are in place before its counters start (SDM "Setting Up the DS Save Area";
+ * Linux intel_pmu_enable_all() writes PEBS_ENABLE before GLOBAL_CTRL).
+ */
+void pmu_switch_init(void);
 /* On each other CPU as it starts: stop whatever counters firmware left running there. */
 void pmu_init_cpu(void);
 
