@@ -64,6 +64,8 @@ void ds_release_all(const struct ds_target *target);
 void ds_credit_context(struct ds_context *context, unsigned int credit_task);
 /* Credit them, then reset the indexes (tracing off meanwhile where the area is active). */
 void ds_drain_context(struct ds_context *context, unsigned int credit_task);
+/* Tracing off, and the counters too while PEBS is on (counters_pause()); ds_resume() puts
+ * both back. */
 void ds_quiesce(void);
 void ds_resume(void);
 void ds_switch_init(void);

@@ -163,3 +163,44 @@ TEST_OBSERVING(ds, an_event_added_beside_a_pebs_event_reloads_its_counter_stoppe
 	check_eq(1, index);
 	check_eq(0, reported);
 }
+
+/*
+ * ds_drain() of a PEBS buffer while its task's PEBS counter counts: PEBS_ENABLE may change only
+ * with the counter stopped (Linux drains PEBS with GLOBAL_CTRL cleared; rule 18). A counter that
+ * overflows while its PEBS bit is off is not reloaded, and its records stop. After the drain the
+ * counter sees the loop, 2.5 periods, and less than one period of kernel code around it (the
+ * drain's tail, pmu_release() up to its stop): stated tolerance 2 to 4 records. A counter left
+ * unreloaded brings none.
+ */
+TEST_OBSERVING(ds, a_pebs_buffer_drained_mid_count_keeps_the_counter_order, 3500)
+{
+	struct pmu_event event = instructions_retired();
+	struct ds_target target = self_target();
+	char text[EMULATOR_VIOLATION_MAX];
+	struct ds_pebs_config config;
+	struct loop_span loop;
+	unsigned int reported;
+	uint64_t drained, after;
+
+	require_pebs();
+	require_emulator();
+	config = pebs_config(RECORDS, RECORDS - 2, PERIOD);
+	ds_credit_reset(target.index);
+	check_attached(ds_attach_pebs(&target, &config));
+	if (pmu_add_sampling_event(target.index, &event, PERIOD) != 0)
+		test_abort("pmu_add_sampling_event did not get counter 0");
+	counted_loop(TWO_AND_A_HALF_PERIODS, &loop);
+	emulator_take_violations(NULL, 0);
+	ds_drain(&target);
+	reported = emulator_take_violations(text, sizeof(text));
+	drained = ds_credit(target.index).pebs_records;
+	counted_loop(TWO_AND_A_HALF_PERIODS, &loop);
+	pmu_release(target.index);
+	check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS));
+	test_diag("reported: %s", reported ? text : "nothing");
+	check_eq(0, reported);
+	after = ds_credit(target.index).pebs_records - drained;
+	test_diag("%llu records drained, %llu after", (unsigned long long)drained,
+		  (unsigned long long)after);
+	check(after >= 2 && after <= 4, "%llu records after the drain", (unsigned long long)after);
+}
