@@ -36,6 +36,8 @@ struct emulator_cpu {
 	bool tf_kernel;
 	bool tf_interrupted[SWITCH_TASKS_MAX];
 	bool tf_user[SWITCH_TASKS_MAX];
+	/* GP counters with EVTSEL.EDGE whose condition held in their previous cycle. */
+	uint32_t edge_asserted;
 	/* Counters whose overflow armed PEBS: the assist comes with their next event. */
 	uint64_t pebs_armed;
 	/*

@@ -37,26 +37,50 @@ static bool gp_enabled(const struct emulator_registers *r, const struct emulator
 	       (p->perfmon_version < 2 || (r->global_ctrl & (1ull << i)));
 }
 
-/* Events the model counts for GP counter i, or 0 for one it does not count. */
-static uint64_t gp_increment(const struct emulator_registers *r, unsigned int i,
+/* Whether the model counts the event of select evtsel (umask 0, one of the three above). */
+static bool event_modelled(uint64_t evtsel)
+{
+	unsigned int event = (unsigned int)(evtsel & PERFEVTSEL_EVENT_MASK);
+
+	return (evtsel & PERFEVTSEL_UMASK_MASK) == 0 &&
+	       (event == EVENT_INSTRUCTIONS_RETIRED || event == EVENT_UNHALTED_CORE_CYCLES ||
+		event == EVENT_BRANCHES_RETIRED);
+}
+
+/*
+ * What GP counter i adds for one retired instruction, the model's cycle (one cycle per
+ * instruction, an approximation). The event's count in the cycle goes through the select's
+ * counter mask, invert and edge flags as the SDM defines them ("IA32_PERFEVTSELx"): with a CMask,
+ * 1 when the count is at least CMask (less than it with INV; INV is ignored with a CMask of 0);
+ * with EDGE, 1 only where that condition (or, without a CMask, a non-zero count) was false in
+ * the counter's previous cycle. The edge state is cpu's, cleared when the select is written.
+ */
+static uint64_t gp_increment(struct emulator_cpu *cpu, unsigned int i,
 			     const struct retirement *what)
 {
-	uint64_t evtsel = r->evtsel[i];
-	unsigned int event = (unsigned int)(evtsel & PERFEVTSEL_EVENT_MASK);
-	unsigned int umask =
-		(unsigned int)((evtsel & PERFEVTSEL_UMASK_MASK) >> PERFEVTSEL_UMASK_SHIFT);
+	uint64_t evtsel = cpu->registers.evtsel[i];
+	uint64_t cmask = (evtsel & PERFEVTSEL_CMASK_MASK) >> PERFEVTSEL_CMASK_SHIFT;
+	uint64_t amount;
+	bool asserted, before;
 
-	if (!(evtsel & (what->user ? PERFEVTSEL_USR : PERFEVTSEL_OS)) || umask != 0)
+	if (!(evtsel & (what->user ? PERFEVTSEL_USR : PERFEVTSEL_OS)) || !event_modelled(evtsel))
 		return 0;
-	switch (event) {
-	case EVENT_INSTRUCTIONS_RETIRED:
-	case EVENT_UNHALTED_CORE_CYCLES: /* an approximation: one cycle per instruction */
-		return 1;
+	switch (evtsel & PERFEVTSEL_EVENT_MASK) {
 	case EVENT_BRANCHES_RETIRED:
-		return what->branch;
-	default:
-		return 0;
+		amount = what->branch;
+		break;
+	default: /* instructions, and core cycles at one a cycle */
+		amount = 1;
 	}
+	if (!cmask && !(evtsel & PERFEVTSEL_EDGE))
+		return amount;
+	asserted = cmask ? (amount >= cmask) != !!(evtsel & PERFEVTSEL_INV) : amount != 0;
+	if (!(evtsel & PERFEVTSEL_EDGE))
+		return asserted;
+	before = cpu->edge_asserted & (1u << i);
+	cpu->edge_asserted =
+		asserted ? cpu->edge_asserted | (1u << i) : cpu->edge_asserted & ~(1u << i);
+	return asserted && !before;
 }
 
 static uint64_t ctrl_field(uint64_t fixed_ctrl, unsigned int i)
@@ -93,9 +117,8 @@ static bool frozen(const struct emulator_cpu *cpu)
 
 static bool counts_modelled_event(const struct emulator_registers *r, unsigned int i, bool user)
 {
-	struct retirement branch = { user, true };
-
-	return gp_increment(r, i, &branch) != 0;
+	return event_modelled(r->evtsel[i]) &&
+	       (r->evtsel[i] & (user ? PERFEVTSEL_USR : PERFEVTSEL_OS));
 }
 
 void emulator_counters_changed(struct emulator_cpu *cpu, const struct emulator_profile *p)
@@ -326,7 +349,7 @@ void emulator_retire(struct emulator_cpu *cpu, bool user, bool branch, uint64_t 
 		return;
 	for (uint32_t enabled = cpu->counting.gp; enabled; enabled &= enabled - 1) {
 		unsigned int i = (unsigned int)__builtin_ctz(enabled);
-		uint64_t amount = gp_increment(r, i, &what);
+		uint64_t amount = gp_increment(cpu, i, &what);
 
 		if (!amount)
 			continue;

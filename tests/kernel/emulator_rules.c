@@ -423,3 +423,65 @@ TEST(emulator, rule_18_pebs_enabled_for_a_counting_counter_is_reported)
 	local_irq_restore(flags);
 	expect_violation(18);
 }
+
+#define EVENT_CORE_CYCLES_FIXED 1 /* fixed counter 1: unhalted core cycles */
+#define SPLIT_LOOP 100 /* iterations: 200 instructions */
+
+/* GP 0 and 1 and fixed counter 1 (OS) over one loop, enabled and stopped by one write each. */
+static void count_split(uint64_t evtsel0, uint64_t evtsel1, uint64_t counts[3])
+{
+	uint64_t saved[3] = { rdmsr(MSR_IA32_PMC0), rdmsr(MSR_IA32_PMC0 + 1),
+			      rdmsr(MSR_IA32_FIXED_CTR0 + EVENT_CORE_CYCLES_FIXED) };
+	uint64_t fixed_bit = PERF_GLOBAL_FIXED_CTR0 << EVENT_CORE_CYCLES_FIXED;
+	unsigned long flags = local_irq_save();
+
+	wrmsr(MSR_IA32_PMC0, 0);
+	wrmsr(MSR_IA32_PMC0 + 1, 0);
+	wrmsr(MSR_IA32_FIXED_CTR0 + EVENT_CORE_CYCLES_FIXED, 0);
+	wrmsr(MSR_IA32_PERFEVTSEL0, evtsel0);
+	wrmsr(MSR_IA32_PERFEVTSEL0 + 1, evtsel1);
+	wrmsr(MSR_IA32_FIXED_CTR_CTRL,
+	      FIXED_CTR_CTRL_OS << (FIXED_CTR_CTRL_FIELD_BITS * EVENT_CORE_CYCLES_FIXED));
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 3 | fixed_bit);
+	probe_instruction_loop(SPLIT_LOOP);
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	counts[0] = rdmsr(MSR_IA32_PMC0);
+	counts[1] = rdmsr(MSR_IA32_PMC0 + 1);
+	counts[2] = rdmsr(MSR_IA32_FIXED_CTR0 + EVENT_CORE_CYCLES_FIXED);
+	wrmsr(MSR_IA32_FIXED_CTR_CTRL, 0);
+	wrmsr(MSR_IA32_PERFEVTSEL0, 0);
+	wrmsr(MSR_IA32_PERFEVTSEL0 + 1, 0);
+	/* pmu/'s shadow may know these counts: put them back. */
+	wrmsr(MSR_IA32_PMC0, saved[0] & UINT32_MAX);
+	wrmsr(MSR_IA32_PMC0 + 1, saved[1] & UINT32_MAX);
+	wrmsr(MSR_IA32_FIXED_CTR0 + EVENT_CORE_CYCLES_FIXED, saved[2]);
+	wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, rdmsr(MSR_IA32_PERF_GLOBAL_STATUS));
+	local_irq_restore(flags);
+}
+
+/*
+ * CMask, Inv and Edge as the SDM defines them ("IA32_PERFEVTSELx"): with CMask 1 a counter adds
+ * one for each cycle that retires at least one instruction, with Inv too one for each cycle that
+ * retires none, so over one window the two add up to the unhalted core cycles (fixed counter 1),
+ * whatever the cycles hold. Edge counts the cycles where "at least one" starts to hold: at least
+ * one, and each after the first follows a cycle that retired none, so no more than those plus one.
+ */
+TEST(emulator, cmask_and_inv_split_the_cycles_and_edge_counts_transitions)
+{
+	uint64_t select = EVENT_INSTRUCTIONS | PERFEVTSEL_OS | PERFEVTSEL_EN | CMASK_1;
+	uint64_t split[3], edges[3];
+
+	require_emulator();
+	if (CPUID_PERFMON_GP_COUNTERS(cpuid(CPUID_LEAF_PERFMON, 0).eax) < 2)
+		test_skip("fewer than 2 GP counters");
+	count_split(select, select | PERFEVTSEL_INV, split);
+	count_split(select | PERFEVTSEL_EDGE, select | PERFEVTSEL_INV, edges);
+	test_diag("at least one: %llu, none: %llu, cycles: %llu; %llu edges, %llu cycles with none",
+		  (unsigned long long)split[0], (unsigned long long)split[1],
+		  (unsigned long long)split[2], (unsigned long long)edges[0],
+		  (unsigned long long)edges[1]);
+	check_eq(split[2], split[0] + split[1]);
+	check(split[0] >= 1, "no cycle retired an instruction of %u", 2 * SPLIT_LOOP);
+	check(edges[0] >= 1 && edges[0] <= edges[1] + 1, "%llu edges, %llu cycles with none",
+	      (unsigned long long)edges[0], (unsigned long long)edges[1]);
+}
