@@ -337,7 +337,7 @@ TEST(emulator, rule_15_a_pebs_counter_with_int_set_is_reported_and_raises_a_pmi)
 /*
  * Rule 19. SDM "Setting Up the DS Save Area": IA32_DS_AREA is written before BTS or PEBS is
  * enabled. Either turned on with IA32_DS_AREA = 0 is reported (silicon would read a management
- * area at linear address 0).
+ * area at linear address 0), and PEBS turned on over an area that is not mapped.
  */
 TEST(emulator, rule_19_bts_or_pebs_on_with_ds_area_0_is_reported)
 {
@@ -356,6 +356,12 @@ TEST(emulator, rule_19_bts_or_pebs_on_with_ds_area_0_is_reported)
 	if (pebs) {
 		wrmsr(MSR_IA32_PEBS_ENABLE, 1);
 		wrmsr(MSR_IA32_PEBS_ENABLE, 0);
+		expect_violation(19);
+		/* An area at an address that is not mapped: turned on, reported the same. */
+		wrmsr(MSR_IA32_DS_AREA, UNMAPPED_BUFFER);
+		wrmsr(MSR_IA32_PEBS_ENABLE, 1);
+		wrmsr(MSR_IA32_PEBS_ENABLE, 0);
+		wrmsr(MSR_IA32_DS_AREA, 0);
 		expect_violation(19);
 	}
 }
