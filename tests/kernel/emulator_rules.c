@@ -334,6 +334,56 @@ TEST(emulator, rule_15_a_pebs_counter_with_int_set_is_reported_and_raises_a_pmi)
 	check_eq(area.pebs_base + record, area.pebs_index);
 }
 
+#define PEBS_FIXED_0 32 /* PEBS_ENABLE and GLOBAL_CTRL bit of fixed counter 0 */
+
+/*
+ * Rule 15 on a fixed counter (PEBS baseline): FIXED_CTR_CTRL's PMI bit for fixed counter 0
+ * ("Do NOT set local counter PMI/INT bit"; Linux intel_pmu_enable_fixed() leaves it clear for
+ * PEBS). The same overflow arms PEBS and requests one PMI; its reset value sits in slot 8 up to
+ * format 4 and 32 from format 5 (SDM "PEBS Buffer" reset slots).
+ */
+TEST(emulator, rule_15_a_fixed_pebs_counter_with_its_pmi_bit_is_reported_and_raises_a_pmi)
+{
+	unsigned int width = CPUID_PERFMON_FIXED_WIDTH(cpuid(CPUID_LEAF_PERFMON, 0).edx);
+	uint64_t mask = width >= 64 ? UINT64_MAX : (1ull << width) - 1;
+	uint64_t record = pebs_record_bytes(), saved;
+	uint32_t lvtpc = apic_read_lvtpc();
+	struct emulator_stats before, after;
+	unsigned long flags;
+
+	require_pebs_counter_0();
+	if (!(ds_support()->pebs_enable_valid & (1ull << PEBS_FIXED_0)))
+		test_skip("PEBS format %u without baseline: no PEBS on fixed counters",
+			  ds_support()->pebs_format);
+	memset(&area, 0, sizeof(area));
+	area.pebs_base = area.pebs_index = (uint64_t)buffer;
+	area.pebs_max = area.pebs_base + 8 * record;
+	area.pebs_threshold = area.pebs_base + 4 * record;
+	area.pebs_reset[ds_support()->pebs_format >= 5 ? 32 : 8] = (0 - PEBS_RESET_PERIOD) & mask;
+	flags = local_irq_save();
+	saved = rdmsr(MSR_IA32_FIXED_CTR0); /* pmu/'s shadow may know it: put it back */
+	apic_write_lvtpc(VECTOR_TEST | APIC_LVT_MASKED);
+	before = emulator_stats();
+	wrmsr(MSR_IA32_DS_AREA, (uint64_t)&area);
+	wrmsr(MSR_IA32_FIXED_CTR0, (0 - PEBS_FIRST_PERIOD) & mask);
+	wrmsr(MSR_IA32_FIXED_CTR_CTRL, FIXED_CTR_CTRL_OS | FIXED_CTR_CTRL_PMI);
+	wrmsr(MSR_IA32_PEBS_ENABLE, 1ull << PEBS_FIXED_0);
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 1ull << PEBS_FIXED_0);
+	probe_instruction_loop(PEBS_LOOP);
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	wrmsr(MSR_IA32_PEBS_ENABLE, 0);
+	wrmsr(MSR_IA32_FIXED_CTR_CTRL, 0);
+	wrmsr(MSR_IA32_FIXED_CTR0, saved);
+	wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, rdmsr(MSR_IA32_PERF_GLOBAL_STATUS));
+	wrmsr(MSR_IA32_DS_AREA, 0);
+	after = emulator_stats();
+	apic_write_lvtpc(lvtpc);
+	local_irq_restore(flags);
+	expect_violation(15);
+	check_eq(1, after.pmis_masked - before.pmis_masked);
+	check_eq(area.pebs_base + record, area.pebs_index);
+}
+
 /*
  * Rule 19. SDM "Setting Up the DS Save Area": IA32_DS_AREA is written before BTS or PEBS is
  * enabled. Either turned on with IA32_DS_AREA = 0 is reported (silicon would read a management
