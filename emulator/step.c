@@ -244,7 +244,9 @@ static uint64_t counters_written(const struct emulator_registers *r, uint32_t in
 	if (index != MSR_IA32_FIXED_CTR_CTRL)
 		return 0;
 	for (unsigned int i = 0; i < EMULATOR_MAX_FIXED; i++)
-		if (ctrl_field(r->fixed_ctrl ^ value, i))
+		if (ctrl_field(r->fixed_ctrl ^ value, i) ||
+		    ((r->fixed_ctrl ^ value) &
+		     (FIXED_CTR_CTRL_ADAPTIVE << (FIXED_CTR_CTRL_FIELD_BITS * i))))
 			bits |= 1ull << (PEBS_ENABLE_FIXED_SHIFT + i);
 	return bits;
 }
