@@ -463,6 +463,25 @@ TEST(emulator, rule_17_writing_a_counting_pebs_counter_is_reported)
 	pebs_counter_0_off();
 	local_irq_restore(flags);
 	expect_violation(17);
+	if (!(ds_support()->pebs_enable_valid & (1ull << PEBS_FIXED_0)) ||
+	    !ds_support()->pebs_baseline)
+		return;
+	/* A fixed PEBS counter's field, here its adaptive bit (32 + 4i), written while it counts.
+	 */
+	flags = local_irq_save();
+	memset(&area, 0, sizeof(area));
+	wrmsr(MSR_IA32_DS_AREA, (uint64_t)&area);
+	wrmsr(MSR_IA32_FIXED_CTR_CTRL, FIXED_CTR_CTRL_OS);
+	wrmsr(MSR_IA32_PEBS_ENABLE, 1ull << PEBS_FIXED_0);
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 1ull << PEBS_FIXED_0);
+	wrmsr(MSR_IA32_FIXED_CTR_CTRL, FIXED_CTR_CTRL_OS | FIXED_CTR_CTRL_ADAPTIVE);
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	wrmsr(MSR_IA32_PEBS_ENABLE, 0);
+	wrmsr(MSR_IA32_FIXED_CTR_CTRL, 0);
+	wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, rdmsr(MSR_IA32_PERF_GLOBAL_STATUS));
+	wrmsr(MSR_IA32_DS_AREA, 0);
+	local_irq_restore(flags);
+	expect_violation(17);
 }
 
 /* Rule 18. Linux intel_pmu_enable_all(): PEBS_ENABLE before GLOBAL_CTRL, never after. */
