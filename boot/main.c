@@ -184,6 +184,7 @@ static void __attribute__((noreturn)) start_kernel_guarded(void)
 	dr_init(); /* breakpoints: switch hooks, #DB, CR4.DE */
 	pmu_init(); /* counters: detection, hooks; first, so its PMI bracket encloses ds/'s drain */
 	ds_init(); /* Debug Store: detection, switch hooks, PMI */
+	pmu_switch_init(); /* after ds/'s: PEBS_ENABLE is in place before counters start */
 	smp_init(); /* the other CPUs, each with its own run queue, idle until given work */
 	platform_report();
 	seed_init();

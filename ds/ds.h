@@ -102,8 +102,9 @@ struct ds_registers ds_registers(void);
  * (the tasks that ended released theirs), and return how many were left attached.
  */
 unsigned int ds_release_leftovers(unsigned int task);
-/* Write each register of this CPU as ds/'s shadow says, whatever the CPU holds now: after a
- * write behind ds/'s back. */
+/* Write each register of this CPU as ds/'s shadow says (and DEBUGCTL as its shadow says),
+ * whatever the CPU holds now, the features off while IA32_DS_AREA changes: after a write behind
+ * ds/'s back. */
 void ds_registers_rewrite(void);
 
 /* What this CPU supports, and the first missing condition as a skip reason ("" if none). */

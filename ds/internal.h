@@ -72,6 +72,8 @@ void ds_drain_context(struct ds_context *context, unsigned int credit_task);
 #define DS_DRAIN_USER(user) (1u << (user))
 #define DS_DRAIN_ALL (DS_DRAIN_USER(DS_USER_BTS) | DS_DRAIN_USER(DS_USER_PEBS))
 void ds_drain_users(struct ds_context *context, unsigned int credit_task, unsigned int users);
+/* Tracing off, and the counters too while PEBS is on (counters_pause()); ds_resume() puts
+ * both back. */
 void ds_quiesce(void);
 void ds_resume(void);
 void ds_switch_init(void);

@@ -21,6 +21,7 @@
 
 struct spinlock ds_lock = SPINLOCK_INIT("ds");
 static DEFINE_PER_CPU(struct ds_registers, held); /* what the CPU (or synthetic file) holds */
+static DEFINE_PER_CPU(uint64_t, quiesced_global_ctrl); /* counters_pause() in ds_quiesce() */
 
 const struct ds_registers *ds_registers_held(void)
 {
@@ -55,6 +56,31 @@ static void write_pebs_enable(uint64_t value)
 {
 	wrmsr(MSR_IA32_PEBS_ENABLE, value);
 	this_cpu_ptr(held)->pebs_enable = value;
+}
+
+/*
+ * PEBS_ENABLE changes only with the counters stopped: Linux sets it before GLOBAL_CTRL and
+ * clears a counter before its PEBS bit (intel_pmu_enable_all(), intel_pmu_disable_event()), and
+ * drains PEBS with GLOBAL_CTRL cleared; a PEBS counter that overflows while its bit is off is not
+ * reloaded, and its records stop. GLOBAL_CTRL is cleared around the change and put back as it
+ * was found, so pmu/'s view of it stays true. Returns what to put back (0: nothing ran, or no
+ * GLOBAL_CTRL: perfmon version 1).
+ */
+static uint64_t counters_pause(void)
+{
+	uint64_t global = 0;
+
+	if (rdmsr_safe(MSR_IA32_PERF_GLOBAL_CTRL, &global) != 0)
+		return 0;
+	if (global)
+		wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	return global;
+}
+
+static void counters_resume(uint64_t global)
+{
+	if (global)
+		wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, global);
 }
 
 bool ds_user_live(const struct ds_context *context, enum ds_user user)
@@ -114,6 +140,10 @@ static void ds_apply(struct ds_context *context)
 	bool pebs = context && ds_user_live(context, DS_USER_PEBS);
 	uint64_t pebs_enable = pebs ? context->pebs.enable : 0;
 	uint64_t data_cfg = pebs ? context->pebs.data_cfg : now->pebs_data_cfg;
+	bool pebs_changes =
+		pebs_enable != now->pebs_enable ||
+		(now->pebs_enable && (area != now->ds_area || data_cfg != now->pebs_data_cfg));
+	uint64_t global = pebs_changes ? counters_pause() : 0;
 
 	if (area != now->ds_area || data_cfg != now->pebs_data_cfg) {
 		if (now->debugctl)
@@ -129,6 +159,7 @@ static void ds_apply(struct ds_context *context)
 		write_debugctl(debugctl);
 	if (pebs_enable != now->pebs_enable)
 		write_pebs_enable(pebs_enable);
+	counters_resume(global);
 }
 
 /*
@@ -140,6 +171,7 @@ void ds_quiesce(void)
 {
 	struct ds_registers *now = this_cpu_ptr(held);
 
+	*this_cpu_ptr(quiesced_global_ctrl) = now->pebs_enable ? counters_pause() : 0;
 	if (now->debugctl)
 		write_debugctl(0);
 	if (now->pebs_enable)
@@ -149,16 +181,25 @@ void ds_quiesce(void)
 void ds_resume(void)
 {
 	ds_apply(ds_context_active());
+	counters_resume(*this_cpu_ptr(quiesced_global_ctrl));
+	*this_cpu_ptr(quiesced_global_ctrl) = 0;
 }
 
+/*
+ * Whatever the CPU holds, BTS and PEBS go off before IA32_DS_AREA is written, and come back on
+ * after it: the SDM has IA32_DS_AREA written before either is enabled ("Setting Up the DS Save
+ * Area"), and the CPU must never store through an area that is being replaced (ds_apply()).
+ */
 void ds_registers_rewrite(void)
 {
 	unsigned long flags = spin_lock_irqsave(&ds_lock);
 	const struct ds_registers *now = this_cpu_ptr(held);
 
-	wrmsr(MSR_IA32_PEBS_ENABLE, now->pebs_enable);
-	debugctl_rewrite();
+	wrmsr(MSR_IA32_PEBS_ENABLE, 0);
+	debugctl_rewrite_without(DS_DEBUGCTL_BITS);
 	wrmsr(MSR_IA32_DS_AREA, now->ds_area);
+	debugctl_rewrite();
+	wrmsr(MSR_IA32_PEBS_ENABLE, now->pebs_enable);
 	spin_unlock_irqrestore(&ds_lock, flags);
 }
 

@@ -325,10 +325,15 @@ static bool emulator_write_msr_hook(struct cpu_regs *regs, uint32_t index, uint6
 	uint64_t old_debugctl = cpu->registers.debugctl;
 	uint64_t old_pebs_enable = cpu->registers.pebs_enable;
 
+	struct emulator_registers before = cpu->registers;
+
 	cpu->stats.diverted++;
 	check_write_order(cpu, index, value);
 	if (emulator_write_msr(&cpu->registers, emulator_profile(), index, value))
 		return true;
+	emulator_pebs_write_check(cpu, &before, index, value);
+	if (index >= MSR_IA32_PERFEVTSEL0 && index < MSR_IA32_PERFEVTSEL0 + EMULATOR_MAX_GP)
+		cpu->edge_asserted &= ~(1u << (index - MSR_IA32_PERFEVTSEL0));
 	if (emulator_msr_enables_counters(index))
 		emulator_counters_changed(cpu, emulator_profile());
 	emulator_ds_features_changed(cpu, old_debugctl, old_pebs_enable);

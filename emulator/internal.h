@@ -36,6 +36,8 @@ struct emulator_cpu {
 	bool tf_kernel;
 	bool tf_interrupted[SWITCH_TASKS_MAX];
 	bool tf_user[SWITCH_TASKS_MAX];
+	/* GP counters with EVTSEL.EDGE whose condition held in their previous cycle. */
+	uint32_t edge_asserted;
 	/* Counters whose overflow armed PEBS: the assist comes with their next event. */
 	uint64_t pebs_armed;
 	/*
@@ -76,6 +78,13 @@ void emulator_warning(unsigned int rule, const char *fmt, ...)
 unsigned int emulator_observed(const struct emulator_cpu *cpu);
 /* Call after the counting registers of cpu, whose profile is p, changed. */
 void emulator_counters_changed(struct emulator_cpu *cpu, const struct emulator_profile *p);
+
+/*
+ * Rules 15-18, after a WRMSR of index with value took effect; before is the register file as it
+ * was (step.c says what each rule reports).
+ */
+void emulator_pebs_write_check(struct emulator_cpu *cpu, const struct emulator_registers *before,
+			       uint32_t index, uint64_t value);
 
 /* The #DB side: one completed instruction. */
 bool emulator_step(struct cpu_regs *regs, unsigned long dr7);

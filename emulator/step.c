@@ -37,32 +37,61 @@ static bool gp_enabled(const struct emulator_registers *r, const struct emulator
 	       (p->perfmon_version < 2 || (r->global_ctrl & (1ull << i)));
 }
 
-/* Events the model counts for GP counter i, or 0 for one it does not count. */
-static uint64_t gp_increment(const struct emulator_registers *r, unsigned int i,
+/* Whether the model counts the event of select evtsel (umask 0, one of the three above). */
+static bool event_modelled(uint64_t evtsel)
+{
+	unsigned int event = (unsigned int)(evtsel & PERFEVTSEL_EVENT_MASK);
+
+	return (evtsel & PERFEVTSEL_UMASK_MASK) == 0 &&
+	       (event == EVENT_INSTRUCTIONS_RETIRED || event == EVENT_UNHALTED_CORE_CYCLES ||
+		event == EVENT_BRANCHES_RETIRED);
+}
+
+/*
+ * What GP counter i adds for one retired instruction, the model's cycle (one cycle per
+ * instruction, an approximation). The event's count in the cycle goes through the select's
+ * counter mask, invert and edge flags as the SDM defines them ("IA32_PERFEVTSELx"): with a CMask,
+ * 1 when the count is at least CMask (less than it with INV; INV is ignored with a CMask of 0);
+ * with EDGE, 1 only where that condition (or, without a CMask, a non-zero count) was false in
+ * the counter's previous cycle. The edge state is cpu's, cleared when the select is written.
+ */
+static uint64_t gp_increment(struct emulator_cpu *cpu, unsigned int i,
 			     const struct retirement *what)
 {
-	uint64_t evtsel = r->evtsel[i];
-	unsigned int event = (unsigned int)(evtsel & PERFEVTSEL_EVENT_MASK);
-	unsigned int umask =
-		(unsigned int)((evtsel & PERFEVTSEL_UMASK_MASK) >> PERFEVTSEL_UMASK_SHIFT);
+	uint64_t evtsel = cpu->registers.evtsel[i];
+	uint64_t cmask = (evtsel & PERFEVTSEL_CMASK_MASK) >> PERFEVTSEL_CMASK_SHIFT;
+	uint64_t amount;
+	bool asserted, before;
 
-	if (!(evtsel & (what->user ? PERFEVTSEL_USR : PERFEVTSEL_OS)) || umask != 0)
+	if (!(evtsel & (what->user ? PERFEVTSEL_USR : PERFEVTSEL_OS)) || !event_modelled(evtsel))
 		return 0;
-	switch (event) {
-	case EVENT_INSTRUCTIONS_RETIRED:
-	case EVENT_UNHALTED_CORE_CYCLES: /* an approximation: one cycle per instruction */
-		return 1;
+	switch (evtsel & PERFEVTSEL_EVENT_MASK) {
 	case EVENT_BRANCHES_RETIRED:
-		return what->branch;
-	default:
-		return 0;
+		amount = what->branch;
+		break;
+	default: /* instructions, and core cycles at one a cycle */
+		amount = 1;
 	}
+	if (!cmask && !(evtsel & PERFEVTSEL_EDGE))
+		return amount;
+	asserted = cmask ? (amount >= cmask) != !!(evtsel & PERFEVTSEL_INV) : amount != 0;
+	if (!(evtsel & PERFEVTSEL_EDGE))
+		return asserted;
+	before = cpu->edge_asserted & (1u << i);
+	cpu->edge_asserted =
+		asserted ? cpu->edge_asserted | (1u << i) : cpu->edge_asserted & ~(1u << i);
+	return asserted && !before;
+}
+
+static uint64_t ctrl_field(uint64_t fixed_ctrl, unsigned int i)
+{
+	return (fixed_ctrl >> (i * FIXED_CTR_CTRL_FIELD_BITS)) &
+	       ((1ull << FIXED_CTR_CTRL_FIELD_BITS) - 1);
 }
 
 static uint64_t fixed_field(const struct emulator_registers *r, unsigned int i)
 {
-	return (r->fixed_ctrl >> (i * FIXED_CTR_CTRL_FIELD_BITS)) &
-	       ((1ull << FIXED_CTR_CTRL_FIELD_BITS) - 1);
+	return ctrl_field(r->fixed_ctrl, i);
 }
 
 static bool fixed_enabled(const struct emulator_registers *r, unsigned int i)
@@ -88,9 +117,8 @@ static bool frozen(const struct emulator_cpu *cpu)
 
 static bool counts_modelled_event(const struct emulator_registers *r, unsigned int i, bool user)
 {
-	struct retirement branch = { user, true };
-
-	return gp_increment(r, i, &branch) != 0;
+	return event_modelled(r->evtsel[i]) &&
+	       (r->evtsel[i] & (user ? PERFEVTSEL_USR : PERFEVTSEL_OS));
 }
 
 void emulator_counters_changed(struct emulator_cpu *cpu, const struct emulator_profile *p)
@@ -167,19 +195,135 @@ void emulator_pmi_request(struct emulator_cpu *cpu)
 	cpu->stats.pmis++;
 }
 
-/* A counter overflowed: arm PEBS, or set its status bit and interrupt as EVTSEL.INT asks. */
+/*
+ * A counter overflowed: its status bit is set, a PEBS-enabled counter arms PEBS (the assist
+ * comes with the next event, rule 11), and a counter with EVTSEL.INT (or the fixed counter's PMI
+ * bit) requests a PMI, PEBS-enabled or not (rule 15: SDM "Performance Counter Prioritization",
+ * the same overflow that arms PEBS raises the PMI when INT is set).
+ */
 static void overflow(struct emulator_cpu *cpu, unsigned int status_bit, bool interrupt, bool *pmi)
 {
 	struct emulator_registers *r = &cpu->registers;
 	uint64_t bit = 1ull << status_bit;
 
 	r->global_status |= bit;
-	if (r->pebs_enable & bit) {
-		cpu->pebs_armed |= bit; /* the assist comes with the next event (rule 11) */
-		return;
-	}
+	if (r->pebs_enable & bit)
+		cpu->pebs_armed |= bit;
 	if (interrupt)
 		*pmi = true;
+}
+
+/* The counters that are enabled to count (PEBS_ENABLE and GLOBAL_CTRL numbering). */
+static uint64_t counters_enabled(const struct emulator_registers *r,
+				 const struct emulator_profile *p)
+{
+	uint64_t bits = 0;
+
+	for (unsigned int i = 0; i < p->gp_counters && i < EMULATOR_MAX_GP; i++)
+		if (gp_enabled(r, p, i))
+			bits |= 1ull << i;
+	for (unsigned int i = 0; i < EMULATOR_MAX_FIXED && p->perfmon_version >= 2; i++)
+		if (fixed_enabled(r, i))
+			bits |= 1ull << (PEBS_ENABLE_FIXED_SHIFT + i);
+	return bits;
+}
+
+/* The counters (PEBS_ENABLE numbering) a write of index with value reprograms. */
+static uint64_t counters_written(const struct emulator_registers *r, uint32_t index, uint64_t value)
+{
+	uint64_t bits = 0;
+
+	if (index >= MSR_IA32_PERFEVTSEL0 && index < MSR_IA32_PERFEVTSEL0 + EMULATOR_MAX_GP)
+		return 1ull << (index - MSR_IA32_PERFEVTSEL0);
+	if (index >= MSR_IA32_PMC0 && index < MSR_IA32_PMC0 + EMULATOR_MAX_GP)
+		return 1ull << (index - MSR_IA32_PMC0);
+	if (index >= MSR_IA32_A_PMC0 && index < MSR_IA32_A_PMC0 + EMULATOR_MAX_GP)
+		return 1ull << (index - MSR_IA32_A_PMC0);
+	if (index >= MSR_IA32_FIXED_CTR0 && index < MSR_IA32_FIXED_CTR0 + EMULATOR_MAX_FIXED)
+		return 1ull << (PEBS_ENABLE_FIXED_SHIFT + index - MSR_IA32_FIXED_CTR0);
+	if (index != MSR_IA32_FIXED_CTR_CTRL)
+		return 0;
+	for (unsigned int i = 0; i < EMULATOR_MAX_FIXED; i++)
+		if (ctrl_field(r->fixed_ctrl ^ value, i) ||
+		    ((r->fixed_ctrl ^ value) &
+		     (FIXED_CTR_CTRL_ADAPTIVE << (FIXED_CTR_CTRL_FIELD_BITS * i))))
+			bits |= 1ull << (PEBS_ENABLE_FIXED_SHIFT + i);
+	return bits;
+}
+
+/*
+ * Rules 17 and 18, for a WRMSR of index with value over the registers r held before it. "PEBS
+ * behavior is unpredictable if IA32_PERFEVTSELx or IA32_PMCx is changed for a PEBS-enabled
+ * counter while an event is being counted" (SDM PEBS facility; "Counters MUST be stopped before
+ * writing"); and Linux turns PEBS_ENABLE bits on before GLOBAL_CTRL (intel_pmu_enable_all()) and
+ * off after the counter (intel_pmu_disable_event()): a PEBS_ENABLE change for a counter that
+ * counts is reported.
+ */
+static void check_pebs_reprogramming(const struct emulator_registers *r, uint32_t index,
+				     uint64_t value)
+{
+	uint64_t counting = counters_enabled(r, emulator_profile()), bits;
+
+	if (index == MSR_IA32_PEBS_ENABLE) {
+		bits = (value ^ r->pebs_enable) & counting;
+		if (bits)
+			emulator_violation(18,
+					   "PEBS_ENABLE 0x%llx -> 0x%llx changes counters 0x%llx "
+					   "that count (GLOBAL_CTRL=0x%llx)",
+					   (unsigned long long)r->pebs_enable,
+					   (unsigned long long)value, (unsigned long long)bits,
+					   (unsigned long long)r->global_ctrl);
+		return;
+	}
+	bits = counters_written(r, index, value) & r->pebs_enable & counting;
+	if (bits)
+		emulator_violation(17,
+				   "MSR 0x%x := 0x%llx reprograms PEBS counters 0x%llx while they "
+				   "count (GLOBAL_CTRL=0x%llx PEBS_ENABLE=0x%llx)",
+				   index, (unsigned long long)value, (unsigned long long)bits,
+				   (unsigned long long)r->global_ctrl,
+				   (unsigned long long)r->pebs_enable);
+}
+
+/*
+ * Rule 16: the counters (PEBS_ENABLE numbering) that are PEBS-enabled and enabled with an event
+ * select PEBS does not take: AnyThread, Edge, Invert or a CMask (SDM: "PEBS events are only
+ * valid when the following fields of IA32_PERFEVTSELx are all zero: AnyThread, Edge, Invert,
+ * CMask"), or a fixed counter's AnyThread bit.
+ */
+static uint64_t pebs_encoding_invalid(const struct emulator_registers *r)
+{
+	uint64_t invalid =
+		PERFEVTSEL_ANY_THREAD | PERFEVTSEL_EDGE | PERFEVTSEL_INV | PERFEVTSEL_CMASK_MASK;
+	uint64_t bits = 0;
+
+	for (unsigned int i = 0; i < EMULATOR_MAX_GP; i++)
+		if ((r->evtsel[i] & PERFEVTSEL_EN) && (r->evtsel[i] & invalid))
+			bits |= 1ull << i;
+	for (unsigned int i = 0; i < EMULATOR_MAX_FIXED; i++)
+		if ((fixed_field(r, i) & (FIXED_CTR_CTRL_OS | FIXED_CTR_CTRL_USR)) &&
+		    (fixed_field(r, i) & FIXED_CTR_CTRL_ANY_THREAD))
+			bits |= 1ull << (PEBS_ENABLE_FIXED_SHIFT + i);
+	return bits & r->pebs_enable;
+}
+
+/*
+ * Rule 15: the counters (PEBS_ENABLE numbering) that are PEBS-enabled, enabled to count and set
+ * to interrupt at their overflow (EVTSEL.INT, FIXED_CTR_CTRL PMI).
+ */
+static uint64_t pebs_interrupting(const struct emulator_registers *r)
+{
+	uint64_t bits = 0;
+
+	for (unsigned int i = 0; i < EMULATOR_MAX_GP; i++)
+		if ((r->evtsel[i] & (PERFEVTSEL_EN | PERFEVTSEL_INT)) ==
+		    (PERFEVTSEL_EN | PERFEVTSEL_INT))
+			bits |= 1ull << i;
+	for (unsigned int i = 0; i < EMULATOR_MAX_FIXED; i++)
+		if ((fixed_field(r, i) & (FIXED_CTR_CTRL_OS | FIXED_CTR_CTRL_USR)) &&
+		    (fixed_field(r, i) & FIXED_CTR_CTRL_PMI))
+			bits |= 1ull << (PEBS_ENABLE_FIXED_SHIFT + i);
+	return bits & r->pebs_enable;
 }
 
 /* Count one event on a counter of the given mask: true when it wrapped past its width. */
@@ -207,7 +351,7 @@ void emulator_retire(struct emulator_cpu *cpu, bool user, bool branch, uint64_t 
 		return;
 	for (uint32_t enabled = cpu->counting.gp; enabled; enabled &= enabled - 1) {
 		unsigned int i = (unsigned int)__builtin_ctz(enabled);
-		uint64_t amount = gp_increment(r, i, &what);
+		uint64_t amount = gp_increment(cpu, i, &what);
 
 		if (!amount)
 			continue;
@@ -335,4 +479,34 @@ bool emulator_step(struct cpu_regs *regs, unsigned long dr7)
 	dr6 &= ~(DR6_BS | dr6_disabled_breakpoints(dr7));
 	write_dr6(dr6 | DR6_RESET);
 	return (dr6 & ~DR6_RESET) == 0;
+}
+
+/*
+ * Rules 15 and 16 are reported when a write makes a counter break them, 17 and 18 for the write
+ * itself. Rule 15: "Do NOT set local counter PMI/INT bit" on a PEBS counter (SDM "Requirements
+ * to Program PEBS"; Linux intel_pmu_pebs_enable() clears it); silicon then raises an ordinary
+ * PMI at each overflow as well as arming PEBS, and so does overflow() above.
+ */
+void emulator_pebs_write_check(struct emulator_cpu *cpu, const struct emulator_registers *before,
+			       uint32_t index, uint64_t value)
+{
+	const struct emulator_registers *r = &cpu->registers;
+	uint64_t interrupting = pebs_interrupting(r) & ~pebs_interrupting(before);
+	uint64_t invalid = pebs_encoding_invalid(r) & ~pebs_encoding_invalid(before);
+
+	if (interrupting)
+		emulator_violation(15,
+				   "PEBS counters 0x%llx (PEBS_ENABLE numbering) interrupt at "
+				   "overflow: PEBS_ENABLE=0x%llx FIXED_CTR_CTRL=0x%llx",
+				   (unsigned long long)interrupting,
+				   (unsigned long long)r->pebs_enable,
+				   (unsigned long long)r->fixed_ctrl);
+	if (invalid)
+		emulator_violation(16,
+				   "PEBS counters 0x%llx (PEBS_ENABLE numbering) count with "
+				   "AnyThread, Edge, Invert or CMask set: PEBS_ENABLE=0x%llx "
+				   "FIXED_CTR_CTRL=0x%llx",
+				   (unsigned long long)invalid, (unsigned long long)r->pebs_enable,
+				   (unsigned long long)r->fixed_ctrl);
+	check_pebs_reprogramming(before, index, value);
 }

@@ -61,13 +61,13 @@ static bool page_usable(uint64_t linear, uint64_t *bad_entry)
 	return false;
 }
 
-static bool range_usable(const char *what, uint64_t linear, uint64_t bytes)
+static bool range_usable(unsigned int rule, const char *what, uint64_t linear, uint64_t bytes)
 {
 	uint64_t bad = 0;
 
 	for (uint64_t page = linear & ~(PAGE_SIZE - 1); page < linear + bytes; page += PAGE_SIZE) {
 		if (!page_usable(page, &bad)) {
-			emulator_violation(1,
+			emulator_violation(rule,
 					   "%s at 0x%llx is not present, supervisor-writable, "
 					   "accessed and dirty in CR3 0x%lx (entry 0x%llx)",
 					   what, (unsigned long long)linear, read_cr3(),
@@ -86,15 +86,28 @@ static bool canonical(uint64_t linear)
 	return (uint64_t)((int64_t)(linear << 16) >> 16) == linear;
 }
 
-/* The four fields of a feature, read as the CPU reads them; false (reported) if unusable. */
-static bool fields_read(struct emulator_cpu *cpu, enum feature feature,
+/*
+ * The four fields of a feature, read as the CPU reads them; false (reported) if unusable. An
+ * IA32_DS_AREA of 0 breaks rule 19 (SDM "Setting Up the DS Save Area": the area is set up and
+ * IA32_DS_AREA written before BTS or PEBS is enabled; silicon would read a management area at
+ * linear address 0). rule is the one an unmapped area breaks: 19 when the feature is turned on,
+ * 1 at a store.
+ */
+static bool fields_read(struct emulator_cpu *cpu, enum feature feature, unsigned int rule,
 			struct emulator_ds_fields *out)
 {
 	uint64_t area = cpu->registers.ds_area;
 	uint64_t at = area + (feature == FEATURE_BTS ? DS_BTS_FIELDS : DS_PEBS_FIELDS);
 	const uint64_t *fields = (const uint64_t *)at;
 
-	if (!area || !canonical(area) || !range_usable("the DS save area", at, DS_FIELDS_BYTES))
+	if (!area) {
+		emulator_violation(
+			19, "%s on with IA32_DS_AREA = 0 (DEBUGCTL=0x%llx PEBS_ENABLE=0x%llx)",
+			feature_names[feature], (unsigned long long)cpu->registers.debugctl,
+			(unsigned long long)cpu->registers.pebs_enable);
+		return false;
+	}
+	if (!canonical(area) || !range_usable(rule, "the DS save area", at, DS_FIELDS_BYTES))
 		return false;
 	*out = (struct emulator_ds_fields){ fields[0], fields[1], fields[2], fields[3] };
 	return true;
@@ -161,7 +174,7 @@ static void start_tracking(struct emulator_cpu *cpu, enum feature feature)
 	struct emulator_ds_fields *seen = feature == FEATURE_BTS ? &cpu->bts_seen : &cpu->pebs_seen;
 	bool *tracking = feature == FEATURE_BTS ? &cpu->bts_tracking : &cpu->pebs_tracking;
 
-	*tracking = fields_read(cpu, feature, seen);
+	*tracking = fields_read(cpu, feature, 19, seen);
 }
 
 void emulator_ds_features_changed(struct emulator_cpu *cpu, uint64_t old_debugctl,
@@ -188,7 +201,7 @@ static void check_one(struct emulator_cpu *cpu, enum feature feature)
 	struct emulator_ds_fields *seen = feature == FEATURE_BTS ? &cpu->bts_seen : &cpu->pebs_seen;
 	struct emulator_ds_fields now;
 
-	if (!fields_read(cpu, feature, &now))
+	if (!fields_read(cpu, feature, 1, &now))
 		return;
 	if (now.base != seen->base || now.index != seen->index || now.max != seen->max ||
 	    now.threshold != seen->threshold) {
@@ -244,7 +257,7 @@ void emulator_bts_store(struct emulator_cpu *cpu, uint64_t from, uint64_t to, bo
 	if (!bts_on(r) ||
 	    (p->ds_cpl && (r->debugctl & (user ? DEBUGCTL_BTS_OFF_USR : DEBUGCTL_BTS_OFF_OS))))
 		return;
-	if (!fields_read(cpu, FEATURE_BTS, &f) ||
+	if (!fields_read(cpu, FEATURE_BTS, 1, &f) ||
 	    !layout_valid(FEATURE_BTS, &f, BTS_RECORD_BYTES, interrupt))
 		return;
 	if (f.index < f.base || f.index + BTS_RECORD_BYTES > f.max) {
@@ -255,7 +268,7 @@ void emulator_bts_store(struct emulator_cpu *cpu, uint64_t from, uint64_t to, bo
 				   (unsigned long long)f.max);
 		return;
 	}
-	if (!range_usable("the BTS record", f.index, BTS_RECORD_BYTES))
+	if (!range_usable(1, "the BTS record", f.index, BTS_RECORD_BYTES))
 		return;
 	slot = (uint64_t *)f.index;
 	for (unsigned int i = 0; i < 3; i++)
@@ -338,7 +351,7 @@ bool emulator_pebs_assist(struct emulator_cpu *cpu, unsigned int bit, uint64_t e
 
 	machine_state(regs, &assist.state);
 	bytes = pebs_record_bytes(&assist);
-	if (!fields_read(cpu, FEATURE_PEBS, &f) || !layout_valid(FEATURE_PEBS, &f, bytes, true))
+	if (!fields_read(cpu, FEATURE_PEBS, 1, &f) || !layout_valid(FEATURE_PEBS, &f, bytes, true))
 		return false;
 	if (p->pebs_format == 0 && f.max - f.base > PEBS_FORMAT0_BUFFER_MAX) {
 		emulator_violation(12, "format-0 PEBS buffer of %llu bytes: more than one page",
@@ -347,8 +360,8 @@ bool emulator_pebs_assist(struct emulator_cpu *cpu, unsigned int bit, uint64_t e
 	}
 	if (f.index < f.base || f.index + bytes > f.max)
 		return false; /* full: the record is lost, as on silicon */
-	if (!range_usable("the PEBS record", f.index, bytes) ||
-	    !range_usable("the PEBS reset slot", cpu->registers.ds_area + DS_PEBS_RESET, 8 * 48))
+	if (!range_usable(1, "the PEBS record", f.index, bytes) ||
+	    !range_usable(1, "the PEBS reset slot", cpu->registers.ds_area + DS_PEBS_RESET, 8 * 48))
 		return false;
 	pebs_record_write(&assist, (void *)f.index, bytes);
 	cpu->stats.pebs_records++;

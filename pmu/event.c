@@ -19,7 +19,7 @@ uint64_t pmu_evtsel_encode(const struct pmu_event *event, bool enable)
 		evtsel |= EVTSEL_EDGE;
 	if (event->invert)
 		evtsel |= EVTSEL_INV;
-	if (event->interrupt)
+	if (event->interrupt && !event->pebs)
 		evtsel |= EVTSEL_INT;
 	if (event->pebs_adaptive)
 		evtsel |= EVTSEL_ADAPTIVE;
@@ -57,7 +57,7 @@ uint64_t pmu_fixed_ctrl_encode(unsigned int counter, const struct pmu_event *eve
 		field |= FIXED_CTRL_OS;
 	if (event->user)
 		field |= FIXED_CTRL_USR;
-	if (event->interrupt)
+	if (event->interrupt && !event->pebs)
 		field |= FIXED_CTRL_PMI;
 	return field << (FIXED_CTRL_FIELD_SIZE * counter);
 }

@@ -65,21 +65,30 @@ struct pmu_event {
 	bool invert;
 	bool interrupt;
 	bool pebs_adaptive; /* EVTSEL bit 34: its PEBS records carry PEBS_DATA_CFG's groups */
+	/*
+	 * The counter is PEBS-enabled (ds/ sets its IA32_PEBS_ENABLE bit): it never interrupts
+	 * at its overflow ("Do NOT set local counter PMI/INT bit", SDM "Requirements to Program
+	 * PEBS"; Linux intel_pmu_pebs_enable(), intel_pmu_enable_fixed()), whatever interrupt
+	 * says; the PEBS assist reloads it, and the PMI comes at the buffer's threshold.
+	 */
+	bool pebs;
 };
 
 /*
- * The IA32_PERFEVTSELx value for event, with EN set when enable. Bits this struct does not
- * name (PC 19, ANY 21, 32 and up) are zero.
+ * The IA32_PERFEVTSELx value for event, with EN set when enable, and INT when it interrupts and
+ * is not a PEBS event. Bits this struct does not name (PC 19, ANY 21, 32 and up) are zero.
  */
 uint64_t pmu_evtsel_encode(const struct pmu_event *event, bool enable);
 
-/* The inverse: fills *event from the named fields and returns EN. Other bits are ignored. */
+/* The inverse: fills *event from the named fields and returns EN. Other bits are ignored; pebs
+ * is false (IA32_PEBS_ENABLE says it, not the select). */
 bool pmu_evtsel_decode(uint64_t evtsel, struct pmu_event *event);
 
 /* The bits of IA32_FIXED_CTR_CTRL that belong to fixed counter counter (< PMU_MAX_FIXED). */
 uint64_t pmu_fixed_ctrl_mask(unsigned int counter);
 
-/* Fixed counter counter's field for event (user, kernel, interrupt), in place; others zero. */
+/* Fixed counter counter's field for event (user, kernel, interrupt unless pebs), in place;
+ * others zero. */
 uint64_t pmu_fixed_ctrl_encode(unsigned int counter, const struct pmu_event *event);
 
 /*

@@ -142,6 +142,7 @@ static void pmu_apply(unsigned int task)
 	memset(wanted.evtsel, 0, sizeof(wanted.evtsel));
 	wanted.fixed_ctrl = 0;
 	wanted.global_ctrl = 0;
+	wanted.pebs = 0;
 	/* A task that last ran on a CPU with other counters (a hybrid part's other core type):
 	 * its events go on this one's, and those that do not fit rotate here. */
 	if (state->used && state->set.gp_counters != cpu->caps.gp)
@@ -151,10 +152,16 @@ static void pmu_apply(unsigned int task)
 	for (unsigned int i = 0; state->used && i < state->set.nr_events; i++) {
 		unsigned int counter = event_counter(&state->set.events[i]);
 
+		if (counter != PMU_NO_COUNTER && state->set.events[i].event.pebs)
+			wanted.pebs |= counter < PMU_MAX_GP
+					       ? pmu_global_gp(counter)
+					       : pmu_global_fixed(counter - PMU_MAX_GP);
 		if (counter == PMU_NO_COUNTER || !state->period[i])
 			continue;
-		/* Sampling: interrupt on overflow, start period events below it. */
-		wanted.evtsel[counter] |= EVTSEL_INT;
+		/* Sampling: interrupt on overflow (a PEBS event: the assist, and the PMI at the
+		 * buffer's threshold), start period events below it. */
+		if (!state->set.events[i].event.pebs)
+			wanted.evtsel[counter] |= EVTSEL_INT;
 		wanted.gp_count[counter] = (0 - state->left[i]) & gp_mask;
 		wanted.count_known &= ~pmu_global_gp(counter);
 	}
@@ -195,9 +202,41 @@ static void pmu_apply(unsigned int task)
 	cpu->slice_start = rdtsc_ordered();
 }
 
+/*
+ * Stop this CPU's counters with one GLOBAL_CTRL write (none if none run), in the shadow too:
+ * what runs after it is not counted, and the counts read next are final.
+ */
+static void pmu_stop(void)
+{
+	struct pmu_cpu *cpu = this_pmu_cpu();
+
+	if (!cpu->held.global_ctrl)
+		return;
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	pmu_shadow_update(&cpu->held, &cpu->caps, MSR_IA32_PERF_GLOBAL_CTRL, 0);
+}
+
+/* Whether task's set holds a PEBS event (one ds/ has a PEBS_ENABLE bit for). */
+static bool pmu_task_pebs(unsigned int task)
+{
+	const struct pmu_task *state = &tasks[task];
+
+	for (unsigned int i = 0; state->used && i < state->set.nr_events; i++)
+		if (state->set.events[i].event.pebs)
+			return true;
+	return false;
+}
+
+/*
+ * Where the outgoing or the incoming task samples with PEBS, ds/'s switch-in changes
+ * PEBS_ENABLE: the counters stop here first, and the next task's start after it (pmu/'s
+ * switch-in runs after ds/'s, boot/main.c), as Linux sets PEBS_ENABLE only with the counter
+ * off (intel_pmu_enable_all(), intel_pmu_disable_event()). Other switches write nothing here.
+ */
 static void pmu_switch_out(const struct switch_task *prev, const struct switch_task *next)
 {
-	(void)next;
+	if (pmu_usable() && (pmu_task_pebs(prev->index) || pmu_task_pebs(next->index)))
+		pmu_stop();
 	if (tasks[prev->index].used)
 		pmu_account(prev->index);
 }
@@ -213,9 +252,17 @@ static void pmu_task_exit(const struct switch_task *task)
 	pmu_release(task->index);
 }
 
+/*
+ * Two registrations: the switch hooks after ds/'s (pmu_switch_init()), the exit hook before
+ * them, so that a task's counters stop before ds/ turns its PEBS off (the counter off before its
+ * PEBS bit, as Linux's intel_pmu_disable_event() does).
+ */
 static const struct switch_hooks pmu_hooks = {
 	.switch_out = pmu_switch_out,
 	.switch_in = pmu_switch_in,
+};
+
+static const struct switch_hooks pmu_exit_hooks = {
 	.task_exit = pmu_task_exit,
 };
 
@@ -237,7 +284,9 @@ static void pmu_tick(struct cpu_regs *regs)
  * enter disables every counter and reads the status; exit counts and reloads each sampling
  * counter that overflowed, acknowledges every counter overflow it was called for (a sampling
  * event's or not: a bit left set is found again by every later PMI; a counting event's wrap is
- * already in its delta), and re-enables the counters as they were.
+ * already in its delta), and re-enables the counters as they were. A PEBS event's status bit
+ * is acknowledged and otherwise ignored, as handle_pmi_common() ignores the PEBS-enabled bits:
+ * its overflow only armed PEBS, and the assist reloads the counter from its reset slot.
  */
 static DEFINE_PER_CPU(uint64_t, pmi_status);
 static DEFINE_PER_CPU(uint64_t, pmi_global_ctrl);
@@ -266,7 +315,7 @@ static void pmu_pmi_exit(struct cpu_regs *regs)
 		uint32_t msr;
 
 		if (counter == PMU_NO_COUNTER || !state->period[i] ||
-		    !(status & pmu_global_gp(counter)))
+		    state->set.events[i].event.pebs || !(status & pmu_global_gp(counter)))
 			continue;
 		state->overflows[i]++;
 		state->left[i] = state->period[i];
@@ -369,20 +418,6 @@ struct pmu_reading pmu_read(unsigned int task, unsigned int index)
 }
 
 /*
- * Stop this CPU's counters with one GLOBAL_CTRL write (none if none run), in the shadow too:
- * what runs after it is not counted, and the counts read next are final.
- */
-static void pmu_stop(void)
-{
-	struct pmu_cpu *cpu = this_pmu_cpu();
-
-	if (!cpu->held.global_ctrl)
-		return;
-	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
-	pmu_shadow_update(&cpu->held, &cpu->caps, MSR_IA32_PERF_GLOBAL_CTRL, 0);
-}
-
-/*
  * The task's own counters stop first, as Linux's perf_pmu_disable() comes before the last read:
  * the release's own instructions count for nobody.
  */
@@ -466,7 +501,13 @@ void pmu_init(void)
 	gp_mask = info->gp_width >= 64 ? UINT64_MAX : (1ull << info->gp_width) - 1;
 	fixed_mask = info->fixed_width >= 64 ? UINT64_MAX : (1ull << info->fixed_width) - 1;
 	pmu_init_cpu();
-	switch_hooks_register(&pmu_hooks);
+	switch_hooks_register(&pmu_exit_hooks);
 	timer_register_hook(pmu_tick);
 	pmi_register(&pmu_pmi_hooks);
+}
+
+void pmu_switch_init(void)
+{
+	if (pmu_usable())
+		switch_hooks_register(&pmu_hooks);
 }

@@ -9,8 +9,14 @@
 #include "pmu/detect.h"
 #include "pmu/event.h"
 
-/* Detect; where counters are usable, register the switch, tick and PMI hooks. */
+/* Detect; where counters are usable, register the task-exit, tick and PMI hooks. */
 void pmu_init(void);
+/*
+ * Register the switch hooks, after ds/'s: at a switch-in, the next task's PEBS_ENABLE and
+ * IA32_DS_AREA are in place before its counters start (SDM "Setting Up the DS Save Area";
+ * Linux intel_pmu_enable_all() writes PEBS_ENABLE before GLOBAL_CTRL).
+ */
+void pmu_switch_init(void);
 /* On each other CPU as it starts: stop whatever counters firmware left running there. */
 void pmu_init_cpu(void);
 
@@ -21,7 +27,9 @@ bool pmu_usable(void);
  * Add an event to a task's set (by task index, any state). GP events beyond the GP counters
  * are multiplexed: they rotate on the timer tick. Returns the event's index, or -1 when the set
  * is full or counters are not usable. A sampling event (period != 0) raises a PMI every period
- * events and is reloaded each time; it never rotates off (it is added first).
+ * events and is reloaded each time; it never rotates off (it is added first). A PEBS sampling
+ * event (event->pebs) raises none: ds/'s PEBS assist writes a record and reloads it every
+ * period events (IA32_PEBS_ENABLE and the reset value are ds/'s), and its overflows stay 0.
  */
 int pmu_add_event(unsigned int task, const struct pmu_event *event);
 int pmu_add_fixed_event(unsigned int task, unsigned int fixed_counter,

@@ -57,7 +57,7 @@ void pmu_switch_plan(const struct pmu_msr_state *held, const struct pmu_msr_stat
 {
 	unsigned int gp = caps->gp < PMU_MAX_GP ? caps->gp : PMU_MAX_GP;
 	unsigned int fixed = caps->fixed < PMU_MAX_FIXED ? caps->fixed : PMU_MAX_FIXED;
-	uint64_t rewrite = 0, load = 0, global; /* GLOBAL_CTRL layout */
+	uint64_t rewrite = 0, load = 0, stop, global; /* GLOBAL_CTRL layout */
 
 	plan->writes = 0;
 	for (unsigned int counter = 0; counter < gp; counter++) {
@@ -80,12 +80,14 @@ void pmu_switch_plan(const struct pmu_msr_state *held, const struct pmu_msr_stat
 	}
 
 	/*
-	 * 1. Stop every running counter whose setup changes; in the same write, if one is
-	 * needed anyway, stop those wanted does not use (otherwise step 5 stops them).
+	 * 1. Stop every running counter whose setup changes, and every PEBS counter to load; in
+	 * the same write, if one is needed anyway, stop those wanted does not use (otherwise step
+	 * 5 stops them).
 	 */
+	stop = rewrite | (load & wanted->pebs);
 	global = held->global_ctrl;
-	if (global & rewrite) {
-		global &= ~rewrite & (wanted->global_ctrl | ~pmu_counter_mask(caps));
+	if (global & stop) {
+		global &= ~stop & (wanted->global_ctrl | ~pmu_counter_mask(caps));
 		plan_write(plan, MSR_IA32_PERF_GLOBAL_CTRL, global);
 	}
 	/* 2, 3. Configurations of stopped (or never started) counters. */
@@ -97,7 +99,7 @@ void pmu_switch_plan(const struct pmu_msr_state *held, const struct pmu_msr_stat
 		plan_write(plan, MSR_IA32_FIXED_CTR_CTRL, wanted->fixed_ctrl);
 	/*
 	 * 4. Counts: of stopped counters, or in place on a running counter whose setup does not
-	 * change, since then it counts wanted's event either way.
+	 * change and that is not a PEBS counter, since then it counts wanted's event either way.
 	 */
 	for (unsigned int counter = 0; counter < gp; counter++) {
 		if (load & pmu_global_gp(counter))

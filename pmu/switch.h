@@ -35,6 +35,9 @@ struct pmu_msr_state {
 	uint64_t gp_count[PMU_MAX_GP];
 	uint64_t fixed_count[PMU_MAX_FIXED];
 	uint64_t count_known;
+	/* wanted's alone (GLOBAL_CTRL layout): PEBS counters, whose counts are loaded only while
+	 * they are stopped ("Counters MUST be stopped before writing", SDM PEBS facility). */
+	uint64_t pebs;
 };
 
 struct pmu_msr_write {
@@ -64,11 +67,13 @@ unsigned int pmu_switch_saves(const struct pmu_msr_state *held, const struct pmu
  * Switch-in: the writes that take the CPU from held (the shadow, after the saves) to wanted.
  * A counter's setup changes when its select (or fixed field) differs; its count is loaded when
  * wanted uses it and the shadow does not know it to hold wanted's count. The order:
- *  1. if a counter whose setup changes is running: GLOBAL_CTRL without it (and without the
- *     counters wanted does not use), so no counter ever counts with half its new setup;
+ *  1. if a counter whose setup changes is running, or a PEBS counter (wanted->pebs) whose count
+ *     is loaded: GLOBAL_CTRL without it (and without the counters wanted does not use), so no
+ *     counter ever counts with half its new setup, and no PEBS counter is written counting;
  *  2. the differing event selects;  3. FIXED_CTR_CTRL if it differs;
- *  4. the counts to load; a running counter whose setup stays is loaded in place, as it
- *     counts wanted's event either way;  5. GLOBAL_CTRL = wanted's, if it differs.
+ *  4. the counts to load; a running counter whose setup stays and that is not a PEBS counter
+ *     is loaded in place, as it counts wanted's event either way;
+ *  5. GLOBAL_CTRL = wanted's, if it differs.
  * Identical setups and known counts: no writes. Identical setups, j counts differ: j writes.
  * k counters that differ in any way: at most 2k + 2 writes. Counters outside caps are left
  * alone. A caller that accounts by deltas instead of restoring counts copies the shadow's

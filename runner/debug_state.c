@@ -8,7 +8,6 @@
 
 #include "arch/x86/apic.h"
 #include "arch/x86/debug-registers.h"
-#include "arch/x86/debugctl.h"
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
@@ -139,10 +138,8 @@ static void check_here(void *arg)
 		rewrite = true;
 		request->clean = false;
 	}
-	if (rewrite) {
-		debugctl_rewrite();
-		ds_registers_rewrite();
-	}
+	if (rewrite)
+		ds_registers_rewrite(); /* DEBUGCTL too, after IA32_DS_AREA (SDM order) */
 }
 
 bool debug_state_check(const char *when)

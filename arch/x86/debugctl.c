@@ -35,6 +35,11 @@ void debugctl_rewrite(void)
 	wrmsr(MSR_IA32_DEBUGCTL, *this_cpu_ptr(shadow));
 }
 
+void debugctl_rewrite_without(uint64_t mask)
+{
+	wrmsr(MSR_IA32_DEBUGCTL, *this_cpu_ptr(shadow) & ~mask);
+}
+
 uint32_t debugctl_init_cpu(uint64_t *value)
 {
 	uint64_t found = 0;

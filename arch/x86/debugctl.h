@@ -25,5 +25,10 @@ void debugctl_cleared(uint64_t mask);
 uint32_t debugctl_init_cpu(uint64_t *value);
 /* Write the shadow to the MSR, whatever the MSR holds: after a write behind the shadow. */
 void debugctl_rewrite(void);
+/*
+ * The same with the bits of mask clear in the MSR (the shadow keeps them): an owner turns its
+ * bits off before it rewrites what they depend on, then calls debugctl_rewrite().
+ */
+void debugctl_rewrite_without(uint64_t mask);
 
 #endif

@@ -52,9 +52,13 @@
 #define PERFEVTSEL_UMASK_MASK (0xffull << PERFEVTSEL_UMASK_SHIFT)
 #define PERFEVTSEL_USR (1ull << 16)
 #define PERFEVTSEL_OS (1ull << 17)
+#define PERFEVTSEL_EDGE (1ull << 18) /* count deasserted-to-asserted transitions */
 #define PERFEVTSEL_ANY_THREAD (1ull << 21) /* perfmon v3 and v4; deprecated from v5 */
 #define PERFEVTSEL_INT (1ull << 20) /* PMI on overflow */
 #define PERFEVTSEL_EN (1ull << 22)
+#define PERFEVTSEL_INV (1ull << 23) /* invert the counter-mask comparison */
+#define PERFEVTSEL_CMASK_SHIFT 24
+#define PERFEVTSEL_CMASK_MASK (0xffull << PERFEVTSEL_CMASK_SHIFT)
 #define PERFEVTSEL_ARCH_BITS 0xffffffffull /* event, umask, flags and cmask: bits 31:0 */
 #define PERFEVTSEL_ADAPTIVE (1ull << 34) /* adaptive PEBS record (Linux ICL_EVENTSEL_ADAPTIVE) */
 #define MSR_IA32_FIXED_CTR0 0x00000309 /* + i */

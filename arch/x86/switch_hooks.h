@@ -10,7 +10,7 @@
 
 /* At most this many tasks live at once; a task's index is below it. */
 #define SWITCH_TASKS_MAX 64
-#define SWITCH_HOOKS_MAX 6
+#define SWITCH_HOOKS_MAX 8
 
 /*
  * What a hook sees of a task. The scheduler (sched/) fills it; subsystems (dr/, ds/) keep their

@@ -49,6 +49,23 @@ HOST_TEST(pmu_evtsel_encodes_known_values)
 	host_check_eq_u64(0x400000, pmu_evtsel_encode(&none, true));
 }
 
+/*
+ * A PEBS event never interrupts at its overflow: "Do NOT set local counter PMI/INT bit" (SDM
+ * "Requirements to Program PEBS"), as Linux's intel_pmu_pebs_enable() clears INT and
+ * intel_pmu_enable_fixed() leaves the fixed counter's PMI bit (bit 3 + 4i) clear.
+ */
+HOST_TEST(pmu_a_pebs_event_encodes_no_int_and_no_fixed_pmi_bit)
+{
+	struct pmu_event sampled = { .event = 0xc0, .kernel = true, .interrupt = true };
+	struct pmu_event pebs = sampled;
+
+	pebs.pebs = true;
+	host_check_eq_u64(0x5200c0, pmu_evtsel_encode(&sampled, true));
+	host_check_eq_u64(0x4200c0, pmu_evtsel_encode(&pebs, true));
+	host_check_eq_u64(0x900, pmu_fixed_ctrl_encode(2, &sampled));
+	host_check_eq_u64(0x100, pmu_fixed_ctrl_encode(2, &pebs));
+}
+
 HOST_TEST(pmu_evtsel_round_trips_every_field_combination)
 {
 	static const uint8_t bytes[] = { 0, 1, 0x3c, 0x80, 0xff };

@@ -117,6 +117,33 @@ HOST_TEST(pmu_switch_same_setup_other_counts_writes_only_the_counts)
 	host_check_eq_u64(SDM_A_PMC0 + 1, plan.write[1].msr);
 }
 
+/*
+ * A PEBS counter is never written while it counts: "Counters MUST be stopped before writing"
+ * (SDM PEBS facility). Its count is loaded between a stop and a start; the other counter whose
+ * count differs is still loaded in place.
+ */
+HOST_TEST(pmu_switch_stops_a_pebs_counter_before_loading_its_count)
+{
+	const struct pmu_caps *caps = &pmu_sim_caps[1];
+	struct pmu_msr_state held, wanted;
+	struct pmu_write_plan plan;
+
+	all_running(&held, caps);
+	wanted = held;
+	wanted.gp_count[0] ^= 6;
+	wanted.gp_count[1] ^= 6;
+	wanted.pebs = pmu_global_gp(0);
+	pmu_switch_plan(&held, &wanted, caps, &plan);
+	host_check_eq_u64(4, plan.writes);
+	host_check_eq_u64(SDM_PERF_GLOBAL_CTRL, plan.write[0].msr);
+	host_check_eq_u64(held.global_ctrl & ~pmu_global_gp(0), plan.write[0].value);
+	host_check_eq_u64(SDM_A_PMC0 + 0, plan.write[1].msr);
+	host_check_eq_u64(SDM_A_PMC0 + 1, plan.write[2].msr);
+	host_check_eq_u64(SDM_PERF_GLOBAL_CTRL, plan.write[3].msr);
+	host_check_eq_u64(wanted.global_ctrl, plan.write[3].value);
+	pmu_sim_check_plan(&held, &wanted, caps, 0);
+}
+
 HOST_TEST(pmu_switch_stops_unused_counters_with_the_first_write)
 {
 	const struct pmu_caps *caps = &pmu_sim_caps[1];

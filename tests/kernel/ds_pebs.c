@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* ds suite: PEBS records of a counted loop, drained at the threshold and at detach. */
 #include "tests/kernel/ds_util.h"
+#include "tests/kernel/emulator_util.h"
 
 /*
  * A record every PERIOD kernel instructions. The loops are counted in half periods, so what is
@@ -8,6 +9,13 @@
  * start of pmu_release(): about a hundred instructions) and whether the instruction that takes
  * the assist counts (the SDM leaves it open) never move a record across the loop's end. Stated
  * tolerance, where the loop covers 7.5 periods: 7 or 8 records.
+ *
+ * The PMIs: the counter is PEBS-enabled, so its INT bit is clear ("Do NOT set local counter
+ * PMI/INT bit", SDM "Requirements to Program PEBS") and its overflows raise none; the one PMI
+ * PEBS raises is the DS interrupt when the index reaches the interrupt threshold (SDM "DS Save
+ * Area": "PEBS interrupt threshold"), after which ds/ drains the buffer back to its base. So a
+ * loop that writes n records raises exactly n / THRESHOLD PMIs (integer division), each
+ * crediting THRESHOLD records.
  */
 #define PERIOD 400
 #define RECORDS 8
@@ -58,8 +66,8 @@ TEST_OBSERVING(ds, pebs_records_are_drained_at_each_threshold, 3500)
 	sample_loop(&config, SEVEN_AND_A_HALF_PERIODS, &seen);
 	check(seen.total == 7 || seen.total == 8, "%llu records in 7.5 periods",
 	      (unsigned long long)seen.total);
-	check_eq(2, seen.pmis); /* 6 to 8 records, 3 a PMI */
-	check_eq(2 * THRESHOLD, seen.credited); /* the rest, 1 or 2, was drained at the detach */
+	check_eq(seen.total / THRESHOLD, seen.pmis); /* 2: at the 3rd and the 6th record */
+	check_eq(seen.pmis * THRESHOLD, seen.credited); /* the rest, 1 or 2, at the detach */
 }
 
 TEST_OBSERVING(ds, partial_pebs_buffer_is_drained_when_its_user_detaches, 1500)
@@ -70,9 +78,9 @@ TEST_OBSERVING(ds, partial_pebs_buffer_is_drained_when_its_user_detaches, 1500)
 	require_pebs();
 	config = pebs_config(RECORDS, RECORDS - 2, PERIOD); /* 2: ds_threshold_room() */
 	sample_loop(&config, TWO_AND_A_HALF_PERIODS, &seen);
-	check_eq(0, seen.pmis);
-	check_eq(0, seen.credited); /* below the threshold: still in the buffer */
 	check_eq(2, seen.total); /* drained at the detach */
+	check_eq(0, seen.pmis); /* 2 records, below the threshold of 6: no DS interrupt */
+	check_eq(0, seen.credited); /* below the threshold: still in the buffer */
 	/* The second record falls inside the loop: its IP is the DEC, the JNZ or the next one. */
 	check(seen.last_ip >= seen.loop.head && seen.last_ip <= seen.loop.end,
 	      "last record at 0x%llx, the loop is 0x%llx-0x%llx", (unsigned long long)seen.last_ip,
@@ -119,4 +127,80 @@ TEST(ds, pebs_reset_values_sit_in_the_format_dependent_slot)
 	check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS));
 	task_continue(task);
 	check_eq(0, task_join(task, NULL));
+}
+
+/*
+ * A PEBS counter is stopped before pmu/ writes it: "Counters MUST be stopped before writing"
+ * (SDM PEBS facility; "PEBS behavior is unpredictable if IA32_PERFEVTSELx or IA32_PMCx is
+ * changed for a PEBS-enabled counter while an event is being counted"). An event added beside a
+ * PEBS sampling event makes pmu/ reprogram the task's counters and reload the sampling one; the
+ * emulated CPU reports a write to it while it counts (rule 17).
+ */
+TEST_OBSERVING(ds, an_event_added_beside_a_pebs_event_reloads_its_counter_stopped, 1500)
+{
+	struct pmu_event event = instructions_retired(), other = instructions_retired();
+	struct ds_target target = self_target();
+	char text[EMULATOR_VIOLATION_MAX];
+	struct ds_pebs_config config;
+	unsigned int reported;
+	int index;
+
+	require_pebs();
+	require_emulator();
+	other.pebs = false;
+	other.kernel = false;
+	other.user = true;
+	config = pebs_config(RECORDS, THRESHOLD, PERIOD);
+	check_attached(ds_attach_pebs(&target, &config));
+	if (pmu_add_sampling_event(target.index, &event, PERIOD) != 0)
+		test_abort("pmu_add_sampling_event did not get counter 0");
+	emulator_take_violations(NULL, 0);
+	index = pmu_add_event(target.index, &other);
+	reported = emulator_take_violations(text, sizeof(text));
+	pmu_release(target.index);
+	check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS));
+	test_diag("reported: %s", reported ? text : "nothing");
+	check_eq(1, index);
+	check_eq(0, reported);
+}
+
+/*
+ * ds_drain() of a PEBS buffer while its task's PEBS counter counts: PEBS_ENABLE may change only
+ * with the counter stopped (Linux drains PEBS with GLOBAL_CTRL cleared; rule 18). A counter that
+ * overflows while its PEBS bit is off is not reloaded, and its records stop. After the drain the
+ * counter sees the loop, 2.5 periods, and less than one period of kernel code around it (the
+ * drain's tail, pmu_release() up to its stop): stated tolerance 2 to 4 records. A counter left
+ * unreloaded brings none.
+ */
+TEST_OBSERVING(ds, a_pebs_buffer_drained_mid_count_keeps_the_counter_order, 3500)
+{
+	struct pmu_event event = instructions_retired();
+	struct ds_target target = self_target();
+	char text[EMULATOR_VIOLATION_MAX];
+	struct ds_pebs_config config;
+	struct loop_span loop;
+	unsigned int reported;
+	uint64_t drained, after;
+
+	require_pebs();
+	require_emulator();
+	config = pebs_config(RECORDS, RECORDS - 2, PERIOD);
+	ds_credit_reset(target.index);
+	check_attached(ds_attach_pebs(&target, &config));
+	if (pmu_add_sampling_event(target.index, &event, PERIOD) != 0)
+		test_abort("pmu_add_sampling_event did not get counter 0");
+	counted_loop(TWO_AND_A_HALF_PERIODS, &loop);
+	emulator_take_violations(NULL, 0);
+	ds_drain(&target);
+	reported = emulator_take_violations(text, sizeof(text));
+	drained = ds_credit(target.index).pebs_records;
+	counted_loop(TWO_AND_A_HALF_PERIODS, &loop);
+	pmu_release(target.index);
+	check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS));
+	test_diag("reported: %s", reported ? text : "nothing");
+	check_eq(0, reported);
+	after = ds_credit(target.index).pebs_records - drained;
+	test_diag("%llu records drained, %llu after", (unsigned long long)drained,
+		  (unsigned long long)after);
+	check(after >= 2 && after <= 4, "%llu records after the drain", (unsigned long long)after);
 }

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* ds suite: one DS area shared by BTS and PEBS, independent teardown, and no leaks. */
+#include "arch/x86/debugctl.h"
 #include "arch/x86/msr.h"
+#include "arch/x86/paging.h"
 #include "arch/x86/pfa.h"
 #include "arch/x86/tsc.h"
 #include "tests/kernel/budget.h"
 #include "tests/kernel/ds_util.h"
+#include "tests/kernel/emulator_util.h"
 
 /* Attach-detach cycles: budget=quick 2,000 (~30 ms under TCG), budget=soak 10,000; either stops
  * at CYCLE_BUDGET_MS. */
@@ -14,6 +17,7 @@
 #define PROBE_ROUNDS 4
 
 static const struct ds_bts_config bts = { .records = 16, .circular = true };
+static struct ds_area stray_area __attribute__((aligned(PAGE_SIZE))); /* none of ds/'s */
 
 static void require_bts_and_pebs(void)
 {
@@ -142,4 +146,74 @@ TEST(ds, impossible_buffers_are_refused)
 			 ds_attach_pebs(&target, &pebs));
 	}
 	check(ds_area_get(&target) == NULL, "a refused request left an area");
+}
+
+/*
+ * After a write behind ds/'s back, ds_registers_rewrite() puts back what ds/ holds in the SDM's
+ * order: IA32_DS_AREA is written before BTS or PEBS is enabled (SDM "Setting Up the DS Save
+ * Area"), and not replaced while either is on. First the test turns both off and clears the
+ * area behind ds/'s back, as a test that wrote the MSRs itself would leave them; then, with
+ * ds/ holding nothing, it leaves PEBS on over an area of its own. The emulated CPU reports
+ * either order broken (rules 19 and 4). BTS traces ring 3 only where DS-CPL allows, so the
+ * kernel is not stepped.
+ */
+TEST_OBSERVING(ds, registers_rewritten_behind_its_back_keep_the_sdm_order, 3800)
+{
+	struct ds_bts_config bts_user = { .records = 16,
+					  .circular = true,
+					  .off_os = ds_support()->ds_cpl };
+	struct ds_pebs_config pebs = pebs_config(8, 4, 1000);
+	bool with_bts = !ds_support()->bts_reason[0], with_pebs = !ds_support()->pebs_reason[0];
+	struct ds_target target = self_target();
+	char text[EMULATOR_VIOLATION_MAX];
+	struct ds_registers held;
+	uint64_t area, debugctl, pebs_enable = 0;
+	unsigned long flags;
+	unsigned int reported;
+
+	require_emulator();
+	if (!with_bts && !with_pebs)
+		test_skip("%s; %s", ds_support()->bts_reason, ds_support()->pebs_reason);
+	if (with_bts)
+		check_attached(ds_attach_bts(&target, &bts_user));
+	if (with_pebs)
+		check_attached(ds_attach_pebs(&target, &pebs));
+	flags = local_irq_save();
+	held = ds_registers();
+	if (with_pebs)
+		wrmsr(MSR_IA32_PEBS_ENABLE, 0);
+	wrmsr(MSR_IA32_DEBUGCTL, debugctl_shadow() & ~held.debugctl);
+	wrmsr(MSR_IA32_DS_AREA, 0);
+	emulator_take_violations(NULL, 0);
+	ds_registers_rewrite();
+	reported = emulator_take_violations(text, sizeof(text));
+	area = rdmsr(MSR_IA32_DS_AREA);
+	debugctl = rdmsr(MSR_IA32_DEBUGCTL);
+	if (with_pebs)
+		pebs_enable = rdmsr(MSR_IA32_PEBS_ENABLE);
+	local_irq_restore(flags);
+	test_diag("reported: %s", reported ? text : "nothing");
+	check_eq(0, reported);
+	check_eq(held.ds_area, area);
+	check_eq(held.debugctl, debugctl & held.debugctl);
+	check_eq(held.pebs_enable, pebs_enable);
+	if (with_pebs)
+		check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS));
+	if (with_bts)
+		check_eq(DS_OK, ds_detach(&target, DS_USER_BTS));
+	if (!with_pebs)
+		return;
+	flags = local_irq_save();
+	wrmsr(MSR_IA32_DS_AREA, (uint64_t)&stray_area);
+	wrmsr(MSR_IA32_PEBS_ENABLE, pebs.enable);
+	emulator_take_violations(NULL, 0);
+	ds_registers_rewrite();
+	reported = emulator_take_violations(text, sizeof(text));
+	area = rdmsr(MSR_IA32_DS_AREA);
+	pebs_enable = rdmsr(MSR_IA32_PEBS_ENABLE);
+	local_irq_restore(flags);
+	test_diag("turning off, reported: %s", reported ? text : "nothing");
+	check_eq(0, reported);
+	check_eq(0, area);
+	check_eq(0, pebs_enable);
 }

@@ -87,7 +87,7 @@ static inline struct ds_pebs_config pebs_config(size_t records, size_t threshold
 
 static inline struct pmu_event instructions_retired(void) /* in the kernel, for PEBS */
 {
-	return (struct pmu_event){ .event = INST_RETIRED, .kernel = true };
+	return (struct pmu_event){ .event = INST_RETIRED, .kernel = true, .pebs = true };
 }
 
 /*

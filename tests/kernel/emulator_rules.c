@@ -3,6 +3,8 @@
  * (docs/emulated-cpu.md). */
 #include <stdint.h>
 
+#include "arch/x86/apic.h"
+#include "arch/x86/cpu.h"
 #include "arch/x86/cpuid.h"
 #include "arch/x86/debugctl.h"
 #include "arch/x86/exceptions.h"
@@ -267,4 +269,294 @@ TEST(emulator, rule_12_a_format_0_pebs_buffer_over_one_page_is_reported)
 	wrmsr(MSR_IA32_DS_AREA, 0);
 	expect_violation(12);
 	check_eq(area.pebs_base, area.pebs_index); /* no record: PEBS was skipped */
+}
+
+/* The PEBS rules need PEBS: Core 2's PMC0 is the one counter every PEBS part can sample. */
+static void require_pebs_counter_0(void)
+{
+	require_emulator();
+	if (ds_support()->pebs_reason[0])
+		test_skip("%s", ds_support()->pebs_reason);
+}
+
+/* One record in this CPU's format, the basic group alone for an adaptive one. */
+static uint64_t pebs_record_bytes(void)
+{
+	enum pebs_format format = (enum pebs_format)ds_support()->pebs_format;
+
+	return pebs_format_is_adaptive(format) ? PEBS_BASIC_GROUP_SIZE : pebs_record_size(format);
+}
+
+#define PEBS_FIRST_PERIOD 100 /* instructions to the overflow that arms PEBS */
+#define PEBS_RESET_PERIOD 1000 /* the reload: no second overflow in the loop */
+#define PEBS_LOOP 100 /* iterations: 200 instructions */
+
+/*
+ * Rule 15. SDM "Requirements to Program PEBS": "Do NOT set local counter PMI/INT bit". With INT
+ * set, the overflow that arms PEBS also raises an ordinary PMI ("Performance Counter
+ * Prioritization"): exactly one here, where the counter overflows once (the reload from the
+ * reset slot leaves it 1000 below the next), and exactly one record. LVTPC is masked, so the
+ * PMI is a request the model counts and nothing is delivered.
+ */
+TEST(emulator, rule_15_a_pebs_counter_with_int_set_is_reported_and_raises_a_pmi)
+{
+	uint64_t mask = emulator_counter_width_mask(), record = pebs_record_bytes();
+	uint32_t lvtpc = apic_read_lvtpc();
+	struct emulator_stats before, after;
+	unsigned long flags;
+
+	require_pebs_counter_0();
+	memset(&area, 0, sizeof(area));
+	area.pebs_base = area.pebs_index = (uint64_t)buffer;
+	area.pebs_max = area.pebs_base + 8 * record;
+	area.pebs_threshold = area.pebs_base + 4 * record;
+	area.pebs_reset[0] = (0 - PEBS_RESET_PERIOD) & mask;
+	flags = local_irq_save();
+	apic_write_lvtpc(VECTOR_TEST | APIC_LVT_MASKED);
+	before = emulator_stats();
+	wrmsr(MSR_IA32_DS_AREA, (uint64_t)&area);
+	wrmsr(MSR_IA32_PMC0, (0 - PEBS_FIRST_PERIOD) & UINT32_MAX);
+	wrmsr(MSR_IA32_PERFEVTSEL0, 0xc0 | PERFEVTSEL_OS | PERFEVTSEL_INT | PERFEVTSEL_EN);
+	wrmsr(MSR_IA32_PEBS_ENABLE, 1);
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 1);
+	probe_instruction_loop(PEBS_LOOP);
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	wrmsr(MSR_IA32_PEBS_ENABLE, 0);
+	wrmsr(MSR_IA32_PERFEVTSEL0, 0);
+	wrmsr(MSR_IA32_PMC0, 0);
+	wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, rdmsr(MSR_IA32_PERF_GLOBAL_STATUS));
+	wrmsr(MSR_IA32_DS_AREA, 0);
+	after = emulator_stats();
+	apic_write_lvtpc(lvtpc);
+	local_irq_restore(flags);
+	expect_violation(15);
+	check_eq(1, after.pmis_masked - before.pmis_masked);
+	check_eq(area.pebs_base + record, area.pebs_index);
+}
+
+#define PEBS_FIXED_0 32 /* PEBS_ENABLE and GLOBAL_CTRL bit of fixed counter 0 */
+
+/*
+ * Rule 15 on a fixed counter (PEBS baseline): FIXED_CTR_CTRL's PMI bit for fixed counter 0
+ * ("Do NOT set local counter PMI/INT bit"; Linux intel_pmu_enable_fixed() leaves it clear for
+ * PEBS). The same overflow arms PEBS and requests one PMI; its reset value sits in slot 8 up to
+ * format 4 and 32 from format 5 (SDM "PEBS Buffer" reset slots).
+ */
+TEST(emulator, rule_15_a_fixed_pebs_counter_with_its_pmi_bit_is_reported_and_raises_a_pmi)
+{
+	unsigned int width = CPUID_PERFMON_FIXED_WIDTH(cpuid(CPUID_LEAF_PERFMON, 0).edx);
+	uint64_t mask = width >= 64 ? UINT64_MAX : (1ull << width) - 1;
+	uint64_t record = pebs_record_bytes(), saved;
+	uint32_t lvtpc = apic_read_lvtpc();
+	struct emulator_stats before, after;
+	unsigned long flags;
+
+	require_pebs_counter_0();
+	if (!(ds_support()->pebs_enable_valid & (1ull << PEBS_FIXED_0)))
+		test_skip("PEBS format %u without baseline: no PEBS on fixed counters",
+			  ds_support()->pebs_format);
+	memset(&area, 0, sizeof(area));
+	area.pebs_base = area.pebs_index = (uint64_t)buffer;
+	area.pebs_max = area.pebs_base + 8 * record;
+	area.pebs_threshold = area.pebs_base + 4 * record;
+	area.pebs_reset[ds_support()->pebs_format >= 5 ? 32 : 8] = (0 - PEBS_RESET_PERIOD) & mask;
+	flags = local_irq_save();
+	saved = rdmsr(MSR_IA32_FIXED_CTR0); /* pmu/'s shadow may know it: put it back */
+	apic_write_lvtpc(VECTOR_TEST | APIC_LVT_MASKED);
+	before = emulator_stats();
+	wrmsr(MSR_IA32_DS_AREA, (uint64_t)&area);
+	wrmsr(MSR_IA32_FIXED_CTR0, (0 - PEBS_FIRST_PERIOD) & mask);
+	wrmsr(MSR_IA32_FIXED_CTR_CTRL, FIXED_CTR_CTRL_OS | FIXED_CTR_CTRL_PMI);
+	wrmsr(MSR_IA32_PEBS_ENABLE, 1ull << PEBS_FIXED_0);
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 1ull << PEBS_FIXED_0);
+	probe_instruction_loop(PEBS_LOOP);
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	wrmsr(MSR_IA32_PEBS_ENABLE, 0);
+	wrmsr(MSR_IA32_FIXED_CTR_CTRL, 0);
+	wrmsr(MSR_IA32_FIXED_CTR0, saved);
+	wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, rdmsr(MSR_IA32_PERF_GLOBAL_STATUS));
+	wrmsr(MSR_IA32_DS_AREA, 0);
+	after = emulator_stats();
+	apic_write_lvtpc(lvtpc);
+	local_irq_restore(flags);
+	expect_violation(15);
+	check_eq(1, after.pmis_masked - before.pmis_masked);
+	check_eq(area.pebs_base + record, area.pebs_index);
+}
+
+/*
+ * Rule 19. SDM "Setting Up the DS Save Area": IA32_DS_AREA is written before BTS or PEBS is
+ * enabled. Either turned on with IA32_DS_AREA = 0 is reported (silicon would read a management
+ * area at linear address 0), and PEBS turned on over an area that is not mapped.
+ */
+TEST(emulator, rule_19_bts_or_pebs_on_with_ds_area_0_is_reported)
+{
+	bool bts = !ds_support()->bts_reason[0], pebs = !ds_support()->pebs_reason[0];
+
+	require_emulator();
+	if (!bts && !pebs)
+		test_skip("%s; %s", ds_support()->bts_reason, ds_support()->pebs_reason);
+	wrmsr(MSR_IA32_DS_AREA, 0);
+	if (bts) {
+		debugctl_update(DEBUGCTL_TR | DEBUGCTL_BTS, DEBUGCTL_TR | DEBUGCTL_BTS);
+		probe_branches();
+		debugctl_update(DEBUGCTL_TR | DEBUGCTL_BTS, 0);
+		expect_violation(19);
+	}
+	if (pebs) {
+		wrmsr(MSR_IA32_PEBS_ENABLE, 1);
+		wrmsr(MSR_IA32_PEBS_ENABLE, 0);
+		expect_violation(19);
+		/* An area at an address that is not mapped: turned on, reported the same. */
+		wrmsr(MSR_IA32_DS_AREA, UNMAPPED_BUFFER);
+		wrmsr(MSR_IA32_PEBS_ENABLE, 1);
+		wrmsr(MSR_IA32_PEBS_ENABLE, 0);
+		wrmsr(MSR_IA32_DS_AREA, 0);
+		expect_violation(19);
+	}
+}
+
+#define EVENT_INSTRUCTIONS 0xc0
+#define CMASK_1 (1ull << PERFEVTSEL_CMASK_SHIFT)
+
+/* PMC0 counting kernel instructions from 0 (no overflow here), PEBS over an empty area. */
+static void pebs_counter_0_setup(uint64_t evtsel)
+{
+	memset(&area, 0, sizeof(area));
+	wrmsr(MSR_IA32_DS_AREA, (uint64_t)&area);
+	wrmsr(MSR_IA32_PMC0, 0);
+	wrmsr(MSR_IA32_PERFEVTSEL0, evtsel);
+}
+
+/* Back to what pmu/'s and ds/'s shadows say, in the order rules 17-19 ask. */
+static void pebs_counter_0_off(void)
+{
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	wrmsr(MSR_IA32_PEBS_ENABLE, 0);
+	wrmsr(MSR_IA32_PERFEVTSEL0, 0);
+	wrmsr(MSR_IA32_PMC0, 0);
+	wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, rdmsr(MSR_IA32_PERF_GLOBAL_STATUS));
+	wrmsr(MSR_IA32_DS_AREA, 0);
+}
+
+/* Rule 16. SDM: "PEBS events are only valid when ... AnyThread, Edge, Invert, CMask" are 0. */
+TEST(emulator, rule_16_a_pebs_event_with_a_cmask_is_reported)
+{
+	require_pebs_counter_0();
+	pebs_counter_0_setup(EVENT_INSTRUCTIONS | PERFEVTSEL_OS | PERFEVTSEL_EN | CMASK_1);
+	wrmsr(MSR_IA32_PEBS_ENABLE, 1);
+	pebs_counter_0_off();
+	expect_violation(16);
+}
+
+/* Rule 17. SDM: "Counters MUST be stopped before writing" a PEBS-enabled counter. */
+TEST(emulator, rule_17_writing_a_counting_pebs_counter_is_reported)
+{
+	unsigned long flags;
+
+	require_pebs_counter_0();
+	flags = local_irq_save();
+	pebs_counter_0_setup(EVENT_INSTRUCTIONS | PERFEVTSEL_OS | PERFEVTSEL_EN);
+	wrmsr(MSR_IA32_PEBS_ENABLE, 1);
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 1);
+	wrmsr(MSR_IA32_PMC0, 0); /* as pmu/ reloaded a sampling counter in place */
+	pebs_counter_0_off();
+	local_irq_restore(flags);
+	expect_violation(17);
+	if (!(ds_support()->pebs_enable_valid & (1ull << PEBS_FIXED_0)) ||
+	    !ds_support()->pebs_baseline)
+		return;
+	/* A fixed PEBS counter's field, here its adaptive bit (32 + 4i), written while it counts.
+	 */
+	flags = local_irq_save();
+	memset(&area, 0, sizeof(area));
+	wrmsr(MSR_IA32_DS_AREA, (uint64_t)&area);
+	wrmsr(MSR_IA32_FIXED_CTR_CTRL, FIXED_CTR_CTRL_OS);
+	wrmsr(MSR_IA32_PEBS_ENABLE, 1ull << PEBS_FIXED_0);
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 1ull << PEBS_FIXED_0);
+	wrmsr(MSR_IA32_FIXED_CTR_CTRL, FIXED_CTR_CTRL_OS | FIXED_CTR_CTRL_ADAPTIVE);
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	wrmsr(MSR_IA32_PEBS_ENABLE, 0);
+	wrmsr(MSR_IA32_FIXED_CTR_CTRL, 0);
+	wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, rdmsr(MSR_IA32_PERF_GLOBAL_STATUS));
+	wrmsr(MSR_IA32_DS_AREA, 0);
+	local_irq_restore(flags);
+	expect_violation(17);
+}
+
+/* Rule 18. Linux intel_pmu_enable_all(): PEBS_ENABLE before GLOBAL_CTRL, never after. */
+TEST(emulator, rule_18_pebs_enabled_for_a_counting_counter_is_reported)
+{
+	unsigned long flags;
+
+	require_pebs_counter_0();
+	flags = local_irq_save();
+	pebs_counter_0_setup(EVENT_INSTRUCTIONS | PERFEVTSEL_OS | PERFEVTSEL_EN);
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 1);
+	wrmsr(MSR_IA32_PEBS_ENABLE, 1);
+	pebs_counter_0_off();
+	local_irq_restore(flags);
+	expect_violation(18);
+}
+
+#define EVENT_CORE_CYCLES_FIXED 1 /* fixed counter 1: unhalted core cycles */
+#define SPLIT_LOOP 100 /* iterations: 200 instructions */
+
+/* GP 0 and 1 and fixed counter 1 (OS) over one loop, enabled and stopped by one write each. */
+static void count_split(uint64_t evtsel0, uint64_t evtsel1, uint64_t counts[3])
+{
+	uint64_t saved[3] = { rdmsr(MSR_IA32_PMC0), rdmsr(MSR_IA32_PMC0 + 1),
+			      rdmsr(MSR_IA32_FIXED_CTR0 + EVENT_CORE_CYCLES_FIXED) };
+	uint64_t fixed_bit = PERF_GLOBAL_FIXED_CTR0 << EVENT_CORE_CYCLES_FIXED;
+	unsigned long flags = local_irq_save();
+
+	wrmsr(MSR_IA32_PMC0, 0);
+	wrmsr(MSR_IA32_PMC0 + 1, 0);
+	wrmsr(MSR_IA32_FIXED_CTR0 + EVENT_CORE_CYCLES_FIXED, 0);
+	wrmsr(MSR_IA32_PERFEVTSEL0, evtsel0);
+	wrmsr(MSR_IA32_PERFEVTSEL0 + 1, evtsel1);
+	wrmsr(MSR_IA32_FIXED_CTR_CTRL,
+	      FIXED_CTR_CTRL_OS << (FIXED_CTR_CTRL_FIELD_BITS * EVENT_CORE_CYCLES_FIXED));
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 3 | fixed_bit);
+	probe_instruction_loop(SPLIT_LOOP);
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	counts[0] = rdmsr(MSR_IA32_PMC0);
+	counts[1] = rdmsr(MSR_IA32_PMC0 + 1);
+	counts[2] = rdmsr(MSR_IA32_FIXED_CTR0 + EVENT_CORE_CYCLES_FIXED);
+	wrmsr(MSR_IA32_FIXED_CTR_CTRL, 0);
+	wrmsr(MSR_IA32_PERFEVTSEL0, 0);
+	wrmsr(MSR_IA32_PERFEVTSEL0 + 1, 0);
+	/* pmu/'s shadow may know these counts: put them back. */
+	wrmsr(MSR_IA32_PMC0, saved[0] & UINT32_MAX);
+	wrmsr(MSR_IA32_PMC0 + 1, saved[1] & UINT32_MAX);
+	wrmsr(MSR_IA32_FIXED_CTR0 + EVENT_CORE_CYCLES_FIXED, saved[2]);
+	wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, rdmsr(MSR_IA32_PERF_GLOBAL_STATUS));
+	local_irq_restore(flags);
+}
+
+/*
+ * CMask, Inv and Edge as the SDM defines them ("IA32_PERFEVTSELx"): with CMask 1 a counter adds
+ * one for each cycle that retires at least one instruction, with Inv too one for each cycle that
+ * retires none, so over one window the two add up to the unhalted core cycles (fixed counter 1),
+ * whatever the cycles hold. Edge counts the cycles where "at least one" starts to hold: at least
+ * one, and each after the first follows a cycle that retired none, so no more than those plus one.
+ */
+TEST(emulator, cmask_and_inv_split_the_cycles_and_edge_counts_transitions)
+{
+	uint64_t select = EVENT_INSTRUCTIONS | PERFEVTSEL_OS | PERFEVTSEL_EN | CMASK_1;
+	uint64_t split[3], edges[3];
+
+	require_emulator();
+	if (CPUID_PERFMON_GP_COUNTERS(cpuid(CPUID_LEAF_PERFMON, 0).eax) < 2)
+		test_skip("fewer than 2 GP counters");
+	count_split(select, select | PERFEVTSEL_INV, split);
+	count_split(select | PERFEVTSEL_EDGE, select | PERFEVTSEL_INV, edges);
+	test_diag("at least one: %llu, none: %llu, cycles: %llu; %llu edges, %llu cycles with none",
+		  (unsigned long long)split[0], (unsigned long long)split[1],
+		  (unsigned long long)split[2], (unsigned long long)edges[0],
+		  (unsigned long long)edges[1]);
+	check_eq(split[2], split[0] + split[1]);
+	check(split[0] >= 1, "no cycle retired an instruction of %u", 2 * SPLIT_LOOP);
+	check(edges[0] >= 1 && edges[0] <= edges[1] + 1, "%llu edges, %llu cycles with none",
+	      (unsigned long long)edges[0], (unsigned long long)edges[1]);
 }

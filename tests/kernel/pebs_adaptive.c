@@ -66,7 +66,9 @@ static void check_records(const struct group_case *c, const struct ds_area *area
 
 TEST_OBSERVING(pebs, adaptive_records_carry_exactly_the_groups_data_cfg_selects, 2900)
 {
-	struct pmu_event event = { .event = 0xc0, .kernel = true, .pebs_adaptive = true };
+	struct pmu_event event = {
+		.event = 0xc0, .kernel = true, .pebs_adaptive = true, .pebs = true
+	};
 	struct ds_target target = { false, sched_current()->index };
 
 	if (ds_support()->pebs_reason[0])

@@ -35,8 +35,12 @@
 #define KERNEL_ITERATIONS 600ull
 #define RECORDS 64
 
-static const struct pmu_event instructions = { .event = INST_RETIRED, .kernel = true };
-static const struct pmu_event user_instructions = { .event = INST_RETIRED, .user = true };
+static const struct pmu_event instructions = { .event = INST_RETIRED,
+					       .kernel = true,
+					       .pebs = true };
+static const struct pmu_event user_instructions = { .event = INST_RETIRED,
+						    .user = true,
+						    .pebs = true };
 
 /* PEBS needs the Debug Store conditions, and a counter to drive it (pmu/). */
 static void require_pebs(void)

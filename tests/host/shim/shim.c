@@ -194,6 +194,7 @@ void shim_boot(void)
 	debugctl_init_cpu(&debugctl); /* dr_init() */
 	pmu_init();
 	ds_init();
+	pmu_switch_init(); /* boot/main.c's order */
 	shim_log_clear();
 }
 

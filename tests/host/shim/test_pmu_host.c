@@ -213,6 +213,34 @@ SHIM_TEST(pmu_host_the_pmi_stops_acknowledges_every_overflow_and_restarts_last, 
 }
 
 /*
+ * A PEBS sampling event (Linux handle_pmi_common() ignores PEBS-enabled status bits): no INT
+ * ("Do NOT set local counter PMI/INT bit", SDM "Requirements to Program PEBS"), and a PMI that
+ * finds its status bit set acknowledges it but neither counts an overflow nor reloads the
+ * counter, which the PEBS assist reloads from its reset slot.
+ */
+SHIM_TEST(pmu_host_a_pebs_event_has_no_int_and_the_pmi_leaves_its_counter_alone, "icelake")
+{
+	struct emulator_registers *r = shim_registers(0);
+	struct pmu_event pebs = instructions;
+	uint64_t reload = (0 - (uint64_t)PERIOD) & emulator_counter_mask(shim_profile(), false);
+
+	pebs.pebs = true;
+	shim_boot();
+	if (!host_check_eq_i64(0, pmu_add_sampling_event(0, &pebs, PERIOD)))
+		return;
+	host_check_eq_u64(reload, r->counter[0]);
+	host_check_eq_u64(0, r->evtsel[0] & EVTSEL_INT);
+	r->global_status = 1; /* it overflowed: PEBS is armed */
+	shim_log_clear();
+	shim_pmi();
+	shim_check_writes({ MSR_IA32_PERF_GLOBAL_CTRL, 0 }, { MSR_IA32_PERF_GLOBAL_OVF_CTRL, 1 },
+			  { MSR_IA32_PERF_GLOBAL_CTRL, 1 });
+	host_check_eq_u64(0, pmu_read(0, 0).overflows);
+	host_check(pmu_release(0));
+	host_check(pmu_idle());
+}
+
+/*
  * A sampling period goes on across switches: what the counter had left when its task left is
  * what it gets back (Linux: period_left), not a new period. One that wrapped starts a new one.
  */
