@@ -97,6 +97,7 @@ static void __attribute__((noreturn)) ap_main(void)
 {
 	sched_start_cpu();
 	dr_init_cpu();
+	ds_init_cpu();
 	pmu_init_cpu();
 	timer_start_cpu();
 	smp_cpu_ready();

@@ -7,6 +7,7 @@
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
+#include "arch/x86/percpu.h"
 #include "ds/internal.h"
 #include "ds/records.h"
 #include "lib/format.h"
@@ -70,23 +71,50 @@ static void first_missing(char *reason, size_t size, bool pebs)
  * before it PMC0-3 (format 0: PMC0 only, Core 2 and Bonnell). The load-latency and precise-store
  * bits of Nehalem to Skylake are model-specific and never set here (SDM Vol. 4, Linux ds.c).
  */
-static void detect_pebs_counters(void)
+static DEFINE_PER_CPU(uint64_t, pebs_enable_here); /* ds_init_cpu() */
+
+static uint64_t pebs_counters_here(unsigned int *gp_counters, unsigned int *fixed_counters)
 {
 	struct cpuid_result leaf = { 0 };
 	unsigned int gp_pebs;
+	uint64_t valid;
 
 	if (cpuid(0, 0).eax >= CPUID_LEAF_PERFMON)
 		leaf = cpuid(CPUID_LEAF_PERFMON, 0);
-	support.gp_counters = CPUID_PERFMON_GP_COUNTERS(leaf.eax);
-	support.fixed_counters =
+	*gp_counters = CPUID_PERFMON_GP_COUNTERS(leaf.eax);
+	*fixed_counters =
 		CPUID_PERFMON_VERSION(leaf.eax) >= 2 ? CPUID_PERFMON_FIXED_COUNTERS(leaf.edx) : 0;
-	gp_pebs = support.pebs_baseline ? support.gp_counters : support.pebs_format == 0 ? 1 : 4;
-	if (gp_pebs > support.gp_counters)
-		gp_pebs = support.gp_counters;
-	support.pebs_enable_valid = gp_pebs >= 64 ? UINT64_MAX : (1ull << gp_pebs) - 1;
+	gp_pebs = support.pebs_baseline ? *gp_counters : support.pebs_format == 0 ? 1 : 4;
+	if (gp_pebs > *gp_counters)
+		gp_pebs = *gp_counters;
+	valid = gp_pebs >= 64 ? UINT64_MAX : (1ull << gp_pebs) - 1;
 	if (support.pebs_baseline)
-		support.pebs_enable_valid |= ((1ull << support.fixed_counters) - 1)
-					     << PEBS_ENABLE_FIXED_CTR0_SHIFT;
+		valid |= ((1ull << *fixed_counters) - 1) << PEBS_ENABLE_FIXED_CTR0_SHIFT;
+	return valid;
+}
+
+/*
+ * The calling CPU's PEBS_ENABLE bits. On a hybrid part each core type has its own counters
+ * (SDM CPUID leaf 1AH), so a bit the boot CPU has may #GP on a small core; Linux keeps
+ * pebs_events_mask per hybrid PMU for the same reason.
+ */
+void ds_init_cpu(void)
+{
+	unsigned int gp, fixed;
+
+	*this_cpu_ptr(pebs_enable_here) = pebs_counters_here(&gp, &fixed);
+}
+
+uint64_t ds_pebs_enable_valid_here(void)
+{
+	return *this_cpu_ptr(pebs_enable_here);
+}
+
+static void detect_pebs_counters(void)
+{
+	support.pebs_enable_valid =
+		pebs_counters_here(&support.gp_counters, &support.fixed_counters);
+	*this_cpu_ptr(pebs_enable_here) = support.pebs_enable_valid;
 }
 
 static void ds_detect(void)

@@ -125,5 +125,7 @@ uint64_t ds_pmi_count(void);
 
 /* Detect support, register the switch hooks and the PMI handler. */
 void ds_init(void);
+/* On each other CPU as it comes up: its own PEBS_ENABLE bits (hybrid parts differ by core). */
+void ds_init_cpu(void);
 
 #endif

@@ -74,6 +74,8 @@ void ds_drain_context(struct ds_context *context, unsigned int credit_task);
 void ds_drain_users(struct ds_context *context, unsigned int credit_task, unsigned int users);
 /* Tracing off, and the counters too while PEBS is on (counters_pause()); ds_resume() puts
  * both back. */
+/* The PEBS_ENABLE bits the calling CPU has (ds_init_cpu()): a context's others stay off here. */
+uint64_t ds_pebs_enable_valid_here(void);
 void ds_quiesce(void);
 void ds_resume(void);
 void ds_switch_init(void);

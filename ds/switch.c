@@ -138,7 +138,7 @@ static void ds_apply(struct ds_context *context)
 	uint64_t area = context ? (uint64_t)context->area : 0;
 	uint64_t debugctl = debugctl_for(context);
 	bool pebs = context && ds_user_live(context, DS_USER_PEBS);
-	uint64_t pebs_enable = pebs ? context->pebs.enable : 0;
+	uint64_t pebs_enable = pebs ? context->pebs.enable & ds_pebs_enable_valid_here() : 0;
 	uint64_t data_cfg = pebs ? context->pebs.data_cfg : now->pebs_data_cfg;
 	bool pebs_changes =
 		pebs_enable != now->pebs_enable ||
