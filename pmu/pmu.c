@@ -40,6 +40,7 @@ struct pmu_cpu {
 static struct pmu_task tasks[SWITCH_TASKS_MAX];
 static DEFINE_PER_CPU(struct pmu_cpu, cpus);
 static unsigned int fixed_everywhere = PMU_MAX_FIXED; /* fixed counters every CPU has */
+static bool full_width_everywhere = true; /* every CPU writes counts through IA32_A_PMCx */
 static uint64_t gp_mask, fixed_mask; /* the counters' widths */
 
 bool pmu_usable(void)
@@ -386,13 +387,25 @@ int pmu_add_fixed_event(unsigned int task, unsigned int fixed_counter,
 	return index;
 }
 
+/*
+ * Linux's x86_pmu.max_period: a legacy IA32_PMCx write takes 32 bits and sign-extends bit 31
+ * (SDM Vol. 3B "Full-Width Writes to Performance Counters"), so -period fits only below 2^31
+ * (intel_pmu's (1 << 31) - 1); with full-width writes, cntval_mask >> 1: -period must have the
+ * counter's top bit set, which events_left() reads as "not yet wrapped".
+ */
+uint64_t pmu_max_period(void)
+{
+	return full_width_everywhere ? gp_mask >> 1 : (1ull << 31) - 1;
+}
+
 int pmu_add_sampling_event(unsigned int task, const struct pmu_event *event, uint64_t period)
 {
 	unsigned long flags = local_irq_save();
 	int index = -1;
 
 	/* First in the set and no more events than counters, so it never rotates off. */
-	if (period && pmu_prepare(task) && tasks[task].set.nr_events == 0)
+	if (period && period <= pmu_max_period() && pmu_prepare(task) &&
+	    tasks[task].set.nr_events == 0)
 		index = pmu_add(task, pmu_set_add(&tasks[task].set, event), period);
 	local_irq_restore(flags);
 	return index;
@@ -463,6 +476,7 @@ void pmu_init_cpu(void)
 		cpu->status_bits |= 1ull << (GLOBAL_CTRL_FIXED_SHIFT + counter);
 	if (cpu->caps.fixed < fixed_everywhere)
 		fixed_everywhere = cpu->caps.fixed;
+	full_width_everywhere &= cpu->caps.full_width;
 	if (here.core_type)
 		ktap_diag(0, "pmu: CPU %u: core type %s (0x%x), %u GP and %u fixed counters",
 			  this_cpu_index(),

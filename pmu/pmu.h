@@ -26,7 +26,8 @@ bool pmu_usable(void);
 /*
  * Add an event to a task's set (by task index, any state). GP events beyond the GP counters
  * are multiplexed: they rotate on the timer tick. Returns the event's index, or -1 when the set
- * is full or counters are not usable. A sampling event (period != 0) raises a PMI every period
+ * is full or counters are not usable (or, sampling, the period is 0 or above pmu_max_period()).
+ * A sampling event (period != 0) raises a PMI every period
  * events and is reloaded each time; it never rotates off (it is added first). A PEBS sampling
  * event (event->pebs) raises none: ds/'s PEBS assist writes a record and reloads it every
  * period events (IA32_PEBS_ENABLE and the reset value are ds/'s), and its overflows stay 0.
@@ -35,6 +36,8 @@ int pmu_add_event(unsigned int task, const struct pmu_event *event);
 int pmu_add_fixed_event(unsigned int task, unsigned int fixed_counter,
 			const struct pmu_event *event);
 int pmu_add_sampling_event(unsigned int task, const struct pmu_event *event, uint64_t period);
+/* The longest period a sampling event may have here; a longer one is refused (-1). */
+uint64_t pmu_max_period(void);
 
 struct pmu_reading {
 	uint64_t count; /* events counted while the event was on a counter */

@@ -119,6 +119,34 @@ SHIM_TEST(pmu_host_adding_events_without_full_width_loads_the_legacy_pmc, "nehal
 	check_add_and_release(MSR_IA32_PMC0);
 }
 
+/*
+ * Linux's max_period: without full-width writes a legacy PMCx write sign-extends bit 31, so a
+ * period of 2^31 would load a positive count, which never overflows where it should; with them,
+ * the counter's top bit must start set. Longer periods are refused, the longest is loaded exactly.
+ */
+static void check_max_period(uint64_t max_period)
+{
+	shim_boot();
+	host_check_eq_u64(max_period, pmu_max_period());
+	host_check_eq_i64(-1, pmu_add_sampling_event(0, &instructions, max_period + 1));
+	if (!host_check_eq_i64(0, pmu_add_sampling_event(0, &instructions, max_period)))
+		return;
+	shim_switch(0, TASK_A);
+	shim_switch(TASK_A, 0);
+	host_check_eq_u64((0 - max_period) & ((1ull << 48) - 1), shim_registers(0)->counter[0]);
+	host_check(pmu_release(0));
+}
+
+SHIM_TEST(pmu_host_sampling_periods_stop_below_2_to_the_31_without_full_width, "nehalem")
+{
+	check_max_period((1ull << 31) - 1);
+}
+
+SHIM_TEST(pmu_host_sampling_periods_stop_below_the_counters_top_bit_with_full_width, "icelake")
+{
+	check_max_period((1ull << 47) - 1);
+}
+
 SHIM_TEST(pmu_host_a_fixed_event_writes_its_field_count_and_global_bit, "icelake")
 {
 	uint64_t field = pmu_fixed_ctrl_encode(1, &cycles);
