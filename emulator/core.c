@@ -71,6 +71,11 @@ const char *emulator_describe(void)
 	return description;
 }
 
+unsigned int emulator_pmi_skid(void)
+{
+	return active ? emulator_profile()->pmi_skid : 0;
+}
+
 bool emulator_plays_kvm_guest(void)
 {
 	return active && emulator_profile()->kvm_debugctl;
@@ -337,6 +342,9 @@ static bool emulator_write_msr_hook(struct cpu_regs *regs, uint32_t index, uint6
 	if (emulator_msr_enables_counters(index))
 		emulator_counters_changed(cpu, emulator_profile());
 	emulator_ds_features_changed(cpu, old_debugctl, old_pebs_enable);
+	/* Nothing observed from here: a PMI still in its skid comes now, not never. */
+	if (!emulator_observed(cpu))
+		emulator_pmi_skid_flush(cpu);
 	emulator_apply_trap_flag(cpu, regs, emulator_observed(cpu));
 	return false;
 }
@@ -531,12 +539,13 @@ void emulator_init(void)
 	switch_hooks_register(&emulator_switch_hooks);
 	ktap_diag(0,
 		  "emulated cpu: on (ds=%s) profile=%s perfmon=v%u gp=%ux%u fixed=%ux%u "
-		  "pebs_format=%u baseline=%u full_width=%u bts=%u ds_cpl=%u leftovers=%u%s%s",
+		  "pebs_format=%u baseline=%u full_width=%u bts=%u ds_cpl=%u leftovers=%u "
+		  "skid=%u%s%s",
 		  mode == DS_MODE_EMULATE ? "emulate" : "auto, CPUID.1:EDX.DS=0", profile.name,
 		  profile.perfmon_version, profile.gp_counters, profile.gp_width,
 		  profile.fixed_counters, profile.fixed_width, profile.pebs_format,
 		  profile.pebs_baseline, profile.full_width, profile.bts, profile.ds_cpl,
-		  profile.firmware_leftovers,
+		  profile.firmware_leftovers, profile.pmi_skid,
 		  hybrid ? " hybrid=1 (odd CPUs: 6 GP and 3 fixed counters)" : "",
 		  bts_status ? "" : " bts_status=0");
 }

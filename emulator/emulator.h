@@ -20,6 +20,8 @@ bool emulator_active(void);
 const char *emulator_describe(void);
 /* Whether the model plays a KVM guest's PMU (kvm_pebs): MSRs as KVM, not silicon, takes them. */
 bool emulator_plays_kvm_guest(void);
+/* The instructions the model lets retire between an overflow and its PMI (0: none; rule 22). */
+unsigned int emulator_pmi_skid(void);
 
 struct emulator_stats {
 	uint64_t steps; /* single-step #DBs taken */

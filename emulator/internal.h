@@ -53,6 +53,9 @@ struct emulator_cpu {
 	struct emulator_ds_fields bts_seen, pebs_seen;
 	/* A PMI was delivered and its handler has not returned yet (rule 14). */
 	bool pmi_outstanding, pmi_froze;
+	/* An overflow asked for a PMI; it is requested when pmi_skid_left more have retired. */
+	bool pmi_skid_pending;
+	unsigned int pmi_skid_left;
 	uint64_t pmi_status, pmi_global_ctrl; /* as the handler found them */
 	struct emulator_stats stats;
 	/* Violations of the rules, latched for the runner (never printed from a trap). */
@@ -63,6 +66,8 @@ struct emulator_cpu {
 };
 
 struct emulator_cpu *emulator_this_cpu(void);
+/* A PMI held back by the profile's skid, requested now: the model stops observing (rule 22). */
+void emulator_pmi_skid_flush(struct emulator_cpu *cpu);
 const struct emulator_profile *emulator_profile(void);
 /* Whether the BTS threshold PMI sets GLOBAL_STATUS bit 62 (emulate=...,bts_status:0|1). */
 bool emulator_bts_sets_status(void);

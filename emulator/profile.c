@@ -336,6 +336,8 @@ bool emulator_profile_check(const struct emulator_profile *p, char *err, size_t 
 		return fail(err, err_size, "PEBS baseline needs PEBS format 4 or later");
 	if (!p->pebs && p->pebs_enable_mask)
 		return fail(err, err_size, "PEBS_ENABLE bits without PEBS");
+	if (p->pmi_skid > EMULATOR_MAX_PMI_SKID)
+		return fail(err, err_size, "a PMI skid of at most 64 instructions");
 	return true;
 }
 
@@ -397,6 +399,8 @@ static unsigned int *number_field(struct emulator_profile *p, const char *key)
 		return &p->fixed_width;
 	if (strcmp(key, "pebs_format") == 0)
 		return &p->pebs_format;
+	if (strcmp(key, "skid") == 0)
+		return &p->pmi_skid;
 	return NULL;
 }
 
@@ -458,7 +462,7 @@ bool emulator_profile_override(struct emulator_profile *profile, const char *key
 			err, err_size, key, value,
 			"unknown key (perfmon, gp, gp_width, fixed, fixed_width, "
 			"pebs_format, baseline, full_width, bts, pebs, ds_cpl, leftovers, "
-			"perfmon_available)");
+			"perfmon_available, skid)");
 	if (strcmp(key, "perfmon") == 0 || strcmp(key, "fixed") == 0)
 		copy.fixed_bitmap =
 			copy.perfmon_version >= 5 && copy.fixed_counters <= EMULATOR_MAX_FIXED

@@ -11,6 +11,7 @@
 #define EMULATOR_MAX_FIXED 4 /* IA32_FIXED_CTR0-3 */
 #define EMULATOR_MAX_PEBS_FORMAT 5 /* 6 and up are treated as 5 by Linux ds.c */
 #define EMULATOR_MIN_COUNTER_WIDTH 32 /* a legacy PMC write carries 32 bits (choice) */
+#define EMULATOR_MAX_PMI_SKID 64 /* instructions: a generous skid (choice) */
 #define EMULATOR_MAX_COUNTER_WIDTH 48 /* the widest any Intel part enumerates (choice) */
 
 /*
@@ -41,6 +42,12 @@ struct emulator_profile {
 	/* IA32_MISC_ENABLE bit 7 clear although CPUID.0AH enumerates perfmon: firmware turned
 	 * performance monitoring off (override perfmon_available:0). */
 	bool perfmon_disabled;
+	/*
+	 * Instructions that retire between a counter's overflow and its PMI request (rule 22):
+	 * silicon's skid, which the SDM does not bound. 0 on the named profiles (choice); the
+	 * override skid:N plays it, up to EMULATOR_MAX_PMI_SKID.
+	 */
+	unsigned int pmi_skid;
 };
 
 /* A named profile (the list is in profile.c), or NULL. */

@@ -335,6 +335,38 @@ static bool increment(uint64_t *counter, uint64_t amount, uint64_t mask)
 	return *counter < before;
 }
 
+void emulator_pmi_skid_flush(struct emulator_cpu *cpu)
+{
+	if (!cpu->pmi_skid_pending)
+		return;
+	cpu->pmi_skid_pending = false;
+	emulator_pmi_request(cpu);
+}
+
+/*
+ * Rule 22: a PMI an overflow asked for is requested once the profile's skid of instructions has
+ * retired after it (Linux keeps period_left because counting goes on meanwhile), or at once when
+ * there is no skid. An overflow while one waits adds its status bit to the same PMI.
+ */
+static void pmi_after_skid(struct emulator_cpu *cpu, bool overflowed)
+{
+	unsigned int skid = emulator_profile()->pmi_skid;
+
+	if (cpu->pmi_skid_pending) {
+		if (--cpu->pmi_skid_left == 0)
+			emulator_pmi_skid_flush(cpu);
+		return;
+	}
+	if (!overflowed)
+		return;
+	if (skid == 0) {
+		emulator_pmi_request(cpu);
+		return;
+	}
+	cpu->pmi_skid_pending = true;
+	cpu->pmi_skid_left = skid;
+}
+
 void emulator_retire(struct emulator_cpu *cpu, bool user, bool branch, uint64_t eventing_ip,
 		     struct cpu_regs *regs)
 {
@@ -347,8 +379,10 @@ void emulator_retire(struct emulator_cpu *cpu, bool user, bool branch, uint64_t 
 
 	cpu->stats.instructions++;
 	cpu->stats.branches += branch;
-	if (frozen(cpu))
+	if (frozen(cpu)) {
+		pmi_after_skid(cpu, false);
 		return;
+	}
 	for (uint32_t enabled = cpu->counting.gp; enabled; enabled &= enabled - 1) {
 		unsigned int i = (unsigned int)__builtin_ctz(enabled);
 		uint64_t amount = gp_increment(cpu, i, &what);
@@ -377,8 +411,7 @@ void emulator_retire(struct emulator_cpu *cpu, bool user, bool branch, uint64_t 
 		if (increment(&r->fixed_counter[i], amount, fixed_mask))
 			overflow(cpu, bit, fixed_field(r, i) & FIXED_CTR_CTRL_PMI, &pmi);
 	}
-	if (pmi)
-		emulator_pmi_request(cpu);
+	pmi_after_skid(cpu, pmi);
 }
 
 static bool read_instruction(uint64_t rip, struct decoded_instruction *out)

@@ -7,8 +7,8 @@ every test; and "tcg-smp2", "tcg-smp4", "kvm-smp2", "kvm-smp4": the smp suite wi
 CPUs; "tcg-apic", "kvm-xapic", "kvm-x2apic-firmware": the arch suite on 2 CPUs with the local
 APIC in xAPIC mode (TCG has no x2APIC; apic=xapic) and with firmware's x2APIC handover played
 (selftest.firmware_x2apic); "tcg-smp16": the smp suite with 16 CPUs, per-CPU data sized at boot for more than the 8 it
-once allowed (about 2 s under TCG on this 2-core host); "tcg-pebs-fmtN" and "tcg-kvm-pebs": the bts, ds, pebs, pmu and emulator suites on the
-emulated CPU playing another part; "tcg-ds-hardware": the same suites with the model refused.
+once allowed (about 2 s under TCG on this 2-core host); "tcg-pebs-fmtN", "tcg-kvm-pebs" and "tcg-skid": the bts, ds, pebs, pmu and emulator suites
+on the emulated CPU playing another part, or with a PMI skid; "tcg-ds-hardware": the same suites with the model refused.
 A missing kernel image is a failure, never a skip.
 
 Known platform defects (tests/known-defects.toml) are compiled into the kernel, which reports
@@ -79,6 +79,7 @@ EMULATED_PROFILES = {
     "kvm-pebs": "kvm_pebs",
     "leftovers": "icelake,leftovers:1",  # counters left running by firmware, on 2 CPUs
     "bts-no-status": "icelake,bts_status:0",  # no GLOBAL_STATUS bit 62 at the BTS threshold
+    "skid": "icelake,skid:16",  # 16 instructions between an overflow and its PMI (rule 22)
 }
 for _name, _profile in EMULATED_PROFILES.items():
     BOOTS[f"tcg-{_name}"] = ("tcg", 2 if _name == "leftovers" else 1,

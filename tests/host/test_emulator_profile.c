@@ -173,6 +173,10 @@ HOST_TEST(emulator_profile_override_applies_and_recomputes_pebs_enable_mask)
 	host_check(p.firmware_leftovers);
 	host_check(emulator_profile_override(&p, "perfmon", "4", err, sizeof(err)));
 	host_check_eq_u64(0, p.fixed_bitmap);
+	host_check(emulator_profile_override(&p, "skid", "64", err, sizeof(err)));
+	host_check_eq_u64(64, p.pmi_skid);
+	host_check(emulator_profile_override(&p, "perfmon_available", "0", err, sizeof(err)));
+	host_check(p.perfmon_disabled);
 	host_check_str("icelake", p.name);
 	p = named("skylake");
 	host_check(emulator_profile_override(&p, "bts", "no", err, sizeof(err)) && !p.bts);
@@ -207,6 +211,8 @@ HOST_TEST(emulator_profile_override_rejects_impossible_combinations)
 	expect_rejected("icelake", "perfmon", "1"); /* fixed counters need version 2 */
 	expect_rejected("icelake", "gp", "0"); /* PEBS needs a GP counter */
 	expect_rejected("icelake", "pebs", "0"); /* baseline still on */
+	expect_rejected("icelake", "skid", "65");
+	expect_rejected("icelake", "perfmon_available", "maybe");
 }
 
 HOST_TEST(emulator_profile_override_errors_fit_any_buffer)
