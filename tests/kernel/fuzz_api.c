@@ -40,6 +40,7 @@
 #define MANY_MAX 5
 #define CANARY_WORD 0x5afec0de5afec0deull
 #define DR_SLOT_COUNT 4
+#define FUZZ_CPUS_MAX 8 /* CPUs whose pinned breakpoints the model follows */
 
 struct fuzz {
 	uint64_t state;
@@ -54,6 +55,7 @@ struct fuzz {
 struct model {
 	bool dr_slot[2][DR_SLOT_COUNT]; /* [0]: the test's task, [1]: the helper */
 	bool dr_system[DR_SLOT_COUNT];
+	bool dr_pinned[FUZZ_CPUS_MAX][DR_SLOT_COUNT];
 	bool ds_user[2][DS_USERS]; /* [0]: the helper, [1]: the other CPU */
 	unsigned int pmu_events;
 };
@@ -215,6 +217,72 @@ static void dr_check_install(struct fuzz *fuzz, int result, const struct dr_brea
 			  (int64_t)dr_task_free_slots(task));
 }
 
+/* Every CPU's registers hold its pinned, the system-wide and the running task's breakpoints. */
+static void dr_check_registers_suffice(struct fuzz *fuzz, const struct model *model,
+				       unsigned int self, unsigned int helper)
+{
+	unsigned int cpus = smp_cpus() < FUZZ_CPUS_MAX ? smp_cpus() : FUZZ_CPUS_MAX;
+	unsigned int tasks = dr_task_count(self) > dr_task_count(helper) ? dr_task_count(self)
+									 : dr_task_count(helper);
+
+	for (unsigned int cpu = 0; cpu < cpus; cpu++)
+		if (model_count(model->dr_pinned[cpu]) + model_count(model->dr_system) + tasks >
+		    DR_SLOT_COUNT)
+			fuzz_fail(fuzz,
+				  "pinned, system-wide and task breakpoints exceed 4 registers",
+				  cpu);
+}
+
+/* Pinned breakpoints, on the CPUs that exist and past them. */
+static void fuzz_dr_pinned(struct fuzz *fuzz, struct model *model, unsigned int self,
+			   unsigned int helper)
+{
+	static const unsigned int beyond[] = { 0, 1, 2, UINT32_MAX };
+	struct dr_breakpoint breakpoint = dr_self_breakpoint(fuzz);
+	unsigned int cpu = fuzz_below(fuzz, 2) ? (unsigned int)fuzz_below(fuzz, smp_cpus())
+					       : smp_cpus() + beyond[fuzz_below(fuzz, 4)];
+	bool *slots = cpu < smp_cpus() && cpu < FUZZ_CPUS_MAX ? model->dr_pinned[cpu] : NULL;
+	int slot = (int)fuzz_below(fuzz, DR_SLOT_COUNT + 1), result;
+
+	if (cpu < smp_cpus() && !slots)
+		return; /* a CPU the model does not follow */
+	if (fuzz_next(fuzz) & 1) {
+		enum dr_error rule = dr_model_error(&breakpoint);
+
+		format(fuzz->what, sizeof(fuzz->what),
+		       "dr_install_pinned(CPU %u, address 0x%llx, type %u, length %u)", cpu,
+		       (unsigned long long)breakpoint.address, (unsigned int)breakpoint.type,
+		       breakpoint.length);
+		result = dr_install_pinned(cpu, &breakpoint, NULL, NULL);
+		if (rule != DR_OK) {
+			if (result != -(int)rule)
+				fuzz_fail(fuzz, "an invalid request got another answer", result);
+		} else if (!slots) {
+			if (result != -DR_ERROR_NO_CPU)
+				fuzz_fail(fuzz, "a CPU that is not online was not refused", result);
+		} else if (result >= 0) {
+			if (result >= DR_SLOT_COUNT || slots[result])
+				fuzz_fail(fuzz, "a pinned slot that is not free", result);
+			else
+				slots[result] = true;
+			fuzz->accepted++;
+		} else if (result != -DR_ERROR_NO_SLOT) {
+			fuzz_fail(fuzz, "a valid request refused for no reason", result);
+		}
+	} else {
+		bool held = slots && slot < DR_SLOT_COUNT && slots[slot];
+
+		format(fuzz->what, sizeof(fuzz->what), "dr_uninstall_pinned(CPU %u, slot %d)", cpu,
+		       slot);
+		result = dr_uninstall_pinned(cpu, slot);
+		if (result != (held ? 0 : -DR_ERROR_NOT_INSTALLED))
+			fuzz_fail(fuzz, "uninstall disagrees with the model", result);
+		if (held && result == 0)
+			slots[slot] = false;
+	}
+	dr_check_registers_suffice(fuzz, model, self, helper);
+}
+
 static void fuzz_dr(struct fuzz *fuzz, struct model *model, unsigned int self, unsigned int helper)
 {
 	bool on_helper = fuzz_next(fuzz) & 1;
@@ -222,7 +290,7 @@ static void fuzz_dr(struct fuzz *fuzz, struct model *model, unsigned int self, u
 	bool *slots = model->dr_slot[on_helper];
 	unsigned int before = dr_task_count(task);
 
-	switch (fuzz_below(fuzz, 5)) {
+	switch (fuzz_below(fuzz, 6)) {
 	case 0: {
 		struct dr_breakpoint breakpoint =
 			on_helper ? dr_random_breakpoint(fuzz) : dr_self_breakpoint(fuzz);
@@ -312,6 +380,9 @@ static void fuzz_dr(struct fuzz *fuzz, struct model *model, unsigned int self, u
 		}
 		break;
 	}
+	case 4:
+		fuzz_dr_pinned(fuzz, model, self, helper);
+		break;
 	default: {
 		struct dr_breakpoint breakpoint = dr_self_breakpoint(fuzz);
 		int result, slot = (int)fuzz_below(fuzz, DR_SLOT_COUNT + 1);
@@ -345,10 +416,7 @@ static void fuzz_dr(struct fuzz *fuzz, struct model *model, unsigned int self, u
 			if (held && result == 0)
 				model->dr_system[slot] = false;
 		}
-		/* Every task's breakpoints and the system-wide ones share the 4 registers. */
-		if (model_count(model->dr_system) + dr_task_count(self) > DR_SLOT_COUNT)
-			fuzz_fail(fuzz, "system-wide and task breakpoints exceed 4 registers",
-				  (int64_t)dr_task_count(self));
+		dr_check_registers_suffice(fuzz, model, self, helper);
 		break;
 	}
 	}
@@ -603,6 +671,7 @@ TEST_FLAGS(fuzz, kernel_api_calls_keep_their_contracts, TEST_MANUAL)
 	dr_uninstall_all(self);
 	dr_uninstall_all(helper->index);
 	dr_uninstall_all_system();
+	dr_uninstall_all_pinned();
 	for (unsigned int i = 0; i < target_count; i++) {
 		ds_detach(&targets[i], DS_USER_BTS);
 		ds_detach(&targets[i], DS_USER_PEBS);
@@ -619,6 +688,7 @@ TEST_FLAGS(fuzz, the_next_test_starts_clean, TEST_MANUAL)
 
 	check_eq(0, dr_task_count(self));
 	check_eq(0, dr_uninstall_all_system());
+	check_eq(0, dr_uninstall_all_pinned());
 	check(ds_area_get(&own) == NULL, "the test's own task has a DS area");
 	check(pmu_idle(), "counters run on this CPU");
 }
