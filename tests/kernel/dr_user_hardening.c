@@ -130,6 +130,10 @@ TEST(dr, user_read_hits_into_a_buffer_that_faults_part_way_loses_no_hit)
 	check_eq(0, script.calls[0].result);
 	for (unsigned int i = 1; i <= 3; i++)
 		check_eq(1, script.calls[i].result);
+	/* Where data watchpoints never fire (KVM-PVM), there is nothing to deliver or lose. */
+	if (!check(script.calls[4].result != 0 || script.calls[5].result != 0,
+		   "no hit was recorded: the watchpoint never fired"))
+		return;
 	delivered = check_eq(1, script.calls[4].result);
 	delivered &= check_eq(2, script.calls[5].result);
 	if (!delivered)
