@@ -15,6 +15,7 @@
 #include "runner/test.h"
 #include "sched/sched.h"
 #include "tests/kernel/budget.h"
+#include "tests/kernel/smp_util.h"
 
 /*
  * Run with tests=fuzz.* seed=N (make fuzz boots it on 2 CPUs): each operation calls one entry
@@ -32,7 +33,8 @@
  * pmu/ index their tables with them unchecked (see the issue's finding 9), and the fuzzer
  * would write out of bounds itself.
  *
- * Budget: quick 3,000 operations, soak 200,000.
+ * The second test makes its calls from another CPU (a task on the last one), whose Debug Store
+ * target is then CPU 0. Budget, each: quick 3,000 operations, soak 200,000.
  */
 
 #define FUZZ_REPORT_MAX 8 /* failures printed in full; the rest are counted */
@@ -625,9 +627,13 @@ static void idle_until_continued(void *arg)
 	(void)arg;
 }
 
-TEST_FLAGS(fuzz, kernel_api_calls_keep_their_contracts, TEST_MANUAL)
+/*
+ * The whole run, on the calling task's CPU: arg is a mix (uint64_t) for the seed, so that each
+ * test draws its own calls. The Debug Store CPU target is another CPU than this one.
+ */
+static void fuzz_run(void *arg)
 {
-	struct fuzz fuzz = { .state = test_seed() ^ 0x9e3779b97f4a7c15ull };
+	struct fuzz fuzz = { .state = test_seed() ^ *(const uint64_t *)arg };
 	struct model model = { 0 };
 	uint64_t ops = budget_count(3000, 200000);
 	unsigned int self = sched_current()->index, target_count = 1;
@@ -659,10 +665,10 @@ TEST_FLAGS(fuzz, kernel_api_calls_keep_their_contracts, TEST_MANUAL)
 		else
 			fuzz_pmu(&fuzz, &model, helper->index);
 	}
-	test_diag("fuzz: seed=%llu, %llu operations (dr %llu, ds %llu, pmu %llu), %llu accepted, "
-		  "%u failed; "
+	test_diag("fuzz: seed=%llu, CPU %u, %llu operations (dr %llu, ds %llu, pmu %llu), %llu "
+		  "accepted, %u failed; "
 		  "replay: scripts/run --accel tcg --smp 2 --cmdline 'tests=fuzz.* seed=%llu%s'",
-		  (unsigned long long)test_seed(), (unsigned long long)ops,
+		  (unsigned long long)test_seed(), this_cpu_index(), (unsigned long long)ops,
 		  (unsigned long long)counts[0], (unsigned long long)counts[1],
 		  (unsigned long long)counts[2], (unsigned long long)fuzz.accepted, fuzz.failures,
 		  (unsigned long long)test_seed(), budget_soak() ? " budget=soak" : "");
@@ -679,6 +685,24 @@ TEST_FLAGS(fuzz, kernel_api_calls_keep_their_contracts, TEST_MANUAL)
 	pmu_release(helper->index);
 	task_continue(helper);
 	check_eq(0, task_join(helper, NULL));
+}
+
+TEST_FLAGS(fuzz, kernel_api_calls_keep_their_contracts, TEST_MANUAL)
+{
+	uint64_t mix = 0x9e3779b97f4a7c15ull;
+
+	fuzz_run(&mix);
+}
+
+/* The same entry points called from another CPU than the one whose area and tasks they name. */
+TEST_FLAGS(fuzz, kernel_api_calls_from_another_cpu_keep_their_contracts, TEST_MANUAL)
+{
+	uint64_t mix = 0xc2b2ae3d27d4eb4full;
+	struct task *driver;
+
+	smp_require_cpus(2);
+	driver = smp_task_on(smp_cpus() - 1, "fuzz-driver", fuzz_run, &mix);
+	check_eq(0, task_join(driver, NULL));
 }
 
 TEST_FLAGS(fuzz, the_next_test_starts_clean, TEST_MANUAL)
