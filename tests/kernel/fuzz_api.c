@@ -30,8 +30,7 @@
  * areas, the CPUs other than this one (a CPU's area is active only after ds_activate_cpu()
  * there). The test's own task gets only data breakpoints on its own buffer. Indices outside
  * the live tasks and CPUs, and enum values outside their enums, are not passed: dr/, ds/ and
- * pmu/ index their tables with them unchecked (see the issue's finding 9), and the fuzzer
- * would write out of bounds itself.
+ * pmu/ index their tables with them unchecked, and the fuzzer would write out of bounds itself.
  *
  * The second test makes its calls from another CPU (a task on the last one), whose Debug Store
  * target is then CPU 0. Budget, each: quick 3,000 operations, soak 200,000.
