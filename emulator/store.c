@@ -122,9 +122,12 @@ static void index_write(struct emulator_cpu *cpu, enum feature feature, uint64_t
 	(feature == FEATURE_BTS ? &cpu->bts_seen : &cpu->pebs_seen)->index = index;
 }
 
-/* Rule 2: the layout of a buffer that is about to be used. */
+/*
+ * Rule 2: the layout of a buffer that is about to be used, in records of record bytes. With
+ * whole_threshold false (rule 20) the threshold may fall between records.
+ */
 static bool layout_valid(enum feature feature, const struct emulator_ds_fields *f, uint64_t record,
-			 bool interrupt)
+			 bool interrupt, bool whole_threshold)
 {
 	const char *name = feature_names[feature];
 
@@ -146,7 +149,8 @@ static bool layout_valid(enum feature feature, const struct emulator_ds_fields *
 		}
 		return true;
 	}
-	if (f->threshold <= f->base || f->threshold > f->max || (f->threshold - f->base) % record) {
+	if (f->threshold <= f->base || f->threshold > f->max ||
+	    (whole_threshold && (f->threshold - f->base) % record)) {
 		emulator_violation(2,
 				   "%s threshold 0x%llx outside (base 0x%llx, max 0x%llx] or not "
 				   "a whole number of %llu-byte records",
@@ -258,7 +262,7 @@ void emulator_bts_store(struct emulator_cpu *cpu, uint64_t from, uint64_t to, bo
 	    (p->ds_cpl && (r->debugctl & (user ? DEBUGCTL_BTS_OFF_USR : DEBUGCTL_BTS_OFF_OS))))
 		return;
 	if (!fields_read(cpu, FEATURE_BTS, 1, &f) ||
-	    !layout_valid(FEATURE_BTS, &f, BTS_RECORD_BYTES, interrupt))
+	    !layout_valid(FEATURE_BTS, &f, BTS_RECORD_BYTES, interrupt, true))
 		return;
 	if (f.index < f.base || f.index + BTS_RECORD_BYTES > f.max) {
 		if (interrupt)
@@ -331,6 +335,16 @@ static void machine_state(const struct cpu_regs *regs, struct pebs_machine_state
  * PEBS index, the counter reloaded from its reset slot, its overflow status cleared, and the PMI
  * when the index reaches the threshold. False when no record could be written (reported).
  */
+/*
+ * Rule 20. With adaptive PEBS (baseline) a record's size follows PEBS_DATA_CFG and whether the
+ * event asked for adaptive records: the buffer holds whole basic records (Linux
+ * alloc_pebs_buffer()), its threshold stands where software wants the interrupt
+ * (pebs_update_threshold() subtracts adaptive records from the maximum), and a record is stored
+ * when it fits below the maximum. Measuring the buffer in the current record's size would
+ * refuse Linux's own layout.
+ */
+#define PEBS_BASIC_RECORD_BYTES 32
+
 bool emulator_pebs_assist(struct emulator_cpu *cpu, unsigned int bit, uint64_t eventing_ip,
 			  struct cpu_regs *regs)
 {
@@ -351,7 +365,9 @@ bool emulator_pebs_assist(struct emulator_cpu *cpu, unsigned int bit, uint64_t e
 
 	machine_state(regs, &assist.state);
 	bytes = pebs_record_bytes(&assist);
-	if (!fields_read(cpu, FEATURE_PEBS, 1, &f) || !layout_valid(FEATURE_PEBS, &f, bytes, true))
+	if (!fields_read(cpu, FEATURE_PEBS, 1, &f) ||
+	    !layout_valid(FEATURE_PEBS, &f, p->pebs_baseline ? PEBS_BASIC_RECORD_BYTES : bytes,
+			  true, !p->pebs_baseline))
 		return false;
 	if (p->pebs_format == 0 && f.max - f.base > PEBS_FORMAT0_BUFFER_MAX) {
 		emulator_violation(12, "format-0 PEBS buffer of %llu bytes: more than one page",

@@ -560,3 +560,56 @@ TEST(emulator, cmask_and_inv_split_the_cycles_and_edge_counts_transitions)
 	check(edges[0] >= 1 && edges[0] <= edges[1] + 1, "%llu edges, %llu cycles with none",
 	      (unsigned long long)edges[0], (unsigned long long)edges[1]);
 }
+
+#define PEBS_BASIC_RECORDS 16 /* the buffer, in basic records (Linux alloc_pebs_buffer()) */
+#define PEBS_GP_RECORD_BYTES (PEBS_BASIC_GROUP_SIZE + 144) /* basic and GPR groups */
+
+/* One adaptive record with the GPR group from PMC0 over the area as set, then all off. */
+static void adaptive_gp_record(void)
+{
+	unsigned long flags = local_irq_save();
+
+	area.pebs_reset[0] = (0 - PEBS_RESET_PERIOD) & emulator_counter_width_mask();
+	wrmsr(MSR_IA32_DS_AREA, (uint64_t)&area);
+	wrmsr(MSR_PEBS_DATA_CFG, PEBS_DATACFG_GP);
+	wrmsr(MSR_IA32_PMC0, (0 - PEBS_FIRST_PERIOD) & UINT32_MAX);
+	wrmsr(MSR_IA32_PERFEVTSEL0, 0xc0 | PERFEVTSEL_OS | PERFEVTSEL_ADAPTIVE | PERFEVTSEL_EN);
+	wrmsr(MSR_IA32_PEBS_ENABLE, 1);
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 1);
+	probe_instruction_loop(PEBS_LOOP);
+	pebs_counter_0_off();
+	wrmsr(MSR_PEBS_DATA_CFG, 0);
+	local_irq_restore(flags);
+}
+
+/*
+ * Rule 20. Adaptive records vary in size, so Linux lays the buffer out in whole basic records
+ * (alloc_pebs_buffer()) and puts the threshold where it wants the interrupt: one adaptive record
+ * above the base for a single-record buffer (pebs_update_threshold()). That layout is kept: the
+ * 176-byte record is stored, nothing reported. A maximum that is not whole basic records is
+ * reported under rule 2, and nothing stored.
+ */
+TEST(emulator, rule_20_adaptive_pebs_takes_whole_basic_records_and_a_threshold_between_records)
+{
+	char text[EMULATOR_VIOLATION_MAX];
+	uint64_t capabilities = 0;
+
+	require_pebs_counter_0();
+	rdmsr_safe(MSR_IA32_PERF_CAPABILITIES, &capabilities);
+	if (!(capabilities & PERF_CAP_PEBS_BASELINE))
+		test_skip("no adaptive PEBS: PERF_CAPABILITIES.PEBS_BASELINE=0");
+	memset(&area, 0, sizeof(area));
+	area.pebs_base = area.pebs_index = (uint64_t)buffer;
+	area.pebs_max = area.pebs_base + PEBS_BASIC_RECORDS * PEBS_BASIC_GROUP_SIZE;
+	area.pebs_threshold = area.pebs_base + PEBS_GP_RECORD_BYTES;
+	adaptive_gp_record();
+	check_eq(0, emulator_take_violations(text, sizeof(text)));
+	check_eq(area.pebs_base + PEBS_GP_RECORD_BYTES, area.pebs_index);
+	memset(&area, 0, sizeof(area));
+	area.pebs_base = area.pebs_index = (uint64_t)buffer;
+	area.pebs_max = area.pebs_base + PEBS_BASIC_RECORDS * PEBS_BASIC_GROUP_SIZE + 8;
+	area.pebs_threshold = area.pebs_base + PEBS_GP_RECORD_BYTES;
+	adaptive_gp_record();
+	expect_violation(2);
+	check_eq(area.pebs_base, area.pebs_index);
+}

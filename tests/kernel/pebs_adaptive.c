@@ -102,3 +102,49 @@ TEST_OBSERVING(pebs, adaptive_records_carry_exactly_the_groups_data_cfg_selects,
 		check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS));
 	}
 }
+
+/*
+ * PEBS_DATA_CFG applies to events that ask for adaptive records (EVTSEL bit 34); any other
+ * event's records carry the basic group alone (SDM "Adaptive PEBS"; Linux sets the bit per event,
+ * ICL_EVENTSEL_ADAPTIVE). In a buffer sized for the groups, with its threshold after an odd
+ * number of them, such 32-byte records are stored and each one credited.
+ */
+TEST_OBSERVING(pebs, an_event_without_adaptive_records_writes_basic_ones_under_data_cfg, 600)
+{
+	struct pmu_event event = { .event = 0xc0, .kernel = true, .pebs = true };
+	struct ds_target target = { false, sched_current()->index };
+	uint64_t cfg = PEBS_DATA_CFG_GPRS;
+	struct ds_pebs_config config;
+	const struct ds_area *area;
+	uint64_t stored;
+
+	if (ds_support()->pebs_reason[0])
+		test_skip("%s", ds_support()->pebs_reason);
+	if (!pmu_usable())
+		test_skip("%s", pmu_info()->reason);
+	if (ds_support()->pebs_format < PEBS_FORMAT_4 || !ds_support()->pebs_baseline)
+		test_skip("PEBS format %u%s: no adaptive records", ds_support()->pebs_format,
+			  ds_support()->pebs_baseline ? "" : " without baseline");
+	config = (struct ds_pebs_config){
+		.format = ds_support()->pebs_format,
+		.record_size = pebs_adaptive_record_size(cfg),
+		.records = RECORDS,
+		.threshold_records = RECORDS - ds_threshold_room(RECORDS),
+		.data_cfg = cfg,
+		.enable = 1,
+		.reset_value = (0 - PERIOD) & ((1ull << pmu_info()->gp_width) - 1),
+	};
+	/* An odd number of 176-byte records: a threshold between two 32-byte ones (rule 20). */
+	config.threshold_records -= (config.threshold_records + 1) % 2;
+	ds_credit_reset(target.index);
+	check_eq(DS_OK, ds_attach_pebs(&target, &config));
+	if (pmu_add_sampling_event(target.index, &event, PERIOD) != 0)
+		test_abort("pmu_add_sampling_event did not get counter 0");
+	probe_instruction_loop(ITERATIONS);
+	pmu_release(target.index);
+	area = ds_area_get(&target);
+	stored = (area->pebs_index - area->pebs_base) / PEBS_BASIC_GROUP_SIZE;
+	check_records(&(struct group_case){ "basic under data_cfg", 0 }, area, 0);
+	check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS));
+	check_eq(stored, ds_credit(target.index).pebs_records);
+}
