@@ -331,11 +331,6 @@ static void machine_state(const struct cpu_regs *regs, struct pebs_machine_state
 }
 
 /*
- * The assist for counter bit (PEBS_ENABLE numbering), armed by its overflow: one record at the
- * PEBS index, the counter reloaded from its reset slot, its overflow status cleared, and the PMI
- * when the index reaches the threshold. False when no record could be written (reported).
- */
-/*
  * Rule 20. With adaptive PEBS (baseline) a record's size follows PEBS_DATA_CFG and whether the
  * event asked for adaptive records: the buffer holds whole basic records (Linux
  * alloc_pebs_buffer()), its threshold stands where software wants the interrupt
@@ -345,6 +340,11 @@ static void machine_state(const struct cpu_regs *regs, struct pebs_machine_state
  */
 #define PEBS_BASIC_RECORD_BYTES 32
 
+/*
+ * The assist for counter bit (PEBS_ENABLE numbering), armed by its overflow: one record at the
+ * PEBS index, the counter reloaded from its reset slot, its overflow status cleared, and the PMI
+ * when the index reaches the threshold. False when no record could be written (reported).
+ */
 bool emulator_pebs_assist(struct emulator_cpu *cpu, unsigned int bit, uint64_t eventing_ip,
 			  struct cpu_regs *regs)
 {
