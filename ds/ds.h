@@ -79,6 +79,9 @@ void ds_activate_cpu(void);
 /* Records drained and credited to a task (the one that was running when they were written). */
 struct ds_credit {
 	uint64_t bts_records, pebs_records;
+	/* PEBS samples by counter (a record naming two counters gives each one), and records that
+	 * give none (pebs_record_samples(): a collision before format 3, a status naming none). */
+	uint64_t pebs_samples, pebs_dropped;
 	uint64_t last_from, last_to; /* the last BTS record */
 	uint64_t last_pebs_ip;
 };

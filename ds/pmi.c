@@ -55,6 +55,25 @@ static void credit_bts(struct ds_context *context, struct ds_credit *credit)
 	context->bts_credited = index;
 }
 
+/* The samples of the records in used bytes from at, up to and including the one at last. */
+static void credit_pebs_samples(const struct ds_pebs_config *pebs, const uint8_t *at, size_t used,
+				size_t last, struct ds_credit *credit)
+{
+	struct pebs_sample sample;
+	unsigned int dropped = 0;
+	size_t size;
+
+	for (size_t offset = 0; offset <= last; offset += size) {
+		if (!pebs_decode((enum pebs_format)pebs->format, at + offset, used - offset,
+				 pebs->data_cfg, &sample, &size))
+			break;
+		credit->pebs_samples +=
+			pebs_record_samples((enum pebs_format)pebs->format, sample.has_status,
+					    sample.status, pebs->enable, &dropped);
+	}
+	credit->pebs_dropped += dropped;
+}
+
 /* The same for PEBS, record by record: adaptive records carry their own size (SDM). */
 static void credit_pebs(struct ds_context *context, struct ds_credit *credit)
 {
@@ -72,6 +91,7 @@ static void credit_pebs(struct ds_context *context, struct ds_credit *credit)
 	last = pebs_find_last((enum pebs_format)pebs->format, (const void *)from, used,
 			      pebs->data_cfg, &count);
 	if (last != SIZE_MAX) {
+		credit_pebs_samples(pebs, (const uint8_t *)from, used, last, credit);
 		credit->pebs_records += count;
 		if (pebs_decode((enum pebs_format)pebs->format, (const void *)(from + last),
 				used - last, pebs->data_cfg, &sample, &size))

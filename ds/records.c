@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* BTS and PEBS record decoding: fixed formats 0-3, adaptive formats 4-6, buffer walking. */
 #include "ds/records.h"
+#include "lib/bitops.h"
 
 #define QWORD_SIZE 8
 
@@ -313,4 +314,20 @@ unsigned int pebs_reset_slot(enum pebs_format format, bool fixed_counter, unsign
 	if (!fixed_counter)
 		return counter < gp_slots ? counter : PEBS_RESET_SLOT_NONE;
 	return counter < fixed_slots ? gp_slots + counter : PEBS_RESET_SLOT_NONE;
+}
+
+unsigned int pebs_record_samples(enum pebs_format format, bool has_status, uint64_t status,
+				 uint64_t enabled, unsigned int *dropped)
+{
+	uint64_t named = status & enabled;
+
+	if (!has_status)
+		return 1;
+	if (!named && enabled && !(enabled & (enabled - 1)))
+		named = enabled;
+	if (!named || (format < PEBS_FORMAT_3 && (named & (named - 1)))) {
+		(*dropped)++;
+		return 0;
+	}
+	return bits_set(named);
 }

@@ -244,6 +244,17 @@ size_t pebs_find_last(enum pebs_format format, const void *base, size_t used_byt
 		      uint64_t data_cfg, size_t *count);
 
 /*
+ * The samples one record gives, as Linux's intel_pmu_drain_pebs_nhm() hands them out: to the
+ * counters its status names among enabled (PEBS_ENABLE); a status of 0 where one counter is
+ * enabled is that counter's (the status raced with clearing GLOBAL_STATUS); from format 3 every
+ * counter named gets the record; before it, a record naming more than one (a collision) gives
+ * none, and neither does one naming none of them: those add 1 to *dropped. Format 0 has no status
+ * and one PEBS counter: 1.
+ */
+unsigned int pebs_record_samples(enum pebs_format format, bool has_status, uint64_t status,
+				 uint64_t enabled, unsigned int *dropped);
+
+/*
  * Counter reset values in the DS area: slot i is at byte 0x40 + 8 * i (docs/hardware-facts.md
  * §2, Linux intel_ds.h). Before format 5 there are 8 GP slots and 4 fixed ones after them; from
  * format 5 there are 32 GP slots and 16 fixed ones.

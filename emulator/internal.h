@@ -99,7 +99,7 @@ void emulator_retire(struct emulator_cpu *cpu, bool user, bool branch, uint64_t 
 
 /* The Debug Store side (store.c). */
 void emulator_bts_store(struct emulator_cpu *cpu, uint64_t from, uint64_t to, bool user);
-bool emulator_pebs_assist(struct emulator_cpu *cpu, unsigned int counter, uint64_t eventing_ip,
+bool emulator_pebs_assist(struct emulator_cpu *cpu, uint64_t bits, uint64_t eventing_ip,
 			  struct cpu_regs *regs);
 /* Rules 2 and 3 while a feature is on; called at every step and when a feature turns on. */
 void emulator_ds_check_fields(struct emulator_cpu *cpu);

@@ -376,6 +376,8 @@ void emulator_retire(struct emulator_cpu *cpu, bool user, bool branch, uint64_t 
 	uint64_t gp_mask = emulator_counter_mask(p, false);
 	uint64_t fixed_mask = emulator_counter_mask(p, true);
 	bool pmi = false;
+	uint64_t amounts[PEBS_ENABLE_FIXED_SHIFT + EMULATOR_MAX_FIXED] = { 0 };
+	uint64_t assisting = 0;
 
 	cpu->stats.instructions++;
 	cpu->stats.branches += branch;
@@ -385,30 +387,36 @@ void emulator_retire(struct emulator_cpu *cpu, bool user, bool branch, uint64_t 
 	}
 	for (uint32_t enabled = cpu->counting.gp; enabled; enabled &= enabled - 1) {
 		unsigned int i = (unsigned int)__builtin_ctz(enabled);
-		uint64_t amount = gp_increment(cpu, i, &what);
 
-		if (!amount)
-			continue;
-		if (cpu->pebs_armed & (1ull << i)) {
-			cpu->pebs_armed &= ~(1ull << i);
-			if (emulator_pebs_assist(cpu, i, eventing_ip, regs))
-				continue; /* reloaded from the reset slot */
-		}
-		if (increment(&r->counter[i], amount, gp_mask))
-			overflow(cpu, i, r->evtsel[i] & PERFEVTSEL_INT, &pmi);
+		amounts[i] = gp_increment(cpu, i, &what);
 	}
 	for (uint32_t enabled = cpu->counting.fixed; enabled; enabled &= enabled - 1) {
-		unsigned int i = (unsigned int)__builtin_ctz(enabled), bit = 32 + i;
-		uint64_t amount = fixed_increment(r, i, &what);
+		unsigned int i = (unsigned int)__builtin_ctz(enabled);
 
-		if (!amount)
-			continue;
-		if (cpu->pebs_armed & (1ull << bit)) {
-			cpu->pebs_armed &= ~(1ull << bit);
-			if (emulator_pebs_assist(cpu, bit, eventing_ip, regs))
-				continue;
-		}
-		if (increment(&r->fixed_counter[i], amount, fixed_mask))
+		amounts[PEBS_ENABLE_FIXED_SHIFT + i] = fixed_increment(r, i, &what);
+	}
+	/*
+	 * Rule 23: the armed counters whose event came with this instruction take one assist
+	 * together, one record whose status names them all (SDM: the status field "may indicate
+	 * multiple PEBS-enabled counters have overflowed"). Their event is not counted: the
+	 * assist reloads them. A counter whose record could not be stored counts on.
+	 */
+	for (unsigned int bit = 0; bit < sizeof(amounts) / sizeof(amounts[0]); bit++)
+		if (amounts[bit] && (cpu->pebs_armed & (1ull << bit)))
+			assisting |= 1ull << bit;
+	if (assisting) {
+		cpu->pebs_armed &= ~assisting;
+		if (emulator_pebs_assist(cpu, assisting, eventing_ip, regs))
+			for (uint64_t bits = assisting; bits; bits &= bits - 1)
+				amounts[__builtin_ctzll(bits)] = 0;
+	}
+	for (unsigned int i = 0; i < EMULATOR_MAX_GP; i++)
+		if (amounts[i] && increment(&r->counter[i], amounts[i], gp_mask))
+			overflow(cpu, i, r->evtsel[i] & PERFEVTSEL_INT, &pmi);
+	for (unsigned int i = 0; i < EMULATOR_MAX_FIXED; i++) {
+		unsigned int bit = PEBS_ENABLE_FIXED_SHIFT + i;
+
+		if (amounts[bit] && increment(&r->fixed_counter[i], amounts[bit], fixed_mask))
 			overflow(cpu, bit, fixed_field(r, i) & FIXED_CTR_CTRL_PMI, &pmi);
 	}
 	pmi_after_skid(cpu, pmi);

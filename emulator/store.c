@@ -341,21 +341,24 @@ static void machine_state(const struct cpu_regs *regs, struct pebs_machine_state
 #define PEBS_BASIC_RECORD_BYTES 32
 
 /*
- * The assist for counter bit (PEBS_ENABLE numbering), armed by its overflow: one record at the
- * PEBS index, the counter reloaded from its reset slot, its overflow status cleared, and the PMI
- * when the index reaches the threshold. False when no record could be written (reported).
+ * The assist for the counters in bits (PEBS_ENABLE numbering), armed by their overflows: one
+ * record at the PEBS index that applies to them all, each reloaded from its reset slot and its
+ * overflow status cleared, and the PMI when the index reaches the threshold. The record is
+ * adaptive as the lowest counter's event asks (choice: the SDM does not say for a mix). False
+ * when no record could be written (reported).
  */
-bool emulator_pebs_assist(struct emulator_cpu *cpu, unsigned int bit, uint64_t eventing_ip,
+bool emulator_pebs_assist(struct emulator_cpu *cpu, uint64_t bits, uint64_t eventing_ip,
 			  struct cpu_regs *regs)
 {
+	unsigned int lowest = (unsigned int)__builtin_ctzll(bits);
 	const struct emulator_profile *p = emulator_profile();
 	struct emulator_registers *r = &cpu->registers;
 	struct pebs_assist assist = {
 		.format = p->pebs_format,
 		.baseline = p->pebs_baseline,
-		.adaptive = event_adaptive(r, bit),
+		.adaptive = event_adaptive(r, lowest),
 		.data_cfg = r->pebs_data_cfg,
-		.applicable_counters = 1ull << bit,
+		.applicable_counters = bits,
 		.eventing_ip = eventing_ip,
 		.tsc = rdtsc_ordered(),
 	};
@@ -382,13 +385,17 @@ bool emulator_pebs_assist(struct emulator_cpu *cpu, unsigned int bit, uint64_t e
 	pebs_record_write(&assist, (void *)f.index, bytes);
 	cpu->stats.pebs_records++;
 	index_write(cpu, FEATURE_PEBS, f.index + bytes);
-	reset = ((const uint64_t *)(r->ds_area + DS_PEBS_RESET))[reset_slot(bit)];
-	if (bit < PEBS_ENABLE_FIXED_SHIFT)
-		r->counter[bit] = reset & emulator_counter_mask(p, false);
-	else
-		r->fixed_counter[bit - PEBS_ENABLE_FIXED_SHIFT] =
-			reset & emulator_counter_mask(p, true);
-	r->global_status &= ~(1ull << bit);
+	for (uint64_t left = bits; left; left &= left - 1) {
+		unsigned int bit = (unsigned int)__builtin_ctzll(left);
+
+		reset = ((const uint64_t *)(r->ds_area + DS_PEBS_RESET))[reset_slot(bit)];
+		if (bit < PEBS_ENABLE_FIXED_SHIFT)
+			r->counter[bit] = reset & emulator_counter_mask(p, false);
+		else
+			r->fixed_counter[bit - PEBS_ENABLE_FIXED_SHIFT] =
+				reset & emulator_counter_mask(p, true);
+	}
+	r->global_status &= ~bits;
 	if (f.index < f.threshold && f.index + bytes >= f.threshold) {
 		r->global_status |= PERF_GLOBAL_STATUS_BUFFER_OVF;
 		emulator_pmi_request(cpu);

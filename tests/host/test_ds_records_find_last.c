@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Host tests of pebs_find_last(): walking partial PEBS buffers record by record. */
+/* Host tests of pebs_find_last() (walking partial PEBS buffers record by record) and
+ * pebs_record_samples() (who a record is for). */
 #include <stdint.h>
 #include <string.h>
 
@@ -136,4 +137,31 @@ HOST_TEST(ds_pebs_find_last_steps_fixed_formats_by_their_record_size)
 		host_check_eq_u64(SIZE_MAX, pebs_find_last(format, buffer, size - 1, 0, &count));
 		host_check_eq_u64(0, count);
 	}
+}
+
+/* Linux intel_pmu_drain_pebs_nhm(): which counters a record's status gives a sample to. */
+HOST_TEST(ds_pebs_record_samples_follow_linuxs_drain)
+{
+	unsigned int dropped = 0;
+
+	/* From format 3, each enabled counter the status names gets the record. */
+	host_check_eq_u64(2, pebs_record_samples(PEBS_FORMAT_3, true, 0x3, 0x3, &dropped));
+	host_check_eq_u64(2, pebs_record_samples(PEBS_FORMAT_4, true, 0x7, 0x5, &dropped));
+	host_check_eq_u64(1, pebs_record_samples(PEBS_FORMAT_4, true, 0x1, 0xf, &dropped));
+	host_check_eq_u64(0, dropped);
+	/* Before it, two at once is a collision, dropped. */
+	host_check_eq_u64(0, pebs_record_samples(PEBS_FORMAT_1, true, 0x3, 0x3, &dropped));
+	host_check_eq_u64(1, dropped);
+	host_check_eq_u64(1, pebs_record_samples(PEBS_FORMAT_2, true, 0x2, 0x3, &dropped));
+	/* A status of 0 is the one enabled counter's; with two enabled, nobody's. */
+	host_check_eq_u64(1, pebs_record_samples(PEBS_FORMAT_4, true, 0, 0x1, &dropped));
+	host_check_eq_u64(1, dropped);
+	host_check_eq_u64(0, pebs_record_samples(PEBS_FORMAT_4, true, 0, 0x3, &dropped));
+	host_check_eq_u64(2, dropped);
+	/* A counter PEBS is not enabled on is no sample. */
+	host_check_eq_u64(0, pebs_record_samples(PEBS_FORMAT_4, true, 0x4, 0x3, &dropped));
+	host_check_eq_u64(3, dropped);
+	/* Format 0 has no status: its one PEBS counter's. */
+	host_check_eq_u64(1, pebs_record_samples(PEBS_FORMAT_0, false, 0, 0x1, &dropped));
+	host_check_eq_u64(3, dropped);
 }
