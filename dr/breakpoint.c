@@ -26,6 +26,7 @@ static const char *const error_names[DR_ERROR_COUNT] = {
 	[DR_ERROR_UNSUPPORTED] = "not supported here",
 	[DR_ERROR_NO_CPU] = "no such CPU online",
 	[DR_ERROR_DEBUG_MEMORY] = "the #DB handler uses that memory",
+	[DR_ERROR_NO_TASK] = "no live task has that index",
 };
 
 const char *dr_error_name(enum dr_error error)

@@ -37,6 +37,7 @@ enum dr_error {
 	DR_ERROR_UNSUPPORTED, /* the CPU (or hypervisor) does not keep the setting */
 	DR_ERROR_NO_CPU, /* a pinned breakpoint for a CPU that is not online */
 	DR_ERROR_DEBUG_MEMORY, /* overlaps memory that #DB delivery and dr/'s handler use */
+	DR_ERROR_NO_TASK, /* no live task has that index (switch_task_live()) */
 	DR_ERROR_COUNT,
 };
 

@@ -48,9 +48,16 @@ static void dr_record(struct dr_task *state, const struct dr_hit *hit)
 unsigned int dr_read_hits(unsigned int task, struct dr_hit *hits, unsigned int capacity,
 			  unsigned int *lost)
 {
-	struct dr_task *state = dr_task_get(task);
-	unsigned long flags = spin_lock_irqsave(&hits_lock);
+	struct dr_task *state;
+	unsigned long flags;
 	unsigned int taken = 0;
+
+	if (lost)
+		*lost = 0;
+	if (task >= SWITCH_TASKS_MAX) /* before the lock: outside the table */
+		return 0;
+	state = dr_task_get(task);
+	flags = spin_lock_irqsave(&hits_lock);
 
 	for (; taken < capacity && state->hit_count; taken++, state->hit_count--) {
 		hits[taken] = state->hits[state->hit_first];
@@ -65,9 +72,15 @@ unsigned int dr_read_hits(unsigned int task, struct dr_hit *hits, unsigned int c
 
 unsigned int dr_discard_hits(unsigned int task)
 {
-	struct dr_task *state = dr_task_get(task);
-	unsigned long flags = spin_lock_irqsave(&hits_lock);
-	unsigned int discarded = state->hit_count;
+	struct dr_task *state;
+	unsigned long flags;
+	unsigned int discarded;
+
+	if (task >= SWITCH_TASKS_MAX)
+		return 0;
+	state = dr_task_get(task);
+	flags = spin_lock_irqsave(&hits_lock);
+	discarded = state->hit_count;
 
 	state->hits_taken += discarded; /* as if read: a reader's serial stays true */
 	state->hit_first = 0;

@@ -97,16 +97,17 @@ const struct dr_handler_entry *dr_pinned_handler(unsigned int cpu, unsigned int 
 	return &(*per_cpu_ptr(pinned_handlers, cpu))[slot];
 }
 
+/* With dr_lock held; breakpoint passed dr_check() before the lock (a bad pointer faults there). */
 static int dr_install_locked(unsigned int task, const struct dr_breakpoint *breakpoint,
-			     dr_handler handler, void *context, enum dr_requester requester)
+			     dr_handler handler, void *context)
 {
 	struct dr_task *state = &tasks[task];
 	unsigned int held = bits_set(state->set.used);
-	enum dr_error error = dr_check(breakpoint, requester);
 	unsigned int slot = 0;
 
-	if (error)
-		return -(int)error;
+	/* Under dr_lock, which the task's exit takes to release its state: no state outlives it. */
+	if (!switch_task_live(task))
+		return -DR_ERROR_NO_TASK;
 	if (!dr_reserve_task(&reservation, held, held + 1))
 		return -DR_ERROR_NO_SLOT;
 	while (state->set.used & (1u << slot))
@@ -121,8 +122,21 @@ static int dr_install_locked(unsigned int task, const struct dr_breakpoint *brea
 int dr_install_as(unsigned int task, const struct dr_breakpoint *breakpoint, dr_handler handler,
 		  void *context, enum dr_requester requester)
 {
-	unsigned long flags = spin_lock_irqsave(&dr_lock);
-	int slot = dr_install_locked(task, breakpoint, handler, context, requester);
+	struct dr_breakpoint copy;
+	enum dr_error error;
+	unsigned long flags;
+	int slot;
+
+	/* Before the lock, where a fault fails only the caller's test: tasks[task] outside the
+	 * table, or a breakpoint pointer that does not map. */
+	if (task >= SWITCH_TASKS_MAX)
+		return -DR_ERROR_NO_TASK;
+	copy = *breakpoint;
+	error = dr_check(&copy, requester);
+	if (error)
+		return -(int)error;
+	flags = spin_lock_irqsave(&dr_lock);
+	slot = dr_install_locked(task, &copy, handler, context);
 
 	spin_unlock_irqrestore(&dr_lock, flags);
 	if (slot >= 0)
@@ -150,13 +164,22 @@ static void dr_uninstall_locked(unsigned int task, int slot)
 int dr_install_many(unsigned int task, const struct dr_breakpoint *breakpoints, unsigned int count,
 		    int *slots)
 {
-	unsigned long flags = spin_lock_irqsave(&dr_lock);
+	unsigned long flags;
 	int error = 0;
 	unsigned int done;
 
+	if (task >= SWITCH_TASKS_MAX)
+		return -DR_ERROR_NO_TASK;
+	for (done = 0; done < count; done++) { /* before the lock, as in dr_install_as() */
+		enum dr_error invalid = dr_check(&breakpoints[done], DR_REQUESTER_KERNEL);
+
+		if (invalid)
+			return -(int)invalid;
+		slots[done] = -1; /* written under the lock: it must map */
+	}
+	flags = spin_lock_irqsave(&dr_lock);
 	for (done = 0; done < count && !error; done++) {
-		slots[done] = dr_install_locked(task, &breakpoints[done], NULL, NULL,
-						DR_REQUESTER_KERNEL);
+		slots[done] = dr_install_locked(task, &breakpoints[done], NULL, NULL);
 		if (slots[done] < 0)
 			error = slots[done];
 	}
@@ -173,6 +196,8 @@ int dr_uninstall(unsigned int task, int slot)
 {
 	unsigned long flags;
 
+	if (task >= SWITCH_TASKS_MAX) /* an exited task's index is let through: it holds nothing */
+		return -DR_ERROR_NO_TASK;
 	flags = spin_lock_irqsave(&dr_lock);
 	if (slot < 0 || slot >= DR_SLOTS || !(tasks[task].set.used & (1u << slot))) {
 		spin_unlock_irqrestore(&dr_lock, flags);
@@ -204,7 +229,7 @@ unsigned int dr_uninstall_all_system(void)
 
 unsigned int dr_task_count(unsigned int task)
 {
-	return bits_set(tasks[task].set.used);
+	return task < SWITCH_TASKS_MAX ? bits_set(tasks[task].set.used) : 0;
 }
 
 unsigned int dr_task_free_slots(unsigned int task)
@@ -313,6 +338,8 @@ unsigned int dr_uninstall_all_pinned(void)
 
 int dr_set_single_step(unsigned int task, bool on)
 {
+	if (!switch_task_live(task))
+		return -DR_ERROR_NO_TASK;
 	tasks[task].single_step = on;
 	return 0;
 }
@@ -323,7 +350,13 @@ int dr_set_branch_step(unsigned int task, bool on)
 
 	if (on && !dr_branch_step_supported())
 		return -DR_ERROR_UNSUPPORTED;
+	if (task >= SWITCH_TASKS_MAX)
+		return -DR_ERROR_NO_TASK;
 	flags = spin_lock_irqsave(&dr_lock);
+	if (!switch_task_live(task)) {
+		spin_unlock_irqrestore(&dr_lock, flags);
+		return -DR_ERROR_NO_TASK;
+	}
 	tasks[task].branch_step = on;
 	spin_unlock_irqrestore(&dr_lock, flags);
 	dr_sync(task);
@@ -332,5 +365,6 @@ int dr_set_branch_step(unsigned int task, bool on)
 
 void dr_set_user_handler(unsigned int task, uint64_t handler)
 {
-	tasks[task].user_handler = handler;
+	if (switch_task_live(task))
+		tasks[task].user_handler = handler;
 }

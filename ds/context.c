@@ -10,6 +10,7 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/pfa.h"
 #include "arch/x86/smp.h"
+#include "arch/x86/switch_hooks.h"
 #include "arch/x86/user-abi.h"
 #include "ds/internal.h"
 #include "lib/string.h"
@@ -47,6 +48,7 @@ static const char *const error_names[DS_ERROR_COUNT] = {
 	[DS_ERROR_NOT_ATTACHED] = "that user is not attached",
 	[DS_ERROR_UNSUPPORTED] = "not supported by this CPU",
 	[DS_ERROR_DETACHING] = "a detach of that area is under way on another CPU",
+	[DS_ERROR_NO_TARGET] = "no live task or online CPU has that index",
 };
 
 const char *ds_error_name(enum ds_error error)
@@ -62,6 +64,12 @@ struct ds_context *ds_context_task(unsigned int task)
 struct ds_context *ds_context_cpu(unsigned int cpu)
 {
 	return per_cpu_ptr(cpu_contexts, cpu);
+}
+
+/* Whether target's index is inside its table: checked before ds_lock, which a fault would keep. */
+static bool target_in_range(const struct ds_target *target)
+{
+	return target->index < (target->cpu ? smp_cpus() : SWITCH_TASKS_MAX);
 }
 
 struct ds_context *ds_context_of(const struct ds_target *target)
@@ -197,6 +205,9 @@ bool ds_canary_intact(const struct ds_target *target, enum ds_user user)
 static enum ds_error attach_buffer(struct ds_context *context, const struct ds_target *target,
 				   enum ds_user user, size_t records, size_t record_size)
 {
+	/* Under ds_lock, which the task's exit takes to release its area: nothing outlives it. */
+	if (!target->cpu && !switch_task_live(target->index))
+		return DS_ERROR_NO_TARGET;
 	if (context->detaching)
 		return DS_ERROR_DETACHING;
 	if (context->area && context->buffers[user].phys)
@@ -217,6 +228,8 @@ enum ds_error ds_attach_bts(const struct ds_target *target, const struct ds_bts_
 	enum ds_error error;
 	unsigned long flags;
 
+	if (!target_in_range(target))
+		return DS_ERROR_NO_TARGET;
 	/* Refused here, not met as a #GP under ds_lock or at the task's next switch-in. */
 	if (ds_support()->bts_reason[0] ||
 	    ((config->off_os || config->off_usr) && !ds_support()->ds_cpl))
@@ -284,6 +297,8 @@ enum ds_error ds_attach_pebs(const struct ds_target *target, const struct ds_peb
 	enum ds_error error;
 	unsigned long flags;
 
+	if (!target_in_range(target))
+		return DS_ERROR_NO_TARGET;
 	if (ds_support()->pebs_reason[0])
 		return DS_ERROR_UNSUPPORTED;
 	if (!buffer_size_fits(config->records, config->record_size) ||
@@ -324,10 +339,18 @@ enum ds_error ds_attach_pebs(const struct ds_target *target, const struct ds_peb
  */
 enum ds_error ds_detach(const struct ds_target *target, enum ds_user user)
 {
-	struct ds_context *context = ds_context_of(target);
-	unsigned long flags = spin_lock_irqsave(&ds_lock);
-	struct ds_buffer buffer = context->buffers[user];
+	struct ds_context *context;
+	unsigned long flags;
+	struct ds_buffer buffer;
 	bool last;
+
+	if (!target_in_range(target))
+		return DS_ERROR_NO_TARGET;
+	if ((unsigned int)user >= DS_USERS)
+		return DS_ERROR_NOT_ATTACHED;
+	context = ds_context_of(target);
+	flags = spin_lock_irqsave(&ds_lock);
+	buffer = context->buffers[user];
 
 	if (context->detaching) {
 		spin_unlock_irqrestore(&ds_lock, flags);
@@ -426,5 +449,7 @@ unsigned int ds_release_leftovers(unsigned int task)
 
 struct ds_area *ds_area_get(const struct ds_target *target)
 {
+	if (!target_in_range(target))
+		return NULL;
 	return ds_context_of(target)->area;
 }

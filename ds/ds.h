@@ -23,6 +23,7 @@ enum ds_error {
 	DS_ERROR_NOT_ATTACHED,
 	DS_ERROR_UNSUPPORTED, /* e.g. BTS_OFF_OS/USR without DS-CPL */
 	DS_ERROR_DETACHING, /* another CPU is detaching from the same area: try again */
+	DS_ERROR_NO_TARGET, /* no live task (switch_task_live()) or online CPU has that index */
 	DS_ERROR_COUNT,
 };
 

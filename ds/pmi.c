@@ -20,12 +20,13 @@ static uint64_t pmis;
 
 struct ds_credit ds_credit(unsigned int task)
 {
-	return credits[task];
+	return task < SWITCH_TASKS_MAX ? credits[task] : (struct ds_credit){ 0 };
 }
 
 void ds_credit_reset(unsigned int task)
 {
-	credits[task] = (struct ds_credit){ 0 };
+	if (task < SWITCH_TASKS_MAX)
+		credits[task] = (struct ds_credit){ 0 };
 }
 
 uint64_t ds_pmi_count(void)

@@ -354,7 +354,9 @@ static int pmu_add(unsigned int task, int index, uint64_t period)
 
 static bool pmu_prepare(unsigned int task)
 {
-	if (!pmu_usable())
+	/* An exited task's state was released by its task_exit hook: any added now would pass
+	 * to the next task given its index. */
+	if (!pmu_usable() || !switch_task_live(task))
 		return false;
 	if (!tasks[task].used) {
 		memset(&tasks[task], 0, sizeof(tasks[task]));
@@ -413,10 +415,14 @@ int pmu_add_sampling_event(unsigned int task, const struct pmu_event *event, uin
 
 struct pmu_reading pmu_read(unsigned int task, unsigned int index)
 {
-	unsigned long flags = local_irq_save();
-	struct pmu_task *state = &tasks[task];
+	unsigned long flags;
+	struct pmu_task *state;
 	struct pmu_reading reading = { 0 };
 
+	if (task >= SWITCH_TASKS_MAX)
+		return reading;
+	flags = local_irq_save();
+	state = &tasks[task];
 	if (state->used && index < state->set.nr_events) {
 		if (switch_task_current()->index == task)
 			pmu_account(task);
@@ -434,10 +440,20 @@ struct pmu_reading pmu_read(unsigned int task, unsigned int index)
  * The task's own counters stop first, as Linux's perf_pmu_disable() comes before the last read:
  * the release's own instructions count for nobody.
  */
+bool pmu_task_used(unsigned int task)
+{
+	return task < SWITCH_TASKS_MAX && __atomic_load_n(&tasks[task].used, __ATOMIC_RELAXED);
+}
+
 bool pmu_release(unsigned int task)
 {
-	unsigned long flags = local_irq_save();
-	bool used = tasks[task].used;
+	unsigned long flags;
+	bool used;
+
+	if (task >= SWITCH_TASKS_MAX)
+		return false;
+	flags = local_irq_save();
+	used = tasks[task].used;
 
 	if (used && pmu_usable() && switch_task_current()->index == task) {
 		pmu_stop();

@@ -52,6 +52,8 @@ struct pmu_reading pmu_read(unsigned int task, unsigned int index);
 
 /* Drop every event of a task (also done when it exits); true if it had any. */
 bool pmu_release(unsigned int task);
+/* Whether a task has events: a read of pmu/'s table alone, for a sweep over many indices. */
+bool pmu_task_used(unsigned int task);
 
 /* True when this CPU's counters are all stopped, as pmu/'s shadow has them. */
 bool pmu_idle(void);

@@ -83,7 +83,8 @@ static void check_here(void *arg)
 			    request->when, where, read_dr7());
 		request->clean = false;
 	}
-	lvtpc = apic_read_lvtpc();
+	/* The delivery status is the APIC's, not a setting: a PMI may be on its way. */
+	lvtpc = apic_read_lvtpc() & ~APIC_LVT_DELIVERY_PENDING;
 	if (lvtpc != apic_lvtpc_configured()) {
 		bool masked = (lvtpc & ~apic_lvtpc_configured()) & APIC_LVT_MASKED;
 

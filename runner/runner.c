@@ -241,6 +241,35 @@ static unsigned int restore_hooks(const struct hooks *saved, struct hooks_change
 }
 
 /*
+ * What dr/, ds/ and pmu/ hold for indices with no live task: the next task given the index would
+ * inherit it. They refuse such indices; this finds what got past them, reading tables alone
+ * unless an index holds something (it runs around every test). Returns how many indices held
+ * something.
+ */
+static unsigned int release_free_indices(void)
+{
+	unsigned int held = 0;
+
+	for (unsigned int index = 0; index < SWITCH_TASKS_MAX; index++) {
+		struct ds_target target = { false, index };
+		bool any = false;
+
+		if (switch_task_live(index))
+			continue;
+		if (dr_task_count(index))
+			any |= dr_uninstall_all(index) != 0;
+		if (ds_area_get(&target)) {
+			ds_release_leftovers(index);
+			any = true;
+		}
+		if (pmu_task_used(index))
+			any |= pmu_release(index);
+		held += any;
+	}
+	return held;
+}
+
+/*
  * A test that ends the boot on this platform (a known defect with ends): it runs only in a boot of
  * its own (the option alone), where the harness judges how the boot ended. Here it is a SKIP that
  * says so (docs/output.md, "Tests that end the boot").
@@ -457,6 +486,12 @@ static enum ktap_result run_test(const struct test_case *test, struct test_repor
 			    left);
 	if (pmu_release(sched_current()->index) && outcome.end == ISOLATION_RETURNED)
 		report_fail("the test left counters in use; they were released");
+	left = release_free_indices();
+	if (left && outcome.end == ISOLATION_RETURNED)
+		report_fail(
+			"the test left state on %u task indices with no live task (breakpoints, "
+			"Debug Store areas, counters); it was released",
+			left);
 	restore_timer(outcome.end == ISOLATION_RETURNED);
 	report_emulator_rules();
 	debug_state_check("after");

@@ -301,7 +301,11 @@ void sched_yield(void)
 
 void sched_interrupt(struct task *task)
 {
-	unsigned long flags = sched_lock_irqsave();
+	unsigned long flags;
+
+	if (!task_is_valid(task)) /* before the lock: task_is_valid() */
+		return;
+	flags = sched_lock_irqsave();
 
 	task->interrupted = true;
 	if (task->state == TASK_RUNNING) {

@@ -10,6 +10,7 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/smp.h"
+#include "arch/x86/switch_hooks.h"
 #include "arch/x86/tsc.h"
 #include "lib/string.h"
 #include "sched/internal.h"
@@ -54,6 +55,7 @@ struct task *task_alloc(const char *name, void (*start)(void *), bool user)
 			memset(task, 0, sizeof(*task));
 			task->id = next_id++;
 			task->index = (unsigned int)i;
+			switch_task_set_live(task->index, true);
 			task->cpu = this_cpu_index(); /* the creator's CPU, until sched_migrate() */
 			break;
 		}
@@ -82,6 +84,7 @@ void task_free(struct task *task)
 		address_space_destroy(task->address_space);
 	task->stack_top = 0; /* the slot stays mapped for the index's next task */
 	task->address_space = 0;
+	switch_task_set_live(task->index, false); /* never started, or its exit hooks ran */
 	__atomic_store_n(&in_use[task - pool], false, __ATOMIC_RELEASE);
 }
 
@@ -126,20 +129,33 @@ void task_exit(long code)
 	__builtin_unreachable(); /* a DEAD task is never picked again */
 }
 
+bool task_is_valid(const struct task *task)
+{
+	uintptr_t offset = (uintptr_t)task - (uintptr_t)pool;
+
+	return offset < sizeof(pool) && offset % sizeof(pool[0]) == 0 &&
+	       __atomic_load_n(&in_use[offset / sizeof(pool[0])], __ATOMIC_ACQUIRE);
+}
+
 long task_join(struct task *task, struct user_fault *fault)
 {
-	unsigned long flags = sched_lock_irqsave();
+	struct user_fault last;
+	unsigned long flags;
 	long code;
 
+	if (!task_is_valid(task) || task == sched_current())
+		return TASK_JOIN_NO_TASK;
+	flags = sched_lock_irqsave();
 	while (task->state != TASK_DEAD) {
 		task->joiner = sched_current();
 		sched_block();
 	}
 	code = task->exit_code;
-	if (fault)
-		*fault = task->fault;
+	last = task->fault;
 	task_free(task);
 	sched_unlock_irqrestore(flags);
+	if (fault) /* after the lock: a bad pointer faults in the caller's test alone */
+		*fault = last;
 	return code;
 }
 
@@ -168,7 +184,11 @@ static bool task_wait_switched_out(struct task *task, unsigned long *flags)
 
 void task_stop(struct task *task)
 {
-	unsigned long flags = sched_lock_irqsave();
+	unsigned long flags;
+
+	if (!task_is_valid(task))
+		return;
+	flags = sched_lock_irqsave();
 
 	switch (task->state) {
 	case TASK_RUNNABLE: /* RUNNABLE -> STOPPED */
@@ -195,7 +215,11 @@ void task_stop(struct task *task)
 
 void task_continue(struct task *task)
 {
-	unsigned long flags = sched_lock_irqsave();
+	unsigned long flags;
+
+	if (!task_is_valid(task))
+		return;
+	flags = sched_lock_irqsave();
 
 	if (task->state == TASK_STOPPED) /* STOPPED -> RUNNABLE */
 		run_queue_add(task, false);
@@ -209,7 +233,7 @@ int sched_migrate(struct task *task, unsigned int cpu)
 	unsigned long flags;
 	int result = 0;
 
-	if (cpu >= smp_cpus())
+	if (cpu >= smp_cpus() || !task_is_valid(task))
 		return -1;
 	flags = sched_lock_irqsave();
 	switch (task->state) {

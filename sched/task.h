@@ -36,6 +36,8 @@ struct user_fault {
 /* The exit code of a task whose fault handler could not be entered: its stack cannot take the
  * handler's frame (sched/user.c). */
 #define TASK_EXIT_NO_FAULT_FRAME (-1002l)
+/* What task_join() returns for a pointer that is no task of the pool's, or the caller itself. */
+#define TASK_JOIN_NO_TASK (-1003l)
 
 struct task {
 	struct context *context; /* saved by switch_context() while off the CPU */
@@ -113,13 +115,21 @@ void __attribute__((noreturn)) task_exit(long code);
 
 /*
  * Wait for task to exit, free it, and return its exit code; *fault (if not NULL) gets its last
- * user fault. The caller must not be task itself.
+ * user fault. TASK_JOIN_NO_TASK for the caller itself, or a pointer task_is_valid() refuses.
  */
 long task_join(struct task *task, struct user_fault *fault);
 
-/* Stop a task (itself included) until task_continue(); a blocked task stops when woken. */
+/* Stop a task (itself included) until task_continue(); a blocked task stops when woken. Both do
+ * nothing for a pointer task_is_valid() refuses. */
 void task_stop(struct task *task);
 void task_continue(struct task *task);
+
+/*
+ * Whether task points at a slot of the task pool that is in use (created, not yet joined).
+ * The scheduler's calls check it before sched_lock: a stray pointer would fault with the lock
+ * held, which no unwind gives back, and end the run.
+ */
+bool task_is_valid(const struct task *task);
 
 static inline bool task_is_user(const struct task *task)
 {

@@ -23,7 +23,11 @@ void sched_wake_locked(struct task *task)
 
 void sched_wake(struct task *task)
 {
-	unsigned long flags = sched_lock_irqsave();
+	unsigned long flags;
+
+	if (!task_is_valid(task)) /* before the lock: task_is_valid() */
+		return;
+	flags = sched_lock_irqsave();
 
 	sched_wake_locked(task);
 	sched_unlock_irqrestore(flags);

@@ -18,11 +18,12 @@ import switchyard_log as ktap  # noqa: E402
 KERNEL = ROOT / "build" / "switchyard32.elf"
 
 
-def boot(tmp_path, cmdline):
+def boot(tmp_path, cmdline, smp=1):
     assert KERNEL.is_file(), f"kernel image {KERNEL} not found: run make"
     log = tmp_path / "serial.log"
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "run"), "--accel", "tcg",
-                           "--quiet", "--timeout", "60", "--cmdline", cmdline, "--log", str(log)],
+                           "--smp", str(smp), "--quiet", "--timeout", "60", "--cmdline", cmdline,
+                           "--log", str(log)],
                           capture_output=True, text=True, timeout=120)
     return proc, ktap.check_log(log.read_bytes())
 
@@ -73,7 +74,7 @@ def test_a_fault_in_the_kernel_bails_out_with_a_register_dump(tmp_path):
 
 @pytest.mark.boot
 def test_a_test_that_leaks_fails_itself_and_the_next_starts_clean(tmp_path):
-    proc, result = boot(tmp_path, "tests=leaks.*")
+    proc, result = boot(tmp_path, "tests=leaks.*", smp=2)  # the *_on_cpu_1 pair needs CPU 1
     assert proc.returncode == 1, proc.stderr
     assert result.verdict == ktap.FAIL and not result.errors, result.errors
     tests = {test.name.replace("__emulated", ""): test for test in result.tests}
@@ -97,6 +98,9 @@ def test_a_test_that_leaks_fails_itself_and_the_next_starts_clean(tmp_path):
         "leaks_a_fault_in_a_breakpoint_handler":
             "a #DB handling never ended (an exception in a breakpoint handler); dr/ ended it",
         "finds_breakpoints_firing_and_no_earlier_hit": None,
+        "leaks_a_fault_in_a_breakpoint_handler_on_cpu_1":
+            "debug state after the test (CPU 1): a #DB handling never ended",
+        "finds_breakpoints_firing_on_cpu_1": None,
         "leaks_a_fault_in_a_pmi":
             "LVTPC expected 0x21, got 0x10030 (masked: a PMI that never ended)",
         "finds_lvtpc_unmasked_and_a_pmi_delivered": None,

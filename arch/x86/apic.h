@@ -86,6 +86,7 @@ bool apic_pmi_masked(void);
 #define APIC_LVT_VECTOR_MASK 0xffu
 #define APIC_LVT_DELIVERY_MODE_MASK (7u << 8)
 #define APIC_LVT_DELIVERY_NMI (4u << 8)
+#define APIC_LVT_DELIVERY_PENDING (1u << 12) /* read-only delivery status: send pending */
 #define APIC_LVT_MASKED (1u << 16)
 
 /*

@@ -11,6 +11,7 @@ static const struct switch_hooks *registered[SWITCH_HOOKS_MAX];
 static DEFINE_PER_CPU(struct switch_task, current);
 static unsigned int interrupt_depths[SWITCH_TASKS_MAX];
 static uint64_t address_spaces[SWITCH_TASKS_MAX];
+static bool live[SWITCH_TASKS_MAX];
 
 int switch_hooks_register(const struct switch_hooks *hooks)
 {
@@ -62,6 +63,7 @@ void switch_hooks_run(const struct switch_task *prev, const struct switch_task *
 void switch_hooks_run_exit(const struct switch_task *task)
 {
 	interrupt_depths[task->index] = 0;
+	switch_task_set_live(task->index, false); /* before the hooks release what it had */
 	for (unsigned int i = 0; i < SWITCH_HOOKS_MAX; i++) {
 		const struct switch_hooks *hooks = switch_hooks_at(i);
 
@@ -73,6 +75,16 @@ void switch_hooks_run_exit(const struct switch_task *task)
 void switch_hooks_set_current(const struct switch_task *task)
 {
 	*this_cpu_ptr(current) = *task;
+}
+
+void switch_task_set_live(unsigned int index, bool is_live)
+{
+	__atomic_store_n(&live[index], is_live, __ATOMIC_SEQ_CST);
+}
+
+bool switch_task_live(unsigned int index)
+{
+	return index < SWITCH_TASKS_MAX && __atomic_load_n(&live[index], __ATOMIC_SEQ_CST);
 }
 
 int switch_task_running_cpu(unsigned int index)

@@ -58,6 +58,15 @@ void switch_hooks_set_current(const struct switch_task *task);
 void switch_task_set_address_space(unsigned int index, uint64_t root);
 uint64_t switch_task_address_space(unsigned int index);
 
+/*
+ * Whether a task lives at index: the scheduler marks it from its creation until its exit, when
+ * the task_exit hooks run (after the mark is cleared). A subsystem refuses to attach state to an
+ * index without one, under the lock its task_exit hook takes: else the next task given the
+ * index would inherit the state. False for an index of SWITCH_TASKS_MAX or more.
+ */
+void switch_task_set_live(unsigned int index, bool live);
+bool switch_task_live(unsigned int index);
+
 /* The task running on this CPU, as the scheduler last described it. */
 const struct switch_task *switch_task_current(void);
 /* The CPU whose current task has this index, or -1. A hint: the task may be switching. */

@@ -18,6 +18,7 @@
 #include "tests/kernel/db_trace.h"
 #include "tests/kernel/dr_targets.h"
 #include "tests/kernel/emulator_util.h"
+#include "tests/kernel/smp_util.h"
 
 /*
  * Run with tests=leaks.*: each leaks_* test leaves something behind and must fail with the
@@ -194,6 +195,49 @@ TEST_FLAGS(leaks, finds_breakpoints_firing_and_no_earlier_hit, TEST_MANUAL)
 	if (count)
 		check_eq((uint64_t)target, hits[0].address);
 	check_eq(1, dr_uninstall_all(sched_current()->index));
+}
+
+static void fault_in_a_breakpoint_handler_here(void *arg)
+{
+	struct dr_breakpoint breakpoint = { (uint64_t)dr_target_function, DR_TYPE_EXECUTE, 1 };
+
+	(void)arg;
+	if (dr_install(sched_current()->index, &breakpoint, faulting_breakpoint_handler, NULL) == 0)
+		dr_target_function(); /* the task ends here, and its test with it */
+}
+
+/* The same on CPU 1, in a task of the test's: that CPU's #DB handling is left unended. */
+TEST_FLAGS(leaks, leaks_a_fault_in_a_breakpoint_handler_on_cpu_1, TEST_MANUAL)
+{
+	struct task *task;
+
+	smp_require_cpus(2);
+	task = smp_task_on(1, "faults", fault_in_a_breakpoint_handler_here, NULL);
+	task_join(task, NULL);
+	check(false, "the task's breakpoint handler returned");
+}
+
+static void hit_once_here(void *arg)
+{
+	void (*target)(void) = dr_stress_targets[1];
+	struct dr_breakpoint breakpoint = { (uint64_t)target, DR_TYPE_EXECUTE, 1 };
+	struct dr_hit hits[16];
+	unsigned int *count = arg;
+
+	if (dr_install(sched_current()->index, &breakpoint, NULL, NULL) != 0)
+		return;
+	target();
+	*count = dr_read_hits(sched_current()->index, hits, 16, NULL);
+	dr_uninstall_all(sched_current()->index);
+}
+
+TEST_FLAGS(leaks, finds_breakpoints_firing_on_cpu_1, TEST_MANUAL)
+{
+	unsigned int count = 0;
+
+	smp_require_cpus(2);
+	check_eq(0, task_join(smp_task_on(1, "hits", hit_once_here, &count), NULL));
+	check_eq(1, count);
 }
 
 /* A PMI at VECTOR_TEST from the model's test counter (as tests/kernel/emulator_pmi.c arms it). */

@@ -192,6 +192,9 @@ void shim_boot(void)
 	uint64_t debugctl;
 
 	debugctl_init_cpu(&debugctl); /* dr_init() */
+	/* Every index is a live task's here: the shim switches between them, never creating one. */
+	for (unsigned int index = 0; index < SWITCH_TASKS_MAX; index++)
+		switch_task_set_live(index, true);
 	pmu_init();
 	ds_init();
 	pmu_switch_init(); /* boot/main.c's order */
