@@ -14,6 +14,7 @@
 #include "arch/x86/platform.h"
 #include "arch/x86/processor-flags.h"
 #include "arch/x86/traps.h"
+#include "arch/x86/witness_marker.h"
 #include "lib/ktap.h"
 
 #define IDT_GATE_INTERRUPT 0x8e00 /* present, DPL 0, 64-bit interrupt gate */
@@ -188,8 +189,10 @@ static void dispatch_exception(struct cpu_regs *regs)
 			return;
 		vector = (unsigned int)regs->vector; /* #GP when the model raised one */
 	}
-	if (vector == X86_EXC_DB && divert_debug_trap(regs))
+	if (vector == X86_EXC_DB && divert_debug_trap(regs)) {
+		witness_point(WITNESS_STEP_CONSUMED); /* the model's own step: docs/witness.md */
 		return;
+	}
 	fixup = regs_from_user(regs) ? 0 : extable_find(regs->rip);
 	if (fixup) {
 		regs->rdi = EXINFO(vector, regs->error_code);

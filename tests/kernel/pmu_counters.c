@@ -6,6 +6,7 @@
 #include "arch/x86/probe.h"
 #include "arch/x86/tsc.h"
 #include "arch/x86/user.h"
+#include "arch/x86/witness_marker.h"
 #include "pmu/pmu.h"
 #include "pmu/rotate.h"
 #include "pmu/scale.h"
@@ -86,11 +87,14 @@ TEST_OBSERVING(pmu, instructions_retired_by_a_known_loop, 2600)
 	index = pmu_add_event(self(), &instructions);
 	check(index >= 0, "pmu_add_event failed");
 	flags = local_irq_save(); /* no interrupt handler's instructions in the count */
+	witness_begin(WITNESS_PMU_COUNTED);
 	before = pmu_read(self(), (unsigned int)index).count;
 	probe_instruction_loop(KNOWN_ITERATIONS);
 	count = pmu_read(self(), (unsigned int)index).count - before;
+	witness_end(WITNESS_PMU_COUNTED);
 	local_irq_restore(flags);
 	pmu_release(self());
+	test_diag("counted: %llu instructions at CPL 0", (unsigned long long)count);
 	check(count >= KNOWN_EXPECTED && count <= KNOWN_EXPECTED + READ_PATH_MAX,
 	      "%llu instructions, expected %llu plus at most %llu", (unsigned long long)count,
 	      (unsigned long long)KNOWN_EXPECTED, (unsigned long long)READ_PATH_MAX);
@@ -260,8 +264,10 @@ static void measure_writes(void *arg)
 		sched_yield();
 	before = this_cpu()->writes.msr;
 	switches = sched_stats().switches;
+	witness_begin(WITNESS_PMU_SWITCH_WRITES);
 	for (unsigned int i = 0; i < pair->yields; i++)
 		sched_yield();
+	witness_end(WITNESS_PMU_SWITCH_WRITES);
 	pair->msr_writes = this_cpu()->writes.msr - before;
 	pair->switches = sched_stats().switches - switches;
 	pair->done = true;
