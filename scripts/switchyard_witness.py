@@ -223,6 +223,8 @@ class Step:
     source: int = 0  # the address of the instruction transferred from
     target: int = 0
     vector: int = None
+    depth: int = 0  # inside how many interrupt or exception handlers
+    source_insn: Insn = None
 
 
 @dataclass
@@ -327,18 +329,23 @@ def silicon(window, witness, image):
         else:
             kept.append(insn)
         i += 1
+    depth = 0  # interrupt and exception entries not yet returned from by IRETQ
     for i, insn in enumerate(kept):
         nxt = kept[i + 1] if i + 1 < len(kept) else None
         vector = facts.vector.get(nxt.id) if nxt is not None and not nxt.diverted else None
         if vector not in FAULT_VECTORS:
-            result.steps.append(Step(insn=insn))
-        if nxt is None or nxt.vaddr == insn.vaddr + insn.length:
-            continue
-        if vector is None:
-            kind = "branch"
-        else:
-            kind = "interrupt" if vector >= 32 or vector == 2 else "exception"
-        result.steps.append(Step(kind=kind, source=insn.vaddr, target=nxt.vaddr, vector=vector))
+            result.steps.append(Step(insn=insn, depth=depth))
+        if nxt is not None and nxt.vaddr != insn.vaddr + insn.length:
+            if vector is None:
+                kind = "branch"
+            else:
+                kind = "interrupt" if vector >= 32 or vector == 2 else "exception"
+            result.steps.append(Step(kind=kind, source=insn.vaddr, target=nxt.vaddr,
+                                     vector=vector, depth=depth, source_insn=insn))
+        if vector is not None:
+            depth += 1
+        elif insn.id in facts.iretq and depth:
+            depth -= 1
     return result
 
 

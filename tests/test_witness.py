@@ -1,0 +1,287 @@
+"""The outside witness: what switchyard reports, against QEMU's own instruction stream.
+
+One TCG boot of its own (platform "tcg-witness", one CPU) runs the bts, ds, pebs, emulator and
+pmu suites and the dr write-count tests and benchmark with the witness plugin loaded
+(build/witness/libwitness.so, docs/witness.md). The kernel opens a witness window where it
+snapshots its own counters and closes it where it reads them again
+(arch/x86/witness_marker.h); each check pairs the windows, in order, with the numbers the
+kernel printed for them, and compares:
+  - writes: the WRMSR (real or diverted) and MOV-to-DR instructions QEMU executed in a window
+    equal the kernel's `writes` counters over it;
+  - counters: the ring-0 instructions retired between the two counter reads of
+    pmu.instructions_retired_by_a_known_loop, as silicon would run them, equal its count;
+  - BTS: the records of the kept-rule BTS window equal, one for one and in order, the taken
+    branches silicon would have recorded, and every transfer the model is documented to leave
+    out is listed with its SDM reason;
+  - the decoder: every distinct 64-bit instruction QEMU executed in the run has the length QEMU
+    gave it and the branch class of QEMU's disassembly, and none of those the decoder calls
+    "none" ever transferred control in a window.
+pmu.multiplexed_estimates_match_the_true_count is left out: it runs for a fixed 100 ms, and the
+witness's per-instruction callback changes how much it steps, not what it checks.
+
+Raw files: build/logs/tcg-witness.log and build/logs/tcg-witness.witness.
+"""
+
+import re
+import subprocess
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from itertools import zip_longest
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import switchyard_log as ktap  # noqa: E402
+import switchyard_qemu as qemu  # noqa: E402
+import switchyard_witness as witness  # noqa: E402
+
+KERNEL = ROOT / "build" / "switchyard32.elf"
+ELF = ROOT / "build" / "switchyard.elf"
+PLUGIN = ROOT / "build" / "witness" / "libwitness.so"
+CHECKER = ROOT / "build" / "host" / "decode-check"
+LOG_DIR = ROOT / "build" / "logs"
+TESTS = ("tests=bts.*,ds.*,pebs.*,emulator.*,pmu.instructions_*,pmu.a_tasks_*,pmu.identical_*,"
+         "pmu.each_*,pmu.events_*,pmu.counters_*,dr.switch_*,dr.eager_*,dr.benchmark_*")
+BOOT_TIMEOUT = 120
+
+pytestmark = pytest.mark.boot
+
+RUNNING = re.compile(r"^\s*# running ([A-Za-z0-9_]+\.[A-Za-z0-9_]+)$")
+RESULT = re.compile(r"^\s*(?:not )?ok \d+ ")
+DR_PAIR = re.compile(r"^(\d+) differing slots, (lazy|eager): (\d+) DR writes in (\d+) switches$")
+DR_BENCH = re.compile(r"^([a-z_]+): (\d+) DR writes in (\d+) switches$")
+DS_PAIR = re.compile(r"^(.+): (\d+) MSR writes in (\d+) switches \(\d+ rounds\)$")
+PMU_PAIR = re.compile(r"^(\d+) MSR writes in (\d+) switches$")
+COUNTED = re.compile(r"^counted: (\d+) instructions at CPL 0$")
+BTS_RECORD = re.compile(r"^bts record (\d+): 0x([0-9a-f]+) -> 0x([0-9a-f]+)$")
+
+# The 64-bit code the decoder is for (tests/test_decoder.py's ranges): the kernel half, the
+# boot code's 64-bit tail and the user text; not the firmware, nor the 32-bit boot code.
+USER_TEXT_BASE = 0x400000  # arch/x86/user-abi.h
+USER_TEXT_SIZE = 0x10000
+
+
+@dataclass
+class Run:
+    log: str
+    result: object
+    data: object  # the witness file, read
+    image: object
+    diags: dict  # "suite.test" -> its "# " lines, in order
+
+    def windows(self, name):
+        return self.data.windows_of(name)
+
+
+def diagnostics_by_test(text):
+    """Each test's diagnostic lines ("# " stripped), by suite.test."""
+    diags, current = defaultdict(list), None
+    for line in ktap.clean(text).splitlines():
+        running = RUNNING.match(line)
+        if running:
+            current = running.group(1)
+        elif RESULT.match(line):
+            current = None
+        elif current and line.strip().startswith("# "):
+            diags[current].append(line.strip()[2:])
+    return diags
+
+
+def matches(run, test, pattern):
+    return [m for m in (pattern.match(line) for line in run.diags.get(test, [])) if m]
+
+
+@pytest.fixture(scope="module")
+def run():
+    for path in (KERNEL, PLUGIN):
+        if not path.is_file():
+            pytest.fail(f"{path} not found: run make")
+    LOG_DIR.mkdir(parents=True, exist_ok=True)
+    out = LOG_DIR / "tcg-witness.witness"
+    out.unlink(missing_ok=True)
+    argv = qemu.qemu_command(KERNEL, "tcg", cmdline=TESTS, smp=1)
+    argv += ["-plugin", f"{PLUGIN},out={out}"]
+    boot = qemu.boot(argv, BOOT_TIMEOUT)
+    (LOG_DIR / "tcg-witness.log").write_bytes(boot.raw)
+    result = ktap.check_log(boot.raw, boot.status)
+    assert not boot.timed_out, f"the witness boot took over {BOOT_TIMEOUT} s"
+    assert result.verdict in (ktap.PASS, ktap.FAIL), \
+        f"the witness boot ended {result.verdict}: see {LOG_DIR / 'tcg-witness.log'}"
+    assert out.is_file(), f"the plugin wrote no {out}: {boot.stderr.strip()}"
+    text = ktap.clean(boot.raw)
+    return Run(text, result, witness.read(out), witness.Image(ELF), diagnostics_by_test(text))
+
+
+def test_the_witness_file_is_complete_and_every_window_closed(run):
+    assert run.data.complete, "the witness file has no end record: QEMU did not exit cleanly"
+    open_windows = [(w.id, w.how) for w in run.data.windows if w.how != "closed"]
+    assert not open_windows, f"windows not closed by their marker: {open_windows}"
+    print(f"{len(run.data.insns)} distinct instructions, {len(run.data.windows)} windows, "
+          f"{sum(len(w.stream) for w in run.data.windows)} instructions recorded in them")
+
+
+def pair(run, window, lines, what):
+    windows = run.windows(window)
+    assert len(lines) > 0, f"the kernel printed no {what} line"
+    assert len(windows) == len(lines), \
+        f"{len(windows)} witness windows {window!r} for {len(lines)} {what} lines"
+    return list(zip(windows, lines))
+
+
+def compare_writes(run, pairs, kind):
+    """pairs: (window, label, the kernel's count). kind: "dr" or "msr"."""
+    wrong = []
+    for window, label, reported in pairs:
+        seen = witness.writes(window, run.data, run.image)
+        counted = seen["mov_dr"] if kind == "dr" else seen["wrmsr"] + seen["diverted_wrmsr"]
+        print(f"{label}: switchyard {reported} {kind} writes, witness {counted} ({seen})")
+        if counted != reported:
+            wrong.append(f"{label}: switchyard counted {reported}, the witness saw {counted}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_dr_write_count_tests_write_what_the_witness_saw(run):
+    lines = []
+    for test in ("dr.switch_between_identical_configurations_writes_nothing",
+                 "dr.switch_between_configurations_differing_in_k_slots_writes_at_most_k_plus_2",
+                 "dr.eager_mode_writes_everything_on_every_switch"):
+        lines += matches(run, test, DR_PAIR)
+    pairs = pair(run, "dr_writes", lines, "DR write-count")
+    compare_writes(run, [(w, f"{m[1]} differing, {m[2]}", int(m[3])) for w, m in pairs], "dr")
+
+
+def test_dr_benchmark_configurations_write_what_the_witness_saw(run):
+    lines = matches(run, "dr.benchmark_switch_cost_by_configuration", DR_BENCH)
+    pairs = pair(run, "dr_benchmark", lines, "dr benchmark")
+    compare_writes(run, [(w, m[1], int(m[2])) for w, m in pairs], "dr")
+
+
+def test_ds_switch_writes_are_what_the_witness_saw(run):
+    lines = matches(run, "ds.switches_between_tasks_with_the_same_configuration_write_no_msr",
+                    DS_PAIR)
+    pairs = pair(run, "ds_switch_writes", lines, "ds MSR-write")
+    compare_writes(run, [(w, m[1], int(m[2])) for w, m in pairs], "msr")
+
+
+def test_pmu_switch_writes_are_what_the_witness_saw(run):
+    lines = matches(run, "pmu.identical_configurations_make_no_msr_writes_at_switch", PMU_PAIR)
+    pairs = pair(run, "pmu_switch_writes", lines, "pmu MSR-write")
+    compare_writes(run, [(w, "identical", int(m[1])) for w, m in pairs], "msr")
+
+
+def diverted_indices(silicon, name):
+    return [i for i, step in enumerate(silicon.steps)
+            if step.insn is not None and step.insn.diverted and step.insn.disas == name]
+
+
+def test_instructions_counted_are_what_the_witness_saw_retire(run):
+    """Fixed counter 0's count of a loop with interrupts off: the counter's first RDMSR
+    retires after it is read, its second is read before it retires, so the count is the
+    ring-0 instructions from the first (inclusive) to the second (exclusive)."""
+    (line,) = matches(run, "pmu.instructions_retired_by_a_known_loop", COUNTED)
+    ((window, match),) = pair(run, "pmu_counted", [line], "counted")
+    silicon = witness.silicon(window, run.data, run.image)
+    reads = diverted_indices(silicon, "rdmsr")
+    assert len(reads) == 2, f"expected the two counter reads in the window, saw {len(reads)}"
+    between = silicon.steps[reads[0]:reads[1]]
+    interrupts = [s for s in between if s.kind in ("interrupt", "exception")]
+    assert not interrupts, f"the counted window took {len(interrupts)} interrupts: {interrupts}"
+    retired = [s.insn for s in between if s.insn is not None]
+    kernel = sum(1 for insn in retired if not insn.user)
+    print(f"removed: {silicon.step_services} single-step services "
+          f"({silicon.step_service_insns} instructions), diverted {silicon.diverted} "
+          f"({silicon.divert_service_insns} instructions of #UD service)")
+    print(f"switchyard counted {match[1]}, the witness saw {kernel} retire at CPL 0")
+    assert kernel == int(match[1])
+
+
+# Why BTS would have stored a transfer that the model leaves out (docs/emulated-cpu.md, "Where
+# the model differs from silicon"); SDM Vol. 3B "Branch Trace Store": a record for every
+# "taken branch, interrupt, or exception".
+MODEL_OMITS = {
+    "delivery": "an interrupt or exception delivery (the SDM says BTS records it)",
+    "handler": "a branch inside an interrupt or exception handler, which runs with TF clear",
+    "far": "a far transfer (SYSCALL, SYSRET, INT n, IRET): the model writes no record",
+}
+
+
+def bts_expected(silicon, start, end):
+    """(what the model must record, [(reason, transfer)] it is documented to leave out)."""
+    recorded, omitted = [], []
+    for step in silicon.steps[start:end]:
+        if step.insn is not None:
+            continue
+        if step.kind != "branch":
+            omitted.append(("delivery", step))
+        elif step.depth:
+            omitted.append(("handler", step))
+        elif witness.qemu_class(step.source_insn.disas) == "far":
+            omitted.append(("far", step))
+        else:
+            recorded.append((step.source, step.target))
+    return recorded, omitted
+
+
+def test_bts_records_are_the_branches_the_witness_saw(run):
+    """Between the WRMSR that sets DEBUGCTL.TR|BTS and the one that clears them (the second
+    and third of the window's four: DS_AREA, on, off, DS_AREA), with no CPL filter."""
+    test = "emulator.a_kept_rule_reports_nothing_and_every_branch_is_recorded"
+    records = [(int(m[2], 16), int(m[3], 16)) for m in matches(run, test, BTS_RECORD)]
+    assert records, f"{test} printed no records"
+    (window,) = run.windows("bts_traced")
+    silicon = witness.silicon(window, run.data, run.image)
+    writes = diverted_indices(silicon, "wrmsr")
+    assert len(writes) == 4, f"expected 4 WRMSRs in the BTS window, saw {len(writes)}"
+    recorded, omitted = bts_expected(silicon, writes[1], writes[2])
+    for reason, step in omitted:
+        print(f"listed difference: {step.source:#x} -> {step.target:#x} ({step.kind}): "
+              f"{MODEL_OMITS[reason]}")
+    print(f"{len(records)} records; the witness: {len(recorded)} branches, "
+          f"{len(omitted)} listed differences")
+    show = lambda pair: f"{pair[0]:#x} -> {pair[1]:#x}" if pair else "none"  # noqa: E731
+    wrong = [f"record {i}: switchyard {show(mine)}, witness {show(theirs)}"
+             for i, (mine, theirs) in enumerate(zip_longest(records, recorded))
+             if mine != theirs]
+    assert records == recorded, f"{len(wrong)} differences:\n" + "\n".join(wrong[:20])
+
+
+def sixty_four_bit(image, insn):
+    if insn.vaddr >= witness.KERNEL_HALF:
+        return True
+    if USER_TEXT_BASE <= insn.vaddr < USER_TEXT_BASE + USER_TEXT_SIZE:
+        return True
+    return image.symbols["long_mode_entry"] <= insn.vaddr < image.symbols["boot_gdt"]
+
+
+def test_decoder_gives_every_executed_instruction_its_length_and_class(run):
+    build = subprocess.run(["make", "--no-print-directory", "-C", str(ROOT),
+                            "build/host/decode-check"], capture_output=True, text=True)
+    assert build.returncode == 0, build.stdout + build.stderr
+    insns = [run.data.insns[i] for i in sorted(run.data.executions)]
+    insns = [insn for insn in insns if sixty_four_bit(run.image, insn)]
+    lines = "".join(f"{insn.vaddr:x} {insn.data.hex()}\n" for insn in insns)
+    result = subprocess.run([str(CHECKER)], input=lines, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    # Whether a window ever saw each instruction hand control elsewhere (not to an entry stub).
+    transferred = set()
+    for window in run.data.windows:
+        for step in witness.silicon(window, run.data, run.image).transfers():
+            if step.kind == "branch" and not step.source_insn.diverted:
+                transferred.add(step.source_insn.id)
+    wrong = []
+    for insn, output in zip(insns, result.stdout.splitlines()):
+        fields = output.split()
+        qemu_says = f"{insn.vaddr:x} {insn.length} {witness.qemu_class(insn.disas)}"
+        if output != qemu_says:
+            wrong.append(f"decoder {output!r}, QEMU {qemu_says!r}: {insn.data.hex()} "
+                         f"{insn.disas}")
+        elif fields[2] == "none" and insn.id in transferred:
+            wrong.append(f"decoder says no branch, the witness saw one: {output!r} "
+                         f"{insn.data.hex()} {insn.disas}")
+    print(f"{len(insns)} distinct 64-bit instructions executed, {len(transferred)} seen "
+          "transferring control in a window")
+    assert len(insns) == len(result.stdout.splitlines())
+    assert not wrong, f"{len(wrong)} disagreements:\n" + "\n".join(wrong[:40])
