@@ -30,7 +30,7 @@ OP_BEGIN, OP_END, OP_POINT = 1, 2, 3
 STEP_CONSUMED = 1
 WINDOW_IDS = {"dr_writes": 10, "dr_benchmark": 11, "ds_switch_writes": 12,
               "pmu_switch_writes": 13, "sched_switch_writes": 14, "pmu_counted": 20,
-              "bts_traced": 21}
+              "bts_traced": 21, "pmu_branches": 22, "pmu_user_counted": 23}
 HOW = {0: "closed", 1: "superseded", 2: "truncated", 3: "open at exit"}
 
 KERNEL_HALF = 0xFFFF800000000000
@@ -315,7 +315,11 @@ def silicon(window, witness, image):
         if real is not None and i + 1 < n and facts.vector.get(stream[i + 1]) == VECTOR_UD:
             end, _ = _service_end(stream, i + 1, facts)
             site = insns[ident].vaddr
-            if end is not None and (end + 1 == n or insns[stream[end + 1]].vaddr == site + 4):
+            # Resumed after the site, or at an interrupt that was pending when the IRETQ set IF.
+            after = stream[end + 1] if end is not None and end + 1 < n else None
+            if end is not None and (after is None or insns[after].vaddr == site + 4
+                                    or facts.vector.get(after, 0) >= 32
+                                    or facts.vector.get(after) == 2):
                 name = {RDMSR: "rdmsr", WRMSR: "wrmsr", CPUID: "cpuid"}[real]
                 result.diverted[name] += 1
                 result.divert_service_insns += end - i

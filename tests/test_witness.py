@@ -43,8 +43,9 @@ ELF = ROOT / "build" / "switchyard.elf"
 PLUGIN = ROOT / "build" / "witness" / "libwitness.so"
 CHECKER = ROOT / "build" / "host" / "decode-check"
 LOG_DIR = ROOT / "build" / "logs"
-TESTS = ("tests=bts.*,ds.*,pebs.*,emulator.*,pmu.instructions_*,pmu.a_tasks_*,pmu.identical_*,"
-         "pmu.each_*,pmu.events_*,pmu.counters_*,dr.switch_*,dr.eager_*,dr.benchmark_*")
+TESTS = ("tests=bts.*,ds.*,pebs.*,emulator.*,pmu.instructions_*,pmu.branches_*,pmu.a_tasks_*,"
+         "pmu.identical_*,pmu.each_*,pmu.events_*,pmu.counters_*,dr.switch_*,dr.eager_*,"
+         "dr.benchmark_*")
 BOOT_TIMEOUT = 120
 
 pytestmark = pytest.mark.boot
@@ -56,6 +57,8 @@ DR_BENCH = re.compile(r"^([a-z_]+): (\d+) DR writes in (\d+) switches$")
 DS_PAIR = re.compile(r"^(.+): (\d+) MSR writes in (\d+) switches \(\d+ rounds\)$")
 PMU_PAIR = re.compile(r"^(\d+) MSR writes in (\d+) switches$")
 COUNTED = re.compile(r"^counted: (\d+) instructions at CPL 0$")
+COUNTED_BRANCHES = re.compile(r"^counted: (\d+) branches at CPL 0$")
+USER_COUNTED = re.compile(r"^small (\d+), big (\d+)$")
 BTS_RECORD = re.compile(r"^bts record (\d+): 0x([0-9a-f]+) -> 0x([0-9a-f]+)$")
 
 # The 64-bit code the decoder is for (tests/test_decoder.py's ranges): the kernel half, the
@@ -177,25 +180,59 @@ def diverted_indices(silicon, name):
             if step.insn is not None and step.insn.diverted and step.insn.disas == name]
 
 
-def test_instructions_counted_are_what_the_witness_saw_retire(run):
-    """Fixed counter 0's count of a loop with interrupts off: the counter's first RDMSR
-    retires after it is read, its second is read before it retires, so the count is the
-    ring-0 instructions from the first (inclusive) to the second (exclusive)."""
-    (line,) = matches(run, "pmu.instructions_retired_by_a_known_loop", COUNTED)
-    ((window, match),) = pair(run, "pmu_counted", [line], "counted")
+def retired_between_reads(run, test, pattern, window_name):
+    """(the kernel's count, the window as silicon ran it, the steps from its first counter
+    RDMSR, inclusive, to its second, exclusive): the model counts a diverted RDMSR after it
+    has read the counter, as silicon counts an instruction once it retires."""
+    (line,) = matches(run, test, pattern)
+    ((window, match),) = pair(run, window_name, [line], "counted")
     silicon = witness.silicon(window, run.data, run.image)
     reads = diverted_indices(silicon, "rdmsr")
     assert len(reads) == 2, f"expected the two counter reads in the window, saw {len(reads)}"
     between = silicon.steps[reads[0]:reads[1]]
     interrupts = [s for s in between if s.kind in ("interrupt", "exception")]
     assert not interrupts, f"the counted window took {len(interrupts)} interrupts: {interrupts}"
-    retired = [s.insn for s in between if s.insn is not None]
-    kernel = sum(1 for insn in retired if not insn.user)
     print(f"removed: {silicon.step_services} single-step services "
           f"({silicon.step_service_insns} instructions), diverted {silicon.diverted} "
           f"({silicon.divert_service_insns} instructions of #UD service)")
-    print(f"switchyard counted {match[1]}, the witness saw {kernel} retire at CPL 0")
-    assert kernel == int(match[1])
+    return int(match[1]), [s.insn for s in between if s.insn is not None]
+
+
+def test_instructions_counted_are_what_the_witness_saw_retire(run):
+    """Fixed counter 0 over a loop with interrupts off (pmu.instructions_retired_*)."""
+    counted, retired = retired_between_reads(
+        run, "pmu.instructions_retired_by_a_known_loop", COUNTED, "pmu_counted")
+    kernel = sum(1 for insn in retired if not insn.user)
+    print(f"switchyard counted {counted}, the witness saw {kernel} retire at CPL 0")
+    assert kernel == counted
+
+
+def test_branches_counted_are_the_branch_instructions_the_witness_saw_retire(run):
+    """Event 0xC4 over the same loop: every instruction QEMU disassembles as a branch (taken
+    or not, near or far), as the SDM's "branch instructions retired" counts them."""
+    counted, retired = retired_between_reads(
+        run, "pmu.branches_retired_by_a_known_loop", COUNTED_BRANCHES, "pmu_branches")
+    kernel = sum(1 for insn in retired
+                 if not insn.user and not insn.diverted and witness.qemu_class(insn.disas) != "none")
+    print(f"switchyard counted {counted} branches, the witness saw {kernel} retire at CPL 0")
+    assert kernel == counted
+
+
+def test_user_instructions_counted_are_what_the_witness_saw_retire_in_ring_3(run):
+    """Two user tasks count their own ring-3 instructions (EVTSEL.USR only) from their start
+    to their last system call, switching and taking interrupts: together, every ring-3
+    instruction the window retired, and none of the handlers' (ring 0, not counted)."""
+    test = "pmu.a_tasks_count_is_not_polluted_by_other_tasks"
+    (line,) = matches(run, test, USER_COUNTED)
+    ((window, match),) = pair(run, "pmu_user_counted", [line], "user counted")
+    silicon = witness.silicon(window, run.data, run.image)
+    user = sum(1 for insn in silicon.retired() if insn.user)
+    interrupts = sum(1 for s in silicon.transfers() if s.kind == "interrupt")
+    counted = int(match[1]) + int(match[2])
+    print(f"switchyard counted {match[1]} + {match[2]} = {counted}, the witness saw {user} "
+          f"retire at CPL 3 ({interrupts} interrupts in the window, "
+          f"{silicon.step_services} single-step services removed)")
+    assert user == counted
 
 
 # Why BTS would have stored a transfer that the model leaves out (docs/emulated-cpu.md, "Where

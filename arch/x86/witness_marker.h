@@ -26,9 +26,11 @@ enum witness_id {
 	WITNESS_DS_SWITCH_WRITES = 12,
 	WITNESS_PMU_SWITCH_WRITES = 13,
 	WITNESS_SCHED_SWITCH_WRITES = 14,
-	/* Windows over a counted loop (pmu) and a traced loop (bts). */
+	/* Windows over counted loops (pmu) and a traced loop (bts). */
 	WITNESS_PMU_COUNTED = 20,
 	WITNESS_BTS_TRACED = 21,
+	WITNESS_PMU_BRANCHES = 22,
+	WITNESS_PMU_USER_COUNTED = 23,
 };
 
 #define WITNESS_DISP(op, id) ((WITNESS_MAGIC << 24) | ((op) << 16) | (id))
