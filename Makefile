@@ -353,7 +353,7 @@ host-test: $(BUILD)/host/host-tests $(BUILD)/host/ds-pmu-host-tests
 # (QEMU, not an instrumented program, loads it).
 $(BUILD)/witness/libwitness.so: witness/witness.c witness/qemu-plugin-api.h Makefile
 	@mkdir -p $(dir $@)
-	@echo "  HOSTCC  $@"
+	@echo "  PLUGIN  $@"
 	@$(HOST_CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -I. -shared -fPIC -fvisibility=hidden \
 		-o $@ witness/witness.c -pthread
 
