@@ -30,7 +30,8 @@ OP_BEGIN, OP_END, OP_POINT = 1, 2, 3
 STEP_CONSUMED = 1
 WINDOW_IDS = {"dr_writes": 10, "dr_benchmark": 11, "ds_switch_writes": 12,
               "pmu_switch_writes": 13, "sched_switch_writes": 14, "pmu_counted": 20,
-              "bts_traced": 21, "pmu_branches": 22, "pmu_user_counted": 23}
+              "bts_traced": 21, "pmu_branches": 22, "pmu_user_counted": 23,
+              "pebs_eventing": 24}
 HOW = {0: "closed", 1: "superseded", 2: "truncated", 3: "open at exit"}
 
 KERNEL_HALF = 0xFFFF800000000000
@@ -337,20 +338,50 @@ def silicon(window, witness, image):
     for i, insn in enumerate(kept):
         nxt = kept[i + 1] if i + 1 < len(kept) else None
         vector = facts.vector.get(nxt.id) if nxt is not None and not nxt.diverted else None
-        if vector not in FAULT_VECTORS:
+        # Where the interrupted flow resumed: a trap or an interrupt comes after insn ran.
+        resume = None
+        if vector is not None and vector not in FAULT_VECTORS:
+            resume = _resume_address(kept, i + 1, facts)
+        # Not retired: a fault, or a REP string instruction interrupted between iterations.
+        retired = vector not in FAULT_VECTORS and resume != insn.vaddr
+        if retired:
             result.steps.append(Step(insn=insn, depth=depth))
         if nxt is not None and nxt.vaddr != insn.vaddr + insn.length:
             if vector is None:
-                kind = "branch"
+                result.steps.append(Step(kind="branch", source=insn.vaddr, target=nxt.vaddr,
+                                         depth=depth, source_insn=insn))
             else:
+                # A branch taken just before the interrupt: its target is where it resumes.
+                if retired and resume is not None and resume != insn.vaddr + insn.length:
+                    result.steps.append(Step(kind="branch", source=insn.vaddr, target=resume,
+                                             depth=depth, source_insn=insn))
                 kind = "interrupt" if vector >= 32 or vector == 2 else "exception"
-            result.steps.append(Step(kind=kind, source=insn.vaddr, target=nxt.vaddr,
-                                     vector=vector, depth=depth, source_insn=insn))
+                result.steps.append(Step(kind=kind, source=insn.vaddr, target=nxt.vaddr,
+                                         vector=vector, depth=depth, source_insn=insn))
         if vector is not None:
             depth += 1
         elif insn.id in facts.iretq and depth:
             depth -= 1
     return result
+
+
+RESUME_SCAN_LIMIT = 200_000  # instructions: a handler that switched tasks may never return
+
+
+def _resume_address(kept, entry, facts):
+    """The address the IRETQ matching the entry at kept[entry] returned to, or None."""
+    depth = 0
+    for i in range(entry, min(len(kept), entry + RESUME_SCAN_LIMIT)):
+        insn = kept[i]
+        if insn.diverted:
+            continue
+        if insn.id in facts.vector:
+            depth += 1
+        elif insn.id in facts.iretq:
+            depth -= 1
+            if depth == 0:
+                return kept[i + 1].vaddr if i + 1 < len(kept) else None
+    return None
 
 
 def writes(window, witness, image):
