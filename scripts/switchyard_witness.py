@@ -352,7 +352,9 @@ def silicon(window, witness, image):
                                          depth=depth, source_insn=insn))
             else:
                 # A branch taken just before the interrupt: its target is where it resumes.
-                if retired and resume is not None and resume != insn.vaddr + insn.length:
+                # Only a branch: a handler that switched tasks resumes another flow.
+                if retired and resume is not None and resume != insn.vaddr + insn.length \
+                        and not insn.diverted and qemu_class(insn.disas) != "none":
                     result.steps.append(Step(kind="branch", source=insn.vaddr, target=resume,
                                              depth=depth, source_insn=insn))
                 kind = "interrupt" if vector >= 32 or vector == 2 else "exception"
