@@ -228,8 +228,8 @@ def test_branches_counted_are_the_branch_instructions_the_witness_saw_retire(run
     or not, near or far), as the SDM's "branch instructions retired" counts them."""
     counted, retired = retired_between_reads(
         run, "pmu.branches_retired_by_a_known_loop", COUNTED_BRANCHES, "pmu_branches")
-    kernel = sum(1 for insn in retired
-                 if not insn.user and not insn.diverted and witness.qemu_class(insn.disas) != "none")
+    kernel = sum(1 for insn in retired if not insn.user and not insn.diverted
+                 and witness.qemu_class(insn.disas) != "none")
     print(f"switchyard counted {counted} branches, the witness saw {kernel} retire at CPL 0")
     assert kernel == counted
 
