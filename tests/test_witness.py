@@ -1,13 +1,13 @@
 """The outside witness: what switchyard reports, against QEMU's own instruction stream.
 
 One TCG boot of its own (platform "tcg-witness", one CPU) runs the bts, ds, pebs, emulator and
-pmu suites and the dr write-count tests and benchmark with the witness plugin loaded
-(build/witness/libwitness.so, docs/witness.md). The kernel opens a witness window where it
-snapshots its own counters and closes it where it reads them again
+pmu suites, the dr write-count tests and benchmark and the sched benchmarks with the witness
+plugin loaded (build/witness/libwitness.so, docs/witness.md). The kernel opens a witness window
+where it snapshots its own counters and closes it where it reads them again
 (arch/x86/witness_marker.h); each check pairs the windows, in order, with the numbers the
 kernel printed for them, and compares:
   - writes: the WRMSR (real or diverted) and MOV-to-DR instructions QEMU executed in a window
-    equal the kernel's `writes` counters over it;
+    equal the kernel's `writes` counters over it (dr, ds, pmu and sched);
   - counters: the ring-0 instructions retired between the two counter reads of
     pmu.instructions_retired_by_a_known_loop, as silicon would run them, equal its count;
   - PEBS: each record of pebs.records_point_at_the_event_after_each_overflow points at the
@@ -47,7 +47,7 @@ CHECKER = ROOT / "build" / "host" / "decode-check"
 LOG_DIR = ROOT / "build" / "logs"
 TESTS = ("tests=bts.*,ds.*,pebs.*,emulator.*,pmu.instructions_*,pmu.branches_*,pmu.a_tasks_*,"
          "pmu.identical_*,pmu.each_*,pmu.events_*,pmu.counters_*,dr.switch_*,dr.eager_*,"
-         "dr.benchmark_*")
+         "dr.benchmark_*,sched.benchmark_*")
 BOOT_TIMEOUT = 120
 
 pytestmark = pytest.mark.boot
@@ -57,6 +57,8 @@ RESULT = re.compile(r"^\s*(?:not )?ok \d+ ")
 DR_PAIR = re.compile(r"^(\d+) differing slots, (lazy|eager): (\d+) DR writes in (\d+) switches$")
 DR_BENCH = re.compile(r"^([a-z_]+): (\d+) DR writes in (\d+) switches$")
 DS_PAIR = re.compile(r"^(.+): (\d+) MSR writes in (\d+) switches \(\d+ rounds\)$")
+SCHED_WRITES = re.compile(r"^metric sched\.switch_writes\.([a-z_]+) switches=\d+ "
+                          r"msr_writes=(\d+) dr_writes=(\d+)$")
 PMU_PAIR = re.compile(r"^(\d+) MSR writes in (\d+) switches$")
 COUNTED = re.compile(r"^counted: (\d+) instructions at CPL 0$")
 COUNTED_BRANCHES = re.compile(r"^counted: (\d+) branches at CPL 0$")
@@ -178,6 +180,16 @@ def test_pmu_switch_writes_are_what_the_witness_saw(run):
     lines = matches(run, "pmu.identical_configurations_make_no_msr_writes_at_switch", PMU_PAIR)
     pairs = pair(run, "pmu_switch_writes", lines, "pmu MSR-write")
     compare_writes(run, [(w, "identical", int(m[1])) for w, m in pairs], "msr")
+
+
+def test_sched_benchmark_switches_write_what_the_witness_saw(run):
+    lines = []
+    for test in ("sched.benchmark_kernel_to_kernel_yield", "sched.benchmark_user_to_user_yield",
+                 "sched.benchmark_timer_preemption"):
+        lines += matches(run, test, SCHED_WRITES)
+    pairs = pair(run, "sched_switch_writes", lines, "sched switch-write")
+    compare_writes(run, [(w, m[1], int(m[2])) for w, m in pairs], "msr")
+    compare_writes(run, [(w, m[1], int(m[3])) for w, m in pairs], "dr")
 
 
 def diverted_indices(silicon, name):
