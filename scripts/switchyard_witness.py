@@ -253,13 +253,14 @@ class _Facts:
     consumed: set  # ids of the WITNESS_STEP_CONSUMED marker
     rep_string: set
     diverted: dict  # id of a UD2 at a diverted site -> the real instruction's bytes
+    always_taken: set  # ids of unconditional branches (QEMU's disassembly): JMP, CALL, RET, far
 
 
 def _facts(witness, image):
     cached = getattr(witness, "_facts", None)
     if cached is not None and cached[0] is image:
         return cached[1]
-    facts = _Facts({}, set(), set(), set(), {})
+    facts = _Facts({}, set(), set(), set(), {}, set())
     for ident, insn in witness.insns.items():
         vector = image.vector(insn)
         if vector is not None:
@@ -272,6 +273,8 @@ def _facts(witness, image):
             facts.rep_string.add(ident)
         if insn.data == UD2 and insn.vaddr in image.diverted:
             facts.diverted[ident] = image.diverted[insn.vaddr]
+        if qemu_class(insn.disas) in ("jmp", "call", "ret", "far"):
+            facts.always_taken.add(ident)
     witness._facts = (image, facts)
     return facts
 
@@ -346,7 +349,10 @@ def silicon(window, witness, image):
         retired = vector not in FAULT_VECTORS and resume != insn.vaddr
         if retired:
             result.steps.append(Step(insn=insn, depth=depth))
-        if nxt is not None and nxt.vaddr != insn.vaddr + insn.length:
+        # An unconditional branch to the next instruction (a RET into a new task's first
+        # code, which follows switch_context) is taken all the same.
+        sequential = nxt is not None and nxt.vaddr == insn.vaddr + insn.length
+        if nxt is not None and (not sequential or insn.id in facts.always_taken):
             if vector is None:
                 result.steps.append(Step(kind="branch", source=insn.vaddr, target=nxt.vaddr,
                                          depth=depth, source_insn=insn))
