@@ -12,6 +12,8 @@ kernel printed for them, and compares:
     pmu.instructions_retired_by_a_known_loop, as silicon would run them, equal its count;
   - PEBS: each record of pebs.records_point_at_the_event_after_each_overflow points at the
     instruction the witness numbers as the event after an overflow;
+  - BTS with BTS_OFF_OS: the count and last record a traced user task saw equal its ring-3
+    branches as the witness saw them;
   - BTS: the records of the kept-rule BTS window equal, one for one and in order, the taken
     branches silicon would have recorded, and every transfer the model is documented to leave
     out is listed with its SDM reason;
@@ -66,12 +68,14 @@ USER_COUNTED = re.compile(r"^small (\d+), big (\d+)$")
 PEBS_BEFORE = re.compile(r"^pebs: (\d+) events before the counter read, period (\d+)$")
 PEBS_RECORD = re.compile(r"^pebs record (\d+): eventing 0x([0-9a-f]+) ip 0x([0-9a-f]+)$")
 PEBS_FORMAT = re.compile(r"emulated cpu: on .* pebs_format=(\d+) ")
+POLLER = re.compile(r"^the poller saw (\d+) records, the last 0x([0-9a-f]+) -> 0x([0-9a-f]+)$")
 BTS_RECORD = re.compile(r"^bts record (\d+): 0x([0-9a-f]+) -> 0x([0-9a-f]+)$")
 
 # The 64-bit code the decoder is for (tests/test_decoder.py's ranges): the kernel half, the
 # boot code's 64-bit tail and the user text; not the firmware, nor the 32-bit boot code.
 USER_TEXT_BASE = 0x400000  # arch/x86/user-abi.h
 USER_TEXT_SIZE = 0x10000
+POLL_LOOP_JNZ = 10  # user_ds_poll's loop ends with its JNZ at +10 (tests/kernel/ds_user.c)
 
 
 @dataclass
@@ -355,6 +359,34 @@ def test_bts_records_are_the_branches_the_witness_saw(run):
              for i, (mine, theirs) in enumerate(zip_longest(records, recorded))
              if mine != theirs]
     assert records == recorded, f"{len(wrong)} differences:\n" + "\n".join(wrong[:20])
+
+
+def test_bts_off_os_records_are_the_ring_3_branches_the_witness_saw(run):
+    """ds.owner_user_task_polls_its_index_and_finds_the_last_record: a user task traced with
+    BTS_OFF_OS (DS-CPL) runs a loop, then reads its own BTS index and last record. With ring 0
+    filtered out, what BTS stores before that read is the task's ring-3 branches: the witness
+    counts them up to the task's first instruction past its loop (the read), and compares the
+    count and the last one with what the task saw. The kernel's branches in the window (the
+    test task sleeping, the switches) are not stored; SYSCALL is a far transfer."""
+    test = "ds.owner_user_task_polls_its_index_and_finds_the_last_record"
+    (match,) = matches(run, test, POLLER)
+    ((window, _),) = pair(run, "bts_user", [match], "poller")
+    poll = (USER_TEXT_BASE + run.image.symbols["user_ds_poll"]
+            - run.image.symbols["__user_text_start"])
+    silicon = witness.silicon(window, run.data, run.image)
+    branches = []
+    for step in silicon.steps:
+        if step.insn is not None and step.insn.user and step.insn.vaddr > poll + POLL_LOOP_JNZ:
+            break  # the read of the index
+        if step.insn is None and step.kind == "branch" and step.source_insn.user \
+                and step.target < witness.KERNEL_HALF \
+                and witness.qemu_class(step.source_insn.disas) != "far":
+            branches.append((step.source, step.target))
+    seen = (int(match[1]), int(match[2], 16), int(match[3], 16))
+    last = branches[-1] if branches else (0, 0)
+    print(f"the poller saw {seen[0]} records, the last {seen[1]:#x} -> {seen[2]:#x}; the "
+          f"witness: {len(branches)} ring-3 branches, the last {last[0]:#x} -> {last[1]:#x}")
+    assert seen == (len(branches), *last)
 
 
 def sixty_four_bit(image, insn):

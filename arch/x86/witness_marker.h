@@ -32,6 +32,7 @@ enum witness_id {
 	WITNESS_PMU_BRANCHES = 22,
 	WITNESS_PMU_USER_COUNTED = 23,
 	WITNESS_PEBS_EVENTING = 24,
+	WITNESS_BTS_USER = 25,
 };
 
 #define WITNESS_DISP(op, id) ((WITNESS_MAGIC << 24) | ((op) << 16) | (id))
