@@ -132,7 +132,7 @@ SMP ?= 2
 CMDLINE ?=
 LOG ?=
 
-all: $(BUILD)/switchyard.elf $(BUILD)/switchyard32.elf
+all: $(BUILD)/switchyard.elf $(BUILD)/switchyard32.elf $(BUILD)/witness/libwitness.so
 
 run: deps all
 	$(PYTHON) scripts/run --accel $(ACCEL) --smp $(SMP) --cmdline "$(CMDLINE)"
@@ -354,6 +354,15 @@ host-test: $(BUILD)/host/host-tests $(BUILD)/host/ds-pmu-host-tests
 	$(BUILD)/host/host-tests
 	$(BUILD)/host/ds-pmu-host-tests
 
+# The outside witness (docs/witness.md): a QEMU TCG plugin, loaded by the harness with
+# -plugin $(BUILD)/witness/libwitness.so,out=FILE. A host shared object, without sanitizers
+# (QEMU, not an instrumented program, loads it).
+$(BUILD)/witness/libwitness.so: witness/witness.c witness/qemu-plugin-api.h Makefile
+	@mkdir -p $(dir $@)
+	@echo "  PLUGIN  $@"
+	@$(HOST_CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -I. -shared -fPIC -fvisibility=hidden \
+		-o $@ witness/witness.c -pthread
+
 # The filter that tests/test_decoder.py feeds objdump's instructions through.
 DECODE_CHECK_OBJS := $(addprefix $(BUILD)/host/obj/,tests/decode_check/decode_check.o emulator/decode.o)
 
@@ -362,7 +371,7 @@ $(BUILD)/host/decode-check: $(DECODE_CHECK_OBJS) Makefile
 	@$(HOST_CC) $(HOST_CFLAGS) -o $@ $(DECODE_CHECK_OBJS)
 
 FORMAT_SRCS := $(sort $(wildcard boot/*.[ch] arch/x86/*.[ch] dr/*.[ch] ds/*.[ch] lib/*.[ch] pmu/*.[ch] runner/*.[ch] sched/*.[ch] \
-	emulator/*.[ch] tests/kernel/*.c tests/host/*.[ch] tests/decode_check/*.c))
+	emulator/*.[ch] tests/kernel/*.c tests/host/*.[ch] tests/decode_check/*.c witness/*.[ch]))
 
 format-check:
 	clang-format --dry-run --Werror $(FORMAT_SRCS)

@@ -494,6 +494,7 @@ static const struct cpu_model_ops emulator_ops = {
 	.retired = emulator_retired_hook,
 	.debug_trap = emulator_step,
 	.interrupted = emulator_interrupted_hook,
+	.system_call = emulator_system_call,
 	.resume = emulator_resume_hook,
 };
 

@@ -93,6 +93,8 @@ void emulator_pebs_write_check(struct emulator_cpu *cpu, const struct emulator_r
 
 /* The #DB side: one completed instruction. */
 bool emulator_step(struct cpu_regs *regs, unsigned long dr7);
+/* A system call from ring 3: retire the SYSCALL whose step never traps. */
+void emulator_system_call(struct cpu_regs *regs);
 /* Count one retired instruction at the given privilege (a diverted RDMSR/WRMSR/CPUID too). */
 void emulator_retire(struct emulator_cpu *cpu, bool user, bool branch, uint64_t eventing_ip,
 		     struct cpu_regs *regs);

@@ -23,6 +23,7 @@
 #define FIXED_REFERENCE_CYCLES 2
 
 #define PEBS_ENABLE_FIXED_SHIFT 32
+#define OPCODE_SYSCALL 0x05 /* 0F 05 */
 
 /* What one retired instruction is, for the counters. */
 struct retirement {
@@ -463,6 +464,27 @@ static bool complete_pending(struct emulator_cpu *cpu, struct cpu_regs *regs)
 	if (taken)
 		emulator_bts_store(cpu, cpu->pending_rip, regs->rip, cpu->pending_user);
 	return taken;
+}
+
+/*
+ * A SYSCALL in an observed ring completes with TF clear (IA32_FMASK clears it, SDM Vol. 2B
+ * SYSCALL), so no single step follows it and the return to ring 3 starts a new one: it retires
+ * here, in ring 3 where it ran, before the system call can switch tasks (and counters). Not the
+ * #UD gate of arch/x86/syscall.c: a UD2 faults, it does not retire.
+ */
+void emulator_system_call(struct cpu_regs *regs)
+{
+	struct emulator_cpu *cpu = emulator_this_cpu();
+	struct decoded_instruction insn;
+
+	if (!cpu->pending_valid || !cpu->pending_user ||
+	    cpu->exceptions_seen != this_cpu()->stepped_exceptions ||
+	    !read_instruction(cpu->pending_rip, &insn) || insn.branch != DECODE_FAR ||
+	    !insn.two_byte || insn.opcode != OPCODE_SYSCALL ||
+	    regs->rip != cpu->pending_rip + insn.length)
+		return;
+	cpu->pending_valid = false;
+	emulator_retire(cpu, true, true, cpu->pending_rip, regs);
 }
 
 bool emulator_step(struct cpu_regs *regs, unsigned long dr7)

@@ -105,6 +105,12 @@ void divert_interrupted(struct cpu_regs *regs)
 		model->interrupted(regs);
 }
 
+void divert_system_call(struct cpu_regs *regs)
+{
+	if (model)
+		model->system_call(regs);
+}
+
 void divert_resume(struct cpu_regs *regs)
 {
 	if (model)

@@ -43,6 +43,8 @@ struct cpu_model_ops {
 	bool (*debug_trap)(struct cpu_regs *regs, unsigned long dr7);
 	/* An interrupt arrived in the task's own flow (not inside another handler). */
 	void (*interrupted)(struct cpu_regs *regs);
+	/* A system call entered from ring 3: regs->rip is past its SYSCALL (or the #UD gate). */
+	void (*system_call)(struct cpu_regs *regs);
 	/* A context is about to be resumed from regs by IRET (every entry path returns so). */
 	void (*resume)(struct cpu_regs *regs);
 };
@@ -67,6 +69,7 @@ enum divert_outcome {
 enum divert_outcome divert_handle_trap(struct cpu_regs *regs);
 bool divert_debug_trap(struct cpu_regs *regs, unsigned long dr7);
 void divert_interrupted(struct cpu_regs *regs);
+void divert_system_call(struct cpu_regs *regs);
 void divert_resume(struct cpu_regs *regs);
 
 /* Record the current instruction as a diverted site (see above). */

@@ -56,6 +56,7 @@ void syscall_init_cpu(void)
 
 void handle_syscall(struct cpu_regs *regs)
 {
+	divert_system_call(regs);
 	if (!regs_from_user(regs) || regs->rax >= SYSCALL_COUNT || !handlers[regs->rax])
 		regs->rax = (uint64_t)SYSCALL_ERROR_NO_SYSCALL;
 	else

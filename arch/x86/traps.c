@@ -16,6 +16,7 @@
 #include "arch/x86/processor-flags.h"
 #include "arch/x86/switch_hooks.h"
 #include "arch/x86/traps.h"
+#include "arch/x86/witness_marker.h"
 #include "lib/ktap.h"
 #include "lib/report.h"
 
@@ -237,8 +238,10 @@ static bool dispatch_owned(struct cpu_regs *regs, unsigned long dr7)
 			return true;
 		vector = (unsigned int)regs->vector; /* #GP when the model raised one */
 	}
-	if (vector == X86_EXC_DB && divert_debug_trap(regs, dr7))
+	if (vector == X86_EXC_DB && divert_debug_trap(regs, dr7)) {
+		witness_point(WITNESS_STEP_CONSUMED); /* the model's own step: docs/witness.md */
 		return true;
+	}
 	fixup = regs_from_user(regs) ? 0 : extable_find(regs->rip);
 	if (fixup) {
 		regs->rdi = EXINFO(vector, regs->error_code);

@@ -4,6 +4,7 @@
 #include "arch/x86/debugreg.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/tsc.h"
+#include "arch/x86/witness_marker.h"
 #include "lib/format.h"
 #include "lib/sort.h"
 #include "runner/host_sync.h"
@@ -56,6 +57,7 @@ static void time_yields(void *arg)
 	dr_writes = this_cpu()->writes.dr;
 	switches = sched_stats().switches;
 	deadline = rdtsc_ordered() + tsc_cycles_from_ms(timing->budget_ms);
+	witness_begin(WITNESS_DR_BENCHMARK);
 	for (timing->count = 0; timing->count < timing->samples_max && rdtsc_ordered() < deadline;
 	     timing->count++) {
 		uint64_t start = rdtsc_ordered();
@@ -63,6 +65,7 @@ static void time_yields(void *arg)
 		sched_yield();
 		samples[timing->count] = (rdtsc_ordered() - start) / 2;
 	}
+	witness_end(WITNESS_DR_BENCHMARK);
 	timing->dr_writes = this_cpu()->writes.dr - dr_writes;
 	timing->switches = sched_stats().switches - switches;
 	timing->host_answered &= host_sync_window(timing->name, "end");

@@ -2,6 +2,7 @@
 /* dr suite: how many debug-register writes a context switch makes, lazy and eager. */
 #include "arch/x86/debugreg.h"
 #include "arch/x86/percpu.h"
+#include "arch/x86/witness_marker.h"
 #include "runner/test.h"
 #include "sched/sched.h"
 #include "tests/kernel/dr_targets.h"
@@ -28,8 +29,10 @@ static void measure_window(void *arg)
 	sched_yield(); /* both have run once: their configurations are in place */
 	writes = this_cpu()->writes.dr;
 	switches = sched_stats().switches;
+	witness_begin(WITNESS_DR_WRITES);
 	for (int i = 0; i < ROUNDS; i++)
 		sched_yield();
+	witness_end(WITNESS_DR_WRITES);
 	pair->measured.dr_writes = this_cpu()->writes.dr - writes;
 	pair->measured.switches = sched_stats().switches - switches;
 	pair->done = true;

@@ -3,6 +3,7 @@
 #include "arch/x86/apic.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
+#include "arch/x86/witness_marker.h"
 #include "tests/kernel/ds_util.h"
 
 #define TRACING (DEBUGCTL_TR | DEBUGCTL_BTS)
@@ -166,8 +167,10 @@ static void measure_window(void *arg)
 	sched_yield(); /* the other task switches in with its configuration once */
 	msr = this_cpu()->writes.msr;
 	switches = sched_stats().switches;
+	witness_begin(WITNESS_DS_SWITCH_WRITES);
 	for (int i = 0; i < WINDOW_ROUNDS; i++)
 		sched_yield();
+	witness_end(WITNESS_DS_SWITCH_WRITES);
 	pair->msr_writes = this_cpu()->writes.msr - msr;
 	pair->switches = sched_stats().switches - switches;
 	for (unsigned int i = 0; i < pair->areas; i++)

@@ -2,6 +2,7 @@
 /* ds suite: the owning user task's read-only view of its Debug Store. */
 #include "arch/x86/exceptions.h"
 #include "arch/x86/user.h"
+#include "arch/x86/witness_marker.h"
 #include "tests/kernel/ds_util.h"
 
 /*
@@ -35,13 +36,18 @@ TEST(ds, owner_user_task_polls_its_index_and_finds_the_last_record)
 		test_abort("task_create_user failed");
 	target = task_target(task);
 	check_attached(ds_attach_bts(&target, &config));
+	witness_begin(WITNESS_BTS_USER);
 	task_continue(task);
 	while (task->state != TASK_DEAD)
 		sched_sleep_ms(1);
+	witness_end(WITNESS_BTS_USER);
 	seen = task_user_data(task);
 	result[0] = seen[0];
 	result[1] = seen[1];
 	result[2] = seen[2];
+	test_diag("the poller saw %llu records, the last 0x%llx -> 0x%llx",
+		  (unsigned long long)result[0], (unsigned long long)result[1],
+		  (unsigned long long)result[2]);
 	check_eq(0, task_join(task, NULL));
 	check_eq(POLL_LOOP_TAKEN, result[0]);
 	check_eq(user_text_address(user_ds_poll) + POLL_LOOP_JNZ, result[1]);

@@ -12,6 +12,7 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/probe.h"
+#include "arch/x86/witness_marker.h"
 #include "ds/area.h"
 #include "ds/ds.h"
 #include "ds/records.h"
@@ -94,10 +95,16 @@ TEST(emulator, a_kept_rule_reports_nothing_and_every_branch_is_recorded)
 
 	require_bts();
 	area_fill_bts((uint64_t)buffer, RECORDS);
+	witness_begin(WITNESS_BTS_TRACED);
 	bts_on();
 	probe_branches();
 	bts_off();
+	witness_end(WITNESS_BTS_TRACED);
 	used = (long)((area.bts_index - area.bts_base) / BTS_RECORD);
+	for (long i = 0; i < used; i++)
+		test_diag("bts record %ld: 0x%llx -> 0x%llx", i,
+			  (unsigned long long)((const struct bts_record *)buffer)[i].from,
+			  (unsigned long long)((const struct bts_record *)buffer)[i].to);
 	check_eq(0, emulator_take_violations(text, sizeof(text)));
 	check(find_probe_records((const struct bts_record *)buffer, used) >= 0,
 	      "call, jmp, jmp, ret of probe_branches() not found in %ld records", used);

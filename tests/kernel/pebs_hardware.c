@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* pebs suite: real PEBS records; runs on hardware (or KVM with PEBS passthrough), skips elsewhere.
  */
+#include "arch/x86/cpu.h"
+#include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/probe.h"
 #include "arch/x86/user.h"
+#include "arch/x86/witness_marker.h"
 #include "ds/ds.h"
+#include "ds/records.h"
 #include "pmu/pmu.h"
 #include "runner/test.h"
 #include "sched/sched.h"
@@ -136,6 +140,69 @@ TEST_OBSERVING_USER(pebs, record_count_follows_the_counter_period, 1400)
 		      "run %d: %llu records, expected %llu +- %u", run, (unsigned long long)records,
 		      (unsigned long long)expected, USER_RECORD_SLACK);
 	}
+}
+
+/*
+ * Where each record of a known kernel loop points: PEBS on counter 0 (OS), interrupts off, in a
+ * witness window (docs/witness.md). The counter is read once just after it starts: its value
+ * says how many events came before that read, so the witness can number every instruction that
+ * follows, and each record's eventing IP must be the instruction of the event after an overflow
+ * (the assist's, which does not count: the counter reloads). 1,200 loop instructions, 5 periods
+ * of 201 events: at least 5 records. About 1,300 steps where the CPU is emulated.
+ */
+#define EVENTING_PERIOD 200ull
+#define EVENTING_ITERATIONS 600ull
+#define EVENTING_RECORDS_MIN 5
+
+static void print_records(const struct ds_target *target, const struct ds_pebs_config *config,
+			  unsigned int *count)
+{
+	const struct ds_area *area = ds_area_get(target);
+	uint64_t at = area->pebs_base;
+	struct pebs_sample sample;
+	size_t size;
+
+	for (*count = 0; at < area->pebs_index; at += size, (*count)++) {
+		if (!check(pebs_decode((enum pebs_format)config->format, (const void *)at,
+				       area->pebs_index - at, config->data_cfg, &sample, &size),
+			   "record %u does not decode", *count))
+			return;
+		test_diag("pebs record %u: eventing 0x%llx ip 0x%llx", *count,
+			  (unsigned long long)(sample.has_eventing_ip ? sample.eventing_ip : 0),
+			  (unsigned long long)sample.ip);
+	}
+}
+
+TEST_OBSERVING(pebs, records_point_at_the_event_after_each_overflow, 1300)
+{
+	struct ds_pebs_config config = pebs_config(EVENTING_PERIOD);
+	struct ds_target target = { false, sched_current()->index };
+	uint64_t width =
+		pmu_info()->gp_width >= 64 ? UINT64_MAX : (1ull << pmu_info()->gp_width) - 1;
+	uint64_t value;
+	unsigned long flags;
+	unsigned int records;
+
+	require_pebs();
+	if (ds_attach_pebs(&target, &config) != DS_OK)
+		test_abort("ds_attach_pebs failed");
+	flags = local_irq_save();
+	if (pmu_add_sampling_event(target.index, &instructions, EVENTING_PERIOD) != 0) {
+		local_irq_restore(flags);
+		test_abort("pmu_add_sampling_event did not get counter 0");
+	}
+	witness_begin(WITNESS_PEBS_EVENTING);
+	value = rdmsr(MSR_IA32_PMC0);
+	probe_instruction_loop(EVENTING_ITERATIONS);
+	pmu_release(target.index);
+	witness_end(WITNESS_PEBS_EVENTING);
+	local_irq_restore(flags);
+	test_diag("pebs: %llu events before the counter read, period %llu",
+		  (unsigned long long)((value + EVENTING_PERIOD) & width), EVENTING_PERIOD);
+	print_records(&target, &config, &records);
+	check(records >= EVENTING_RECORDS_MIN, "%u records, expected at least %u", records,
+	      EVENTING_RECORDS_MIN);
+	check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS));
 }
 
 /*

@@ -6,6 +6,7 @@
 #include "arch/x86/probe.h"
 #include "arch/x86/tsc.h"
 #include "arch/x86/user.h"
+#include "arch/x86/witness_marker.h"
 #include "pmu/pmu.h"
 #include "pmu/rotate.h"
 #include "pmu/scale.h"
@@ -14,6 +15,7 @@
 #include "tests/kernel/budget.h"
 
 #define INST_RETIRED 0xc0 /* architectural event: instructions retired (SDM Vol. 3 §20.2.1.2) */
+#define BR_INST_RETIRED 0xc4 /* architectural event: branch instructions retired (§20.2.1.2) */
 /*
  * Sized for a CPU model that single-steps every counted instruction (docs/emulated-cpu.md):
  * a step costs about 3,200 TSC cycles under TCG and 3,000,000 (1.5 ms) under KVM-PVM, so each
@@ -28,6 +30,8 @@
 #define KNOWN_ITERATIONS 500ull /* 1,000 instructions */
 #define KNOWN_EXPECTED (KNOWN_ITERATIONS * PROBE_LOOP_INSTRUCTIONS_PER_ITERATION)
 #define READ_PATH_MAX 400ull
+/* The same loop's branches: one an iteration, and the read path's (51 in this build). */
+#define READ_PATH_BRANCHES_MAX 150ull
 /*
  * Sampling: the loop covers 4.25 periods. What the counter counts outside it (the end of
  * pmu_add_sampling_event(), the start of pmu_read(), and each PMI handler's instructions after it
@@ -59,6 +63,7 @@
 
 static const struct pmu_event instructions = { .event = INST_RETIRED, .kernel = true };
 static const struct pmu_event user_instructions = { .event = INST_RETIRED, .user = true };
+static const struct pmu_event branches = { .event = BR_INST_RETIRED, .kernel = true };
 
 static void require_counters(void)
 {
@@ -86,14 +91,41 @@ TEST_OBSERVING(pmu, instructions_retired_by_a_known_loop, 2600)
 	index = pmu_add_event(self(), &instructions);
 	check(index >= 0, "pmu_add_event failed");
 	flags = local_irq_save(); /* no interrupt handler's instructions in the count */
+	witness_begin(WITNESS_PMU_COUNTED);
 	before = pmu_read(self(), (unsigned int)index).count;
 	probe_instruction_loop(KNOWN_ITERATIONS);
 	count = pmu_read(self(), (unsigned int)index).count - before;
+	witness_end(WITNESS_PMU_COUNTED);
 	local_irq_restore(flags);
 	pmu_release(self());
+	test_diag("counted: %llu instructions at CPL 0", (unsigned long long)count);
 	check(count >= KNOWN_EXPECTED && count <= KNOWN_EXPECTED + READ_PATH_MAX,
 	      "%llu instructions, expected %llu plus at most %llu", (unsigned long long)count,
 	      (unsigned long long)KNOWN_EXPECTED, (unsigned long long)READ_PATH_MAX);
+}
+
+/* The known loop's branch instructions, counted as its instructions are above. */
+TEST_OBSERVING(pmu, branches_retired_by_a_known_loop, 2600)
+{
+	unsigned long flags;
+	uint64_t before, count;
+	int index;
+
+	require_counters();
+	index = pmu_add_event(self(), &branches);
+	check(index >= 0, "pmu_add_event failed");
+	flags = local_irq_save();
+	witness_begin(WITNESS_PMU_BRANCHES);
+	before = pmu_read(self(), (unsigned int)index).count;
+	probe_instruction_loop(KNOWN_ITERATIONS);
+	count = pmu_read(self(), (unsigned int)index).count - before;
+	witness_end(WITNESS_PMU_BRANCHES);
+	local_irq_restore(flags);
+	pmu_release(self());
+	test_diag("counted: %llu branches at CPL 0", (unsigned long long)count);
+	check(count >= KNOWN_ITERATIONS && count <= KNOWN_ITERATIONS + READ_PATH_BRANCHES_MAX,
+	      "%llu branches, expected %llu plus at most %llu", (unsigned long long)count,
+	      KNOWN_ITERATIONS, READ_PATH_BRANCHES_MAX);
 }
 
 static struct task *multiplexed_task(unsigned int gp_events)
@@ -206,6 +238,7 @@ TEST_OBSERVING_USER(pmu, a_tasks_count_is_not_polluted_by_other_tasks, 1300)
 	require_counters();
 	small = counted_task(USER_ITERATIONS);
 	big = counted_task(3 * USER_ITERATIONS);
+	witness_begin(WITNESS_PMU_USER_COUNTED);
 	task_continue(small);
 	task_continue(big);
 	deadline = rdtsc_ordered() + tsc_cycles_from_ms(PARK_WAIT_MS);
@@ -219,6 +252,7 @@ TEST_OBSERVING_USER(pmu, a_tasks_count_is_not_polluted_by_other_tasks, 1300)
 	/* Both asleep in their last system call: their counts are final. */
 	small_count = pmu_read(small->index, 0).count;
 	big_count = pmu_read(big->index, 0).count;
+	witness_end(WITNESS_PMU_USER_COUNTED);
 	sched_wake(small);
 	sched_wake(big);
 	check_eq(0, task_join(small, NULL));
@@ -260,8 +294,10 @@ static void measure_writes(void *arg)
 		sched_yield();
 	before = this_cpu()->writes.msr;
 	switches = sched_stats().switches;
+	witness_begin(WITNESS_PMU_SWITCH_WRITES);
 	for (unsigned int i = 0; i < pair->yields; i++)
 		sched_yield();
+	witness_end(WITNESS_PMU_SWITCH_WRITES);
 	pair->msr_writes = this_cpu()->writes.msr - before;
 	pair->switches = sched_stats().switches - switches;
 	pair->done = true;

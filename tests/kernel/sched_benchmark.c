@@ -8,6 +8,7 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/tsc.h"
 #include "arch/x86/user.h"
+#include "arch/x86/witness_marker.h"
 #include "lib/sort.h"
 #include "runner/test.h"
 #include "sched/sched.h"
@@ -85,6 +86,7 @@ TEST(sched, benchmark_kernel_to_kernel_yield)
 	unsigned int count = 0, wanted = (unsigned int)budget_count(SAMPLES_QUICK, SAMPLES_MAX);
 	struct write_snapshot before = snapshot();
 
+	witness_begin(WITNESS_SCHED_SWITCH_WRITES);
 	/* One sample: this task to the partner and back, two switches. */
 	while (count < wanted && rdtsc_ordered() < deadline) {
 		uint64_t start = rdtsc_ordered();
@@ -93,6 +95,7 @@ TEST(sched, benchmark_kernel_to_kernel_yield)
 		samples[count++] = (rdtsc_ordered() - start) / 2;
 	}
 	stop = true;
+	witness_end(WITNESS_SCHED_SWITCH_WRITES);
 	report_switches("kernel_yield", count, before);
 	check_eq(0, task_join(partner, NULL));
 }
@@ -115,6 +118,7 @@ TEST(sched, benchmark_user_to_user_yield)
 			wanted / 2 < USER_TIMING_CAPACITY ? wanted / 2 : USER_TIMING_CAPACITY;
 	}
 	before = snapshot();
+	witness_begin(WITNESS_SCHED_SWITCH_WRITES);
 	deadline = rdtsc_ordered() + tsc_cycles_from_ms(budget_ms(BUDGET_QUICK_MS, BUDGET_SOAK_MS));
 	task_continue(tasks[0]);
 	task_continue(tasks[1]);
@@ -130,6 +134,7 @@ TEST(sched, benchmark_user_to_user_yield)
 		for (uint64_t s = 0; s < timing[i]->count && count < 2 * SAMPLES_MAX; s++)
 			samples[count++] = timing[i]->samples[s] / 2;
 	}
+	witness_end(WITNESS_SCHED_SWITCH_WRITES);
 	report_switches("user_yield", count, before);
 	for (unsigned int i = 0; i < 2; i++)
 		check_eq(0, task_join(tasks[i], NULL));
@@ -171,6 +176,7 @@ TEST(sched, benchmark_timer_preemption)
 	sched_set_slice_ticks(1);
 	timer_set_hz(PREEMPT_HZ);
 	before = snapshot();
+	witness_begin(WITNESS_SCHED_SWITCH_WRITES);
 	task_continue(spinners[0]);
 	task_continue(spinners[1]);
 	/* Asleep, so that only the two spinners take turns; woken early when the array is full. */
@@ -181,6 +187,7 @@ TEST(sched, benchmark_timer_preemption)
 	sched_set_preemption_probe(NULL);
 	stop = true;
 	test_diag("timer at %u Hz, slice 1 tick, during the measurement", PREEMPT_HZ);
+	witness_end(WITNESS_SCHED_SWITCH_WRITES);
 	report_switches("timer_preemption", sample_count, before);
 	for (unsigned int i = 0; i < 2; i++)
 		check_eq(0, task_join(spinners[i], NULL));
