@@ -292,6 +292,24 @@ def test_run_check_log(tmp_path, body, code):
     assert proc.returncode == code, proc.stderr
 
 
+def test_run_summary_of_a_bail_out_names_the_test_it_stopped_in(tmp_path):
+    """docs/output.md, Time limits: a bail out in a test is named from its "# running" line."""
+    head = PASSING_BODY[:PASSING_BODY.index("    ok 3")]
+    body = (head + "    # running arch.io_breakpoint_needs_de\n"
+            + "Bail out! NMI watchdog: holding 1 spinlocks, at rip=0x1234: it cannot be ended\n")
+    (tmp_path / "serial.log").write_text(seal(body))
+    proc = run("--check-log", str(tmp_path / "serial.log"))
+    assert proc.returncode == 4, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "switchyard: CRASH: Bail out! NMI watchdog: holding 1 spinlocks, at rip=0x1234: it "
+        f"cannot be ended, while running arch.io_breakpoint_needs_de ({tmp_path / 'serial.log'})")
+    # Between tests (after the last test's result) there is no test to name.
+    (tmp_path / "serial.log").write_text(seal(head + "Bail out! #UD in the kernel\n"))
+    proc = run("--check-log", str(tmp_path / "serial.log"))
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"switchyard: CRASH: Bail out! #UD in the kernel ({tmp_path / 'serial.log'})")
+
+
 def harness(tmp_path, log, **env):
     """Run the pytest harness (tests/test_kernel.py) on a recorded log, as `make check` does."""
     (tmp_path / "serial.log").write_text(log)
