@@ -187,6 +187,7 @@ pxe: deps all
 # The LAVA jobs run by the real lava-run (Debian's lava-dispatcher), QEMU as the board: the qemu
 # device type, and the x86 type with deploy/lava/switchyard-ipxe.yaml. Every test must be one
 # LAVA case with our result (scripts/lava-qemu, docs/lava.md); work and results in $(BUILD)/lava.
+# The status is the jobs' verdict: nonzero when LAVA disagrees or a test failed.
 lava: DEPS += $(LAVA_DEPS)
 lava: deps all
 	$(PYTHON) scripts/lava-qemu --out $(BUILD)/lava
