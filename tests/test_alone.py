@@ -27,11 +27,12 @@ ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / "scripts" / "run"
 KERNEL = ROOT / "build" / "switchyard32.elf"
 
-REASON = "QEMU TCG hangs on ICEBP in ring 0"
+REASON = "KVM-PVM: ICEBP (0xF1) in ring 0 kills the VM"  # its entry in the table
 HEADER = """\
 KTAP version 1
 # switchyard 0.1 (x86-64)
 # cmdline: exit=isa-debug tests=dr.* seed=7
+# platform: identity=kvm-pvm (hypervisor "KVMKVMKVM", platform.host=kvm-pvm)
 1..1
     KTAP version 1
     # Subtest: dr
@@ -43,18 +44,18 @@ MAIN_BODY = HEADER + f"""\
     # running dr.single_step_traps
     # a diagnostic of the test
     ok 2 single_step_traps
-    ok 3 icebp_is_trap_like # SKIP runs alone: {REASON}
+    ok 3 icebp_is_a_trap_like_db_without_a_dr6_condition # SKIP runs alone: {REASON}
 ok 1 dr
 """
-SOLO_START = HEADER + "    1..1\n    # running dr.icebp_is_trap_like\n"
+SOLO_START = HEADER + "    1..1\n    # running dr.icebp_is_a_trap_like_db_without_a_dr6_condition\n"
 SOLO_XPASS = SOLO_START + f"""\
     # known defect did not occur: the boot went on ({REASON})
-    not ok 1 icebp_is_trap_like # XPASS {REASON}
+    not ok 1 icebp_is_a_trap_like_db_without_a_dr6_condition # XPASS {REASON}
 not ok 1 dr
 """
 SOLO_FAIL = SOLO_START + """\
     # tests/kernel/dr_icebp.c:30: check failed: DR6_BS == dr6
-    not ok 1 icebp_is_trap_like
+    not ok 1 icebp_is_a_trap_like_db_without_a_dr6_condition
 not ok 1 dr
 """
 SOLO_USAGE = """\
@@ -64,7 +65,7 @@ KTAP version 1
 # valid options: tests=GLOB[,GLOB...] list alone
 Bail out! bad kernel command line
 """
-ID = "dr.icebp_is_trap_like"
+ID = "dr.icebp_is_a_trap_like_db_without_a_dr6_condition"
 
 
 def skipped():
@@ -148,23 +149,23 @@ def test_a_solo_boot_that_completes_gives_the_tests_own_result(log, status, outc
 
 
 @pytest.mark.parametrize("log, status, fragments", [
-    (HEADER + "    1..1\n", None, ["killed after 60 s", "before dr.icebp_is_trap_like started"]),
+    (HEADER + "    1..1\n", None, ["killed after 60 s", "before dr.icebp_is_a_trap_like_db_without_a_dr6_condition started"]),
     (HEADER + "    1..1\n    # running dr.other_test\n", 0,
-     ["exited with status 0", "while running dr.other_test, not dr.icebp_is_trap_like"]),
-    (SOLO_START + "    ok 1 icebp_is_trap_like\n", None,
-     ["after dr.icebp_is_trap_like reported its result"]),
+     ["exited with status 0", "while running dr.other_test, not dr.icebp_is_a_trap_like_db_without_a_dr6_condition"]),
+    (SOLO_START + "    ok 1 icebp_is_a_trap_like_db_without_a_dr6_condition\n", None,
+     ["after dr.icebp_is_a_trap_like_db_without_a_dr6_condition reported its result"]),
     (SOLO_START.replace("1..1", "1..x"), None, ["the log is damaged", "malformed line"]),
     ("", 1, ["no KTAP output"]),
     ("qemu: could not load kernel\n", 1, ["no KTAP output"]),
     (seal(SOLO_USAGE), 37, ["rejected its command line", "option 'alone': tests= must select exactly one"]),
     (seal(SOLO_XPASS), 33, ["exit status disagrees with log"]),
     (seal(SOLO_XPASS), None, ["killed after 60 s, after the log's final line"]),
-    (seal(SOLO_XPASS.replace("    1..1", "    1..2").replace("not ok 1 dr", "    ok 2 another\n"
-                                                      "not ok 1 dr")), 35,
-     ["the boot reported", "dr.another", "not dr.icebp_is_trap_like alone"]),
-    (seal(SOLO_START.replace("    # running dr.icebp_is_trap_like\n", "")
-          + f"    ok 1 icebp_is_trap_like # SKIP runs alone: {REASON}\nok 1 dr\n"), 33,
-     [f"skipped dr.icebp_is_trap_like again under {alone.ALONE}"]),
+    (seal(SOLO_XPASS.replace("    1..1", "    1..2").replace("not ok 1 dr", "    # running dr.another\n"
+                                                      "    ok 2 another\nnot ok 1 dr")), 35,
+     ["the boot reported", "dr.another", "not dr.icebp_is_a_trap_like_db_without_a_dr6_condition alone"]),
+    (seal(SOLO_START.replace("    # running dr.icebp_is_a_trap_like_db_without_a_dr6_condition\n", "")
+          + f"    ok 1 icebp_is_a_trap_like_db_without_a_dr6_condition # SKIP runs alone: {REASON}\nok 1 dr\n"), 33,
+     [f"skipped dr.icebp_is_a_trap_like_db_without_a_dr6_condition again under {alone.ALONE}"]),
     (seal(SOLO_START[:SOLO_START.index("1..1")] + "Bail out! #PF in the kernel\n"), 39,
      ["Bail out! #PF in the kernel"]),
 ], ids=["died-before-start", "another-test", "cut-after-result", "garbage", "no-output",
@@ -380,7 +381,7 @@ def test_run_xfails_a_test_whose_solo_boot_hangs_in_it(fake_qemu, tmp_path):
     (SOLO_START, 0, 0, [f"ok {ID} # XFAIL {REASON} (QEMU exited with status 0, no final"]),
     (seal(SOLO_XPASS), 35, 1, [f"not ok {ID} # XPASS {REASON}", f"XPASS {ID}", "1 xpassed"]),
     (seal(SOLO_FAIL), 35, 1, [f"not ok {ID} (", "check failed: DR6_BS == dr6", "1 failed"]),
-    (HEADER, 0, 1, [f"ran alone: not ok {ID} (", f"before {ID} started", "last 6 lines of"]),
+    (HEADER, 0, 1, [f"ran alone: not ok {ID} (", f"before {ID} started", "last 7 lines of"]),
 ], ids=["exit", "xpass", "fail", "died-early"])
 def test_run_reports_the_solo_result_and_exits_by_it(fake_qemu, solo, status, code, fragments):
     proc = fake_qemu(seal(MAIN_BODY), 33, solo, status, 0)

@@ -87,14 +87,21 @@ def test_lava_run_makes_each_test_one_case_with_our_result(lava_run, job):
 
 # The comparison, without LAVA.
 
+XFAIL_TEST = "rdmsr_safe_reports_gp_for_an_msr_that_faults"  # a known defect of tcg: its entry
+XFAIL_REASON = "QEMU TCG's RDMSR never raises #GP: unknown MSRs and x2APIC MSRs in xAPIC mode read 0"
+
+
 def sample_log(xfail=True):
-    body = ["KTAP version 1", "# switchyard 0.1 (x86-64)", "1..2",
+    body = ["KTAP version 1", "# switchyard 0.1 (x86-64)",
+            '# platform: identity=tcg (hypervisor "TCGTCGTCGTCG")', "1..2",
             "    KTAP version 1", "    # Subtest: arch", "    1..3",
-            "    ok 1 reads_efer", "    not ok 2 breakpoint_fires",
-            "    ok 3 general_detect # " + ("XFAIL no DR7.GD here" if xfail else "SKIP no GD"),
+            "    # running arch.reads_efer", "    ok 1 reads_efer",
+            "    # running arch.breakpoint_fires", "    not ok 2 breakpoint_fires",
+            f"    # running arch.{XFAIL_TEST}",
+            f"    ok 3 {XFAIL_TEST} # " + (f"XFAIL {XFAIL_REASON}" if xfail else "SKIP no #GP"),
             "not ok 1 arch",
             "    KTAP version 1", "    # Subtest: bts", "    1..1",
-            "    ok 1 known_sequence__emulated", "ok 2 bts"]
+            "    # running bts.known_sequence", "    ok 1 known_sequence__emulated", "ok 2 bts"]
     return ("\x1b[2JSeaBIOS\r\nBooting from ROM.." + "".join(
         line + "\r\n" for line in body + [ktap.final_line(body)])).encode()
 
@@ -110,7 +117,7 @@ def passing_sample_log():
 
 LAVA_CASES = [("switchyard.arch", "reads_efer", "pass"),
               ("switchyard.arch", "breakpoint_fires", "fail"),
-              ("switchyard.arch", "general_detect", "skip"),
+              ("switchyard.arch", XFAIL_TEST, "skip"),
               ("switchyard.bts", "known_sequence__emulated", "pass")]
 
 
@@ -124,8 +131,8 @@ def test_compare_agrees_with_the_cases_lava_should_have():
     (lambda cs: cs[:-1], "no LAVA case switchyard.bts/known_sequence__emulated (ours: pass)"),
     (lambda cs: [cs[0], ("switchyard.arch", "breakpoint_fires", "pass")] + cs[2:],
      "switchyard.arch/breakpoint_fires: LAVA pass, ours fail"),
-    (lambda cs: cs[:2] + [("switchyard.arch", "general_detect", "fail")] + cs[3:],
-     "switchyard.arch/general_detect: LAVA fail, ours skip"),
+    (lambda cs: cs[:2] + [("switchyard.arch", XFAIL_TEST, "fail")] + cs[3:],
+     f"switchyard.arch/{XFAIL_TEST}: LAVA fail, ours skip"),
     (lambda cs: cs + [cs[0]], "LAVA has switchyard.arch/reads_efer twice"),
     (lambda cs: cs[:3] + [("switchyard.bts", "known_sequence", "pass")],
      "LAVA case switchyard.bts/known_sequence is no test of the log"),
