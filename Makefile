@@ -117,7 +117,7 @@ KERNEL_OBJS := $(addprefix $(BUILD)/,$(OBJS) $(TEST_OBJS))
 DEPS := gcc make binutils nasm qemu-system-x86 python3 python3-pytest python3-pytest-timeout \
 	python3-matplotlib \
 	grub-pc-bin grub-efi-amd64-bin grub-common xorriso mtools ovmf ipxe-qemu dnsmasq-base iproute2 \
-	python3-serial python3-yaml lava-common \
+	python3-serial python3-yaml lava-common python3-pytest-xdist \
 	linux-source-6.1
 # LAVA's dispatcher (about 300 packages) only when asked: `make deps LAVA=1`, or `make lava`.
 LAVA_DEPS := lava-dispatcher lavacli socat
@@ -203,10 +203,15 @@ delivery: deps all
 # cases (default "log"); the known defects that applied are the ones its kernel reported.
 JUNIT := --junitxml=$(BUILD)/junit.xml
 PLATFORM ?= log
+# pytest-xdist workers for make check: independent tests run side by side, and each worker boots
+# its share of the kernel's platforms once for all (tests/conftest.py); the build is as parallel.
+# Two: the host's cores.
+CHECK_WORKERS ?= 2
 
 ifeq ($(LOG),)
-check: deps all host-test
-	$(PYTHON) -m pytest $(JUNIT)
+check: deps
+	@$(MAKE) --no-print-directory -j$(CHECK_WORKERS) all host-test
+	$(PYTHON) -m pytest -n $(CHECK_WORKERS) $(JUNIT)
 else
 check: deps
 	$(PYTHON) scripts/run --check-log "$(LOG)" || echo "  CHECK   scripts/run exited $$?; pytest judges each test"

@@ -9,6 +9,7 @@ replaced, and scripts/run on a fake QEMU. The tests marked "boot" run the real k
 import os
 import subprocess
 import sys
+import threading
 import time
 import types
 from pathlib import Path
@@ -436,3 +437,69 @@ def test_the_kernel_skips_a_test_that_ends_the_boot_and_run_boots_it_alone(tmp_p
         line = f"switchyard: ran alone: {expected[status].format(test.id)}"
         assert line in proc.stderr, proc.stderr
     assert proc.returncode == (1 if "ran alone: not ok" in proc.stderr else 0), proc.stderr
+
+
+# conftest: the boots in lanes, each platform once however many lanes or workers ask.
+
+@pytest.fixture
+def lane_boots(tmp_path, monkeypatch):
+    """conftest.boot_platform replaced by a 0.2 s fake; .calls lists (name, start, end)."""
+    monkeypatch.setattr(conftest, "LOG_DIR", tmp_path)
+    calls = []
+
+    def boot_platform(name):
+        start = time.monotonic()
+        time.sleep(0.2)
+        calls.append((name, start, time.monotonic()))
+        if name == "tcg-smp4":
+            raise OSError("no QEMU")
+        return conftest.Platform(name, raw=b"log of " + name.encode())
+    monkeypatch.setattr(conftest, "boot_platform", boot_platform)
+    return calls
+
+
+def test_lanes_boot_each_platform_once_at_most_two_at_a_time(lane_boots):
+    names = ["tcg", "kvm", "tcg-smp2", "kvm-smp2", "tcg-smp4"]
+    platforms = conftest.boot_in_lanes(names)
+    assert sorted(name for name, _, _ in lane_boots) == sorted(names)
+    assert [platforms[name].raw for name in names[:4]] == [
+        b"log of " + name.encode() for name in names[:4]]
+    assert platforms["tcg-smp4"].failure == "booting tcg-smp4 raised OSError('no QEMU')"
+    at_once = [sum(s <= start < e for _, s, e in lane_boots) for _, start, _ in lane_boots]
+    assert max(at_once) == conftest.BOOT_LANES, lane_boots  # side by side, never more
+    # The KVM lane starts with the first KVM platform, the other with the first TCG one.
+    first = sorted(lane_boots, key=lambda call: call[1])[:2]
+    assert {name for name, _, _ in first} == {"kvm", "tcg"}
+
+
+def test_workers_share_their_boots_through_claims(lane_boots, tmp_path):
+    """Two pytest-xdist workers (threads here), each a lane over every platform, boot each
+    platform once between them and both get every platform's run."""
+    names = ["tcg", "kvm", "tcg-smp2", "kvm-smp2"]
+    directory = tmp_path / "run"
+    directory.mkdir()
+    results = {}
+
+    def worker(lane):
+        conftest.claim_and_boot(directory, conftest.lane_order(names, lane))
+        results[lane] = {name: conftest.wait_for_boot(directory, name, len(names))
+                         for name in names}
+    threads = [threading.Thread(target=worker, args=(lane,)) for lane in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(name for name, _, _ in lane_boots) == sorted(names)
+    for lane in (0, 1):
+        assert [results[lane][name].raw for name in names] == [
+            b"log of " + name.encode() for name in names]
+
+
+def test_a_claimed_boot_that_never_finishes_is_a_failure_not_a_hang(tmp_path, monkeypatch):
+    monkeypatch.setenv("SWITCHYARD_BOOT_TIMEOUT", "0.3")
+    monkeypatch.setenv("SWITCHYARD_ALONE_TIMEOUT", "0.2")
+    (tmp_path / "tcg.claim").touch()
+    start = time.monotonic()
+    platform = conftest.wait_for_boot(tmp_path, "tcg", 1)
+    assert time.monotonic() - start < 5
+    assert platform.failure.startswith("no run of tcg within 0.5 s"), platform.failure
