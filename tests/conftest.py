@@ -8,7 +8,9 @@ CPUs; "tcg-apic", "kvm-xapic", "kvm-x2apic-firmware": the arch suite on 2 CPUs w
 APIC in xAPIC mode (TCG has no x2APIC; apic=xapic) and with firmware's x2APIC handover played
 (selftest.firmware_x2apic); "tcg-smp16": the smp suite with 16 CPUs, per-CPU data sized at boot for more than the 8 it
 once allowed (about 2 s under TCG on this 2-core host); "tcg-pebs-fmtN" and "tcg-kvm-pebs": the bts, ds, pebs, pmu and emulator suites on the
-emulated CPU playing another part; "tcg-ds-hardware": the same suites with the model refused.
+emulated CPU playing another part; "tcg-ds-hardware": the same suites with the model refused;
+"tcg-lab": every suite as the LAVA jobs boot it (deploy/lava/*.yaml: tests=* ds=hardware), on
+2 CPUs.
 A missing kernel image is a failure, never a skip.
 
 Known platform defects (tests/known-defects.toml) are compiled into the kernel, which reports
@@ -51,6 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -101,6 +104,18 @@ BOOTS["tcg-hybrid"] = ("tcg", 2, f"emulate=cpu:icelake,hybrid:1 {EMULATED_SUITES
 # The same suites where the model is refused: each skips with the silicon's exact reason.
 BOOTS["tcg-ds-hardware"] = ("tcg", 1, f"ds=hardware {EMULATED_SUITES}")
 
+
+def lab_options(template=ROOT / "deploy" / "lava" / "switchyard-ipxe.yaml"):
+    """The kernel options every LAVA job boots with: those after {KERNEL} in the template's
+    kernel command (tests=* ds=hardware), console= left to the lab."""
+    actions = yaml.safe_load(template.read_text())["actions"]
+    commands = next(action["boot"]["commands"] for action in actions if "boot" in action)
+    options = next(c for c in commands if "{KERNEL}" in c).split("{KERNEL}", 1)[1].split()
+    return " ".join(o for o in options if not o.startswith("console="))
+
+
+# The whole suite as a lab runs it (deploy/lava/*.yaml, and scripts/lava-qemu's 2 CPUs).
+BOOTS["tcg-lab"] = ("tcg", 2, lab_options())
 PLATFORMS = tuple(BOOTS)
 
 

@@ -231,3 +231,15 @@ def test_lava_qemu_exits_with_the_jobs_verdict(tmp_path, monkeypatch, capsys, fa
     verdict = "FAIL: qemu FAIL" if failing else "PASS: qemu PASS"
     assert out.out.splitlines()[-1] == f"lava-qemu: {verdict}", out
     assert ("lava-qemu: qemu: not ok arch.breakpoint_fires" in out.err) == failing, out.err
+
+
+def test_make_check_boots_the_lab_configuration_of_every_template():
+    """conftest's tcg-lab platform boots with the kernel options of every LAVA template, on
+    the 2 CPUs scripts/lava-qemu gives its board."""
+    import conftest
+
+    assert conftest.BOOTS["tcg-lab"] == ("tcg", lava_qemu.SMP, "tests=* ds=hardware")
+    templates = sorted((ROOT / "deploy" / "lava").glob("*.yaml"))
+    assert len(templates) >= 2
+    for template in templates:
+        assert conftest.lab_options(template) == conftest.BOOTS["tcg-lab"][2], template
