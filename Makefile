@@ -205,13 +205,14 @@ JUNIT := --junitxml=$(BUILD)/junit.xml
 PLATFORM ?= log
 # pytest-xdist workers for make check: independent tests run side by side, and each worker boots
 # its share of the kernel's platforms once for all (tests/conftest.py); the build is as parallel.
-# Two: the host's cores.
+# Two: the host's cores. A file's tests stay on one worker (loadfile): its module and session
+# fixtures (a make in build/, kunit.py unpacked into build/) then run once, never twice at once.
 CHECK_WORKERS ?= 2
 
 ifeq ($(LOG),)
 check: deps
 	@$(MAKE) --no-print-directory -j$(CHECK_WORKERS) all host-test
-	$(PYTHON) -m pytest -n $(CHECK_WORKERS) $(JUNIT)
+	$(PYTHON) -m pytest -n $(CHECK_WORKERS) --dist loadfile $(JUNIT)
 else
 check: deps
 	$(PYTHON) scripts/run --check-log "$(LOG)" || echo "  CHECK   scripts/run exited $$?; pytest judges each test"
