@@ -443,8 +443,10 @@ def test_the_kernel_skips_a_test_that_ends_the_boot_and_run_boots_it_alone(tmp_p
 
 @pytest.fixture
 def lane_boots(tmp_path, monkeypatch):
-    """conftest.boot_platform replaced by a 0.2 s fake; .calls lists (name, start, end)."""
+    """conftest.boot_platform replaced by a 0.2 s fake; .calls lists (name, start, end). As a
+    pytest run without xdist, whatever runs this test: the lanes are threads."""
     monkeypatch.setattr(conftest, "LOG_DIR", tmp_path)
+    monkeypatch.setattr(conftest, "_config", None)
     calls = []
 
     def boot_platform(name):
