@@ -345,5 +345,5 @@ def pytest_generate_tests(metafunc):
                 params.extend(ktap_params(platform))
         metafunc.parametrize("platform, ktap_test", params)
     elif "platform" in metafunc.fixturenames:
-        metafunc.parametrize("platform", [platform_param(platform)
-                                          for platform in load_platforms(platform_names()).values()])
+        platforms = load_platforms(platform_names()).values()
+        metafunc.parametrize("platform", [platform_param(platform) for platform in platforms])

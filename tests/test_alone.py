@@ -29,6 +29,8 @@ RUN = ROOT / "scripts" / "run"
 KERNEL = ROOT / "build" / "switchyard32.elf"
 
 REASON = "KVM-PVM: ICEBP (0xF1) in ring 0 kills the VM"  # its entry in the table
+NAME = "icebp_is_a_trap_like_db_without_a_dr6_condition"
+ID = f"dr.{NAME}"
 HEADER = """\
 KTAP version 1
 # switchyard 0.1 (x86-64)
@@ -48,7 +50,7 @@ MAIN_BODY = HEADER + f"""\
     ok 3 icebp_is_a_trap_like_db_without_a_dr6_condition # SKIP runs alone: {REASON}
 ok 1 dr
 """
-SOLO_START = HEADER + "    1..1\n    # running dr.icebp_is_a_trap_like_db_without_a_dr6_condition\n"
+SOLO_START = HEADER + f"    1..1\n    # running {ID}\n"
 SOLO_XPASS = SOLO_START + f"""\
     # known defect did not occur: the boot went on ({REASON})
     not ok 1 icebp_is_a_trap_like_db_without_a_dr6_condition # XPASS {REASON}
@@ -66,7 +68,6 @@ KTAP version 1
 # valid options: tests=GLOB[,GLOB...] list alone
 Bail out! bad kernel command line
 """
-ID = "dr.icebp_is_a_trap_like_db_without_a_dr6_condition"
 
 
 def skipped():
@@ -150,23 +151,23 @@ def test_a_solo_boot_that_completes_gives_the_tests_own_result(log, status, outc
 
 
 @pytest.mark.parametrize("log, status, fragments", [
-    (HEADER + "    1..1\n", None, ["killed after 60 s", "before dr.icebp_is_a_trap_like_db_without_a_dr6_condition started"]),
+    (HEADER + "    1..1\n", None, ["killed after 60 s", f"before {ID} started"]),
     (HEADER + "    1..1\n    # running dr.other_test\n", 0,
-     ["exited with status 0", "while running dr.other_test, not dr.icebp_is_a_trap_like_db_without_a_dr6_condition"]),
-    (SOLO_START + "    ok 1 icebp_is_a_trap_like_db_without_a_dr6_condition\n", None,
-     ["after dr.icebp_is_a_trap_like_db_without_a_dr6_condition reported its result"]),
+     ["exited with status 0", f"while running dr.other_test, not {ID}"]),
+    (SOLO_START + f"    ok 1 {NAME}\n", None, [f"after {ID} reported its result"]),
     (SOLO_START.replace("1..1", "1..x"), None, ["the log is damaged", "malformed line"]),
     ("", 1, ["no KTAP output"]),
     ("qemu: could not load kernel\n", 1, ["no KTAP output"]),
-    (seal(SOLO_USAGE), 37, ["rejected its command line", "option 'alone': tests= must select exactly one"]),
+    (seal(SOLO_USAGE), 37, ["rejected its command line",
+                              "option 'alone': tests= must select exactly one"]),
     (seal(SOLO_XPASS), 33, ["exit status disagrees with log"]),
     (seal(SOLO_XPASS), None, ["killed after 60 s, after the log's final line"]),
-    (seal(SOLO_XPASS.replace("    1..1", "    1..2").replace("not ok 1 dr", "    # running dr.another\n"
-                                                      "    ok 2 another\nnot ok 1 dr")), 35,
-     ["the boot reported", "dr.another", "not dr.icebp_is_a_trap_like_db_without_a_dr6_condition alone"]),
-    (seal(SOLO_START.replace("    # running dr.icebp_is_a_trap_like_db_without_a_dr6_condition\n", "")
-          + f"    ok 1 icebp_is_a_trap_like_db_without_a_dr6_condition # SKIP runs alone: {REASON}\nok 1 dr\n"), 33,
-     [f"skipped dr.icebp_is_a_trap_like_db_without_a_dr6_condition again under {alone.ALONE}"]),
+    (seal(SOLO_XPASS.replace("    1..1", "    1..2").replace(
+        "not ok 1 dr", "    # running dr.another\n    ok 2 another\nnot ok 1 dr")), 35,
+     ["the boot reported", "dr.another", f"not {ID} alone"]),
+    (seal(SOLO_START.replace(f"    # running {ID}\n", "")
+          + f"    ok 1 {NAME} # SKIP runs alone: {REASON}\nok 1 dr\n"), 33,
+     [f"skipped {ID} again under {alone.ALONE}"]),
     (seal(SOLO_START[:SOLO_START.index("1..1")] + "Bail out! #PF in the kernel\n"), 39,
      ["Bail out! #PF in the kernel"]),
 ], ids=["died-before-start", "another-test", "cut-after-result", "garbage", "no-output",

@@ -88,7 +88,8 @@ def test_lava_run_makes_each_test_one_case_with_our_result(lava_run, job):
 # The comparison, without LAVA.
 
 XFAIL_TEST = "rdmsr_safe_reports_gp_for_an_msr_that_faults"  # a known defect of tcg: its entry
-XFAIL_REASON = "QEMU TCG's RDMSR never raises #GP: unknown MSRs and x2APIC MSRs in xAPIC mode read 0"
+XFAIL_REASON = ("QEMU TCG's RDMSR never raises #GP: unknown MSRs and x2APIC MSRs in xAPIC mode "
+                "read 0")
 
 
 def sample_log(xfail=True):

@@ -45,8 +45,8 @@ ok 2 boot
 """)
 PASSING_BODY = (FAILING_BODY.replace("not ok 2 fault", "ok 2 fault")
                 .replace("not ok 1 arch", "ok 1 arch")
-                .replace("    # fault_is_not_a_hang: arch/x86/traps.c:42: check failed: vector == 13\n"
-                         "    #   expected 13 (0xd), got 0 (0x0)\n", ""))
+                .replace("    # fault_is_not_a_hang: arch/x86/traps.c:42: check failed: "
+                         "vector == 13\n    #   expected 13 (0xd), got 0 (0x0)\n", ""))
 USAGE_BODY = """\
 KTAP version 1
 # switchyard 0.1 (x86-64)
@@ -351,7 +351,8 @@ KNOWN_DEFECT_SUITE = """\
 
 def known_defect_log(result, word, identity=TCG_IDENTITY, reason=GD):
     """PASSING_BODY and a dr suite whose one test is `result`, on the platform `identity`."""
-    return (PASSING_BODY.replace("1..2\n", "1..3\n", 1).replace("# seed=7\n", "# seed=7\n" + identity)
+    return (PASSING_BODY.replace("1..2\n", "1..3\n", 1)
+            .replace("# seed=7\n", "# seed=7\n" + identity)
             + KNOWN_DEFECT_SUITE.format(result=result, word=word, reason=reason))
 
 
@@ -442,7 +443,8 @@ def test_a_skip_after_a_known_defects_failed_check_is_the_kernels():
 
 @pytest.mark.parametrize("old, new, fragment", [
     ("    # running arch.fault_is_not_a_hang\n", "",
-     "line 11: result of arch.fault_is_not_a_hang without its '# running arch.fault_is_not_a_hang'"),
+     "line 11: result of arch.fault_is_not_a_hang without its "
+     "'# running arch.fault_is_not_a_hang'"),
     ("    # running arch.fault_is_not_a_hang\n", "    # running arch.rdmsr_safe_reports_gp\n",
      "result of arch.fault_is_not_a_hang after '# running arch.rdmsr_safe_reports_gp'"),
     ("    # running boot.long_mode_is_active\n", "",
@@ -486,7 +488,8 @@ def suites(body):
 def test_suites_out_of_order_or_twice_are_a_crash(order, fragment):
     head, parts, tail = suites(PASSING_BODY)
     assert [p.splitlines()[1].strip() for p in parts] == ["# Subtest: arch", "# Subtest: boot"]
-    renumber = lambda text, n: re.sub(r"^(ok|not ok) \d+ ", rf"\g<1> {n} ", text, flags=re.M)  # noqa: E731
+    def renumber(text, number):
+        return re.sub(r"^(ok|not ok) \d+ ", rf"\g<1> {number} ", text, flags=re.M)
     body = (head.replace("1..2", f"1..{len(order)}")
             + "".join(renumber(parts[i], n) for n, i in enumerate(order, 1)) + tail)
     assert_crash(ktap.check_log(seal(body).encode()), fragment)
