@@ -34,12 +34,15 @@ in build/logs/PLATFORM-alone-SUITE.TEST.log.
 
 The boots run in BOOT_LANES lanes at once, each booting one platform at a time (with its solos):
 one lane takes the KVM platforms first, the other the TCG ones, so that the long KVM-PVM boot
-overlaps the TCG boots, and no more QEMUs run at once than the host has cores for the kernel's
-own timing tests (sched fairness, the timer rate, PMU multiplexing). Under pytest-xdist (`make
+overlaps the short TCG boots, and no more QEMUs run at once than the host has cores. The
+kernel's own timing tests (sched fairness, the timer rate, PMU multiplexing) judge their pace:
+two boots of the whole suite (tcg, kvm, tcg-lab) never run side by side. Under pytest-xdist (`make
 check` runs `pytest -n 2`) each worker is a lane: every platform is booted once, by the first
 worker that claims it in build/logs/boots/RUN/, and the others read its result from there.
 """
 
+import contextlib
+import fcntl
 import functools
 import os
 import pickle
@@ -241,21 +244,66 @@ def boot_in_lanes(names):
     return platforms
 
 
+def whole_suite(name):
+    """Whether platform name boots every suite: its timing tests (sched fairness, the timer
+    rate, PMU multiplexing) among them, in a boot of a minute under KVM-PVM."""
+    options = BOOTS[name][2].split()
+    return not any(o.startswith("tests=") for o in options) or "tests=*" in options
+
+
 def claim_and_boot(directory, names):
     """Boot each of names that no other lane has claimed (NAME.claim, created exclusively) and
-    leave its judged run in NAME.pickle. A boot that raises leaves a failure, never nothing."""
-    for name in names:
+    leave its judged run in NAME.pickle. A boot that raises leaves a failure, never nothing.
+    Two boots of the whole suite never run side by side, where their timing tests would judge
+    each other's load: the lane booting one holds WHOLE.lock (flock), and a lane that finds it
+    held boots the other platforms first, then waits for it."""
+    pending = list(names)
+    while pending:
+        for name in pending:
+            with whole_suite_turn(directory, name) as turn:
+                if not turn:
+                    continue
+                pending.remove(name)
+                if claim(directory, name):
+                    boot_and_leave(directory, name)
+                break
+        else:
+            time.sleep(0.2)  # every platform left waits for the other lane's whole suite
+
+
+@contextlib.contextmanager
+def whole_suite_turn(directory, name):
+    """True while this lane may boot name: at once for a platform of a few suites, else while
+    it holds WHOLE.lock; False when another lane holds it."""
+    if not whole_suite(name):
+        yield True
+        return
+    with open(directory / "WHOLE.lock", "w") as lock:
         try:
-            os.close(os.open(directory / f"{name}.claim", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-        except FileExistsError:
-            continue
-        try:
-            platform = boot_platform(name)
-        except Exception as error:  # noqa: BLE001: the waiting lanes must get a result
-            platform = Platform(name, failure=f"booting {name} raised {error!r}")
-        partial = directory / f"{name}.pickle.{os.getpid()}.{threading.get_ident()}"
-        partial.write_bytes(pickle.dumps(platform))
-        partial.rename(directory / f"{name}.pickle")
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True  # closing the file releases the lock
+
+
+def claim(directory, name):
+    """Whether this lane is the first to claim name."""
+    try:
+        os.close(os.open(directory / f"{name}.claim", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
+
+
+def boot_and_leave(directory, name):
+    try:
+        platform = boot_platform(name)
+    except Exception as error:  # noqa: BLE001: the waiting lanes must get a result
+        platform = Platform(name, failure=f"booting {name} raised {error!r}")
+    partial = directory / f"{name}.pickle.{os.getpid()}.{threading.get_ident()}"
+    partial.write_bytes(pickle.dumps(platform))
+    partial.rename(directory / f"{name}.pickle")
 
 
 def wait_for_boot(directory, name, count):

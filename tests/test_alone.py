@@ -470,9 +470,10 @@ def test_lanes_boot_each_platform_once_at_most_two_at_a_time(lane_boots):
     assert platforms["tcg-smp4"].failure == "booting tcg-smp4 raised OSError('no QEMU')"
     at_once = [sum(s <= start < e for _, s, e in lane_boots) for _, start, _ in lane_boots]
     assert max(at_once) == conftest.BOOT_LANES, lane_boots  # side by side, never more
-    # The KVM lane starts with the first KVM platform, the other with the first TCG one.
+    # The KVM lane starts with the first KVM platform, the other with the first TCG one that
+    # may boot beside it (tcg boots the whole suite, as kvm does: it waits).
     first = sorted(lane_boots, key=lambda call: call[1])[:2]
-    assert {name for name, _, _ in first} == {"kvm", "tcg"}
+    assert {name for name, _, _ in first} == {"kvm", "tcg-smp2"}
 
 
 def test_workers_share_their_boots_through_claims(lane_boots, tmp_path):
@@ -506,3 +507,19 @@ def test_a_claimed_boot_that_never_finishes_is_a_failure_not_a_hang(tmp_path, mo
     platform = conftest.wait_for_boot(tmp_path, "tcg", 1)
     assert time.monotonic() - start < 5
     assert platform.failure.startswith("no run of tcg within 0.5 s"), platform.failure
+
+
+def test_two_boots_of_the_whole_suite_never_run_side_by_side(lane_boots):
+    """tcg, kvm and tcg-lab boot every suite, timing tests and all: one at a time, while the
+    other lane boots the short platforms."""
+    names = ["tcg", "kvm", "tcg-lab", "tcg-smp2", "kvm-smp2", "tcg-apic"]
+    platforms = conftest.boot_in_lanes(names)
+    assert sorted(platforms) == sorted(names)
+    assert sorted(name for name, _, _ in lane_boots) == sorted(names)
+    whole = [call for call in lane_boots if conftest.whole_suite(call[0])]
+    assert len(whole) == 3
+    for name, start, end in whole:
+        beside = [other for other, s, e in whole if other != name and s < end and start < e]
+        assert not beside, (name, beside, lane_boots)
+    short = [call for call in lane_boots if not conftest.whole_suite(call[0])]
+    assert any(s < e0 and s0 < e for _, s, e in short for _, s0, e0 in whole), lane_boots
