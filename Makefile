@@ -120,7 +120,7 @@ KERNEL_OBJS := $(addprefix $(BUILD)/,$(OBJS) $(TEST_OBJS))
 DEPS := gcc make binutils nasm qemu-system-x86 python3 python3-pytest python3-pytest-timeout \
 	python3-matplotlib \
 	grub-pc-bin grub-efi-amd64-bin grub-common xorriso mtools ovmf ipxe-qemu dnsmasq-base iproute2 \
-	python3-serial python3-yaml lava-common \
+	python3-serial python3-yaml lava-common python3-pytest-xdist \
 	linux-source-6.1
 # LAVA's dispatcher (about 300 packages) only when asked: `make deps LAVA=1`, or `make lava`.
 LAVA_DEPS := lava-dispatcher lavacli socat
@@ -192,6 +192,7 @@ pxe: deps all
 # The LAVA jobs run by the real lava-run (Debian's lava-dispatcher), QEMU as the board: the qemu
 # device type, and the x86 type with deploy/lava/switchyard-ipxe.yaml. Every test must be one
 # LAVA case with our result (scripts/lava-qemu, docs/lava.md); work and results in $(BUILD)/lava.
+# The status is the jobs' verdict: nonzero when LAVA disagrees or a test failed.
 lava: DEPS += $(LAVA_DEPS)
 lava: deps all
 	$(PYTHON) scripts/lava-qemu --out $(BUILD)/lava
@@ -207,10 +208,16 @@ delivery: deps all
 # cases (default "log"); the known defects that applied are the ones its kernel reported.
 JUNIT := --junitxml=$(BUILD)/junit.xml
 PLATFORM ?= log
+# pytest-xdist workers for make check: independent tests run side by side, and each worker boots
+# its share of the kernel's platforms once for all (tests/conftest.py); the build is as parallel.
+# Two: the host's cores. A file's tests stay on one worker (loadfile): its module and session
+# fixtures (a make in build/, kunit.py unpacked into build/) then run once, never twice at once.
+CHECK_WORKERS ?= 2
 
 ifeq ($(LOG),)
-check: deps all host-test
-	$(PYTHON) -m pytest $(JUNIT)
+check: deps
+	@$(MAKE) --no-print-directory -j$(CHECK_WORKERS) all host-test
+	$(PYTHON) -m pytest -n $(CHECK_WORKERS) --dist loadfile $(JUNIT)
 else
 check: deps
 	$(PYTHON) scripts/run --check-log "$(LOG)" || echo "  CHECK   scripts/run exited $$?; pytest judges each test"

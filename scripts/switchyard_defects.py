@@ -4,8 +4,9 @@ The kernel carries the table (runner/known_defects.c includes the C rows that
 `switchyard_defects.py --c-table FILE` writes at build time) and reports each entry's check
 in-band: `ok N name # XFAIL reason` when it failed as known, `not ok N name # XPASS reason` when
 it did not. scripts/run and the pytest harness judge those lines; they never read this file to
-decide a verdict. This module validates the file (`read`), writes the C rows, and answers which
-entries apply to a platform identity (`applies`), for the tests that check the table itself.
+decide a verdict, only (switchyard_log.py) to reject an XFAIL or XPASS whose reason no entry
+gives for that test and platform. This module validates the file (`read`), writes the C rows, and
+answers which entries apply to a platform identity (`applies`).
 """
 
 import argparse

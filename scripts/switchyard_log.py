@@ -1,14 +1,25 @@
 """Check a switchyard serial log against docs/output.md: KTAP v1, final line, exit status.
 
-Pure Python, no I/O. `check_log(raw, qemu_status)` is the one entry point: it takes the raw
-serial bytes (or text), cleans them, parses the nested KTAP, verifies the final integrity line
-and, when given, the QEMU exit status, and returns a `LogResult` whose `verdict` is one of
-PASS, FAIL, USAGE or CRASH. A log is never PASS unless it is complete and verified.
+Pure Python; the only file it reads is tests/known-defects.toml, once. `check_log(raw,
+qemu_status)` is the one entry point: it takes the raw serial bytes (or text), cleans them,
+parses the nested KTAP, verifies the final integrity line and, when given, the QEMU exit
+status, and returns a `LogResult` whose `verdict` is one of PASS, FAIL, USAGE or CRASH. A log
+is never PASS unless it is complete and verified.
+
+A CRC proves only that nothing changed after the last line was written, and anyone can write
+one: a log edited and sealed again passes it. So the log must also hold together as the kernel
+writes it (runner/runner.c, lib/report.c): suites once each, in name order; each test once;
+every result but a SKIP right after its test's `# running` line; no `ok` after a `check failed:`
+diagnostic that no known defect explains; a `# totals:` line that counts the results; and every
+XFAIL and XPASS reason an entry of the known-defects table for the log's platform and test.
 """
 
+import functools
 import re
 import zlib
 from dataclasses import dataclass, field
+
+import switchyard_defects
 
 ESCAPE = re.compile(r"\x1b\[[0-9;=?]*[A-Za-z]")
 VERSION = "KTAP version 1"
@@ -25,6 +36,12 @@ DIAGNOSTIC = re.compile(r"#(?: .*)?")
 BAIL_OUT = re.compile(r"Bail out!(?: (.*))?")
 METRIC = re.compile(r"# metric ([A-Za-z0-9_.]+)((?: [A-Za-z0-9_.]+=\S+)+)")
 RUNNING = re.compile(r"# running ([A-Za-z0-9_]+\.[A-Za-z0-9_]+)")  # inside a suite, before a test
+TOTALS = re.compile(r"totals: pass=(\d+) fail=(\d+) skip=(\d+) xfail=(\d+) xpass=(\d+)")
+TOTALS_STATUSES = ("pass", "fail", "skip", "xfail", "xpass")  # the order of the totals line
+IDENTITY = re.compile(r"platform: identity=([A-Za-z0-9_-]+)(?: .*)?")
+EMULATED_SUFFIX = "__emulated"  # a result's name when the emulated CPU served it: not registered
+CHECK_FAILED = ": check failed: "  # lib/report.c's failed-check diagnostic
+KNOWN_FAILURE = "  known defect of this platform: "  # lib/report.c, after a known check failed
 
 
 # The directives a result line may carry, with the result word each needs and the status it
@@ -120,8 +137,16 @@ def final_line(lines):
     return f"# switchyard-end crc32=0x{crc32(lines):08x} lines={len(lines)}"
 
 
-def check_log(raw, qemu_status=None):
-    """Parse and verify a whole log; qemu_status None means "not known" (a log file)."""
+@functools.cache
+def known_defects():
+    """tests/known-defects.toml's entries (switchyard_defects.read()), read once."""
+    return tuple(switchyard_defects.read())
+
+
+def check_log(raw, qemu_status=None, defects=None):
+    """Parse and verify a whole log; qemu_status None means "not known" (a log file). defects:
+    the known-defects entries the log's XFAIL and XPASS reasons must come from (default:
+    tests/known-defects.toml)."""
     result = LogResult()
     lines = clean(raw).split("\n")
     if lines[-1] == "":
@@ -139,6 +164,8 @@ def check_log(raw, qemu_status=None):
         result.lines = [VERSION] + lines[start + 1:]
         body = result.lines[:-1] if FINAL.fullmatch(result.lines[-1]) else result.lines
         _Parser(result).parse(body)
+        _check_totals(result)
+        _check_known_defects(result, known_defects() if defects is None else defects)
         result.integrity_error = _check_integrity(result.lines)
         result.truncated = not any(FINAL.fullmatch(line) for line in result.lines)
         if result.truncated:
@@ -183,6 +210,45 @@ def _check_integrity(lines):
     if int(crc, 16) != actual:
         return f"CRC mismatch: the final line says 0x{crc}, the log gives 0x{actual:08x}"
     return None
+
+
+def _check_totals(result):
+    """The runner's "# totals:" line, where there is one, counts the log's results."""
+    lines = [d for d in result.diagnostics if d.startswith("totals:")]
+    if len(lines) > 1:
+        result.errors.append(f"{len(lines)} '# totals:' lines: the runner prints one")
+    for line in lines[:1]:
+        match = TOTALS.fullmatch(line)
+        if not match:
+            result.errors.append(f"malformed totals line: '# {line}'")
+            continue
+        counted = {status: result.count(status) for status in TOTALS_STATUSES}
+        said = dict(zip(TOTALS_STATUSES, map(int, match.groups())))
+        if said != counted:
+            result.errors.append(
+                f"'# {line}' contradicts the results: "
+                + " ".join(f"{status}={count}" for status, count in counted.items()))
+
+
+def _check_known_defects(result, defects):
+    """Every XFAIL and XPASS reason is an entry's of the table for the log's platform identity
+    (its "# platform: identity=" line) and the test: the kernel prints no other."""
+    identities = [IDENTITY.fullmatch(d) for d in result.diagnostics]
+    identity = next((match.group(1) for match in identities if match), None)
+    for test in result.tests:
+        if test.status not in ("xfail", "xpass"):
+            continue
+        name = test.name[:-len(EMULATED_SUFFIX)] if test.name.endswith(EMULATED_SUFFIX) \
+            else test.name
+        listed = identity is not None and any(
+            defect.test == f"{test.suite}.{name}" and defect.reason == test.reason
+            and switchyard_defects.applies(defect, identity) for defect in defects)
+        if not listed:
+            where = (f"platform {identity}" if identity
+                     else "a log with no '# platform: identity=' line")
+            result.errors.append(
+                f"line {test.line}: {test.status.upper()} {test.id}: the known-defects table "
+                f"has no entry for {where} and this test with the reason {test.reason!r}")
 
 
 def _last_started(result):
@@ -234,6 +300,8 @@ class _Parser:
         self.counts = [0, 0]  # results seen at the top level and in the open suite
         self.pending = []  # diagnostics since the previous result, at the open depth
         self.suite_tests = []
+        self.suites = []  # the names of the suites so far, in order
+        self.test_ids = set()
 
     @property
     def depth(self):
@@ -264,7 +332,7 @@ class _Parser:
             self.result.bail_out = BAIL_OUT.fullmatch(text).group(1) or ""
             return True
         if SUBTEST.fullmatch(text):
-            return self.name_suite(depth, SUBTEST.fullmatch(text).group(1))
+            return self.name_suite(number, depth, SUBTEST.fullmatch(text).group(1))
         if DIAGNOSTIC.fullmatch(text):
             return self.diagnostic(depth, text)
         if text == VERSION:
@@ -303,9 +371,15 @@ class _Parser:
         self.pending, self.suite_tests = [], []
         return True
 
-    def name_suite(self, depth, name):
+    def name_suite(self, number, depth, name):
         if depth != 1 or self.suite != "":
             return False
+        if name in self.suites:
+            self.error(number, f"suite {name} twice")
+        elif self.suites and name < self.suites[-1]:
+            self.error(number, f"suite {name} after {self.suites[-1]}: the runner runs the "
+                       "suites in name order")
+        self.suites.append(name)
         self.suite = name
         return True
 
@@ -333,6 +407,7 @@ class _Parser:
         if depth == 1:
             test = KtapTest(self.suite, name, status, number,
                             reason if status == "skip" else "", self.pending, reason)
+            self.check_test(number, test)
             self.suite_tests.append(test)
             self.result.tests.append(test)
             self.result.last_started_reported = True
@@ -340,6 +415,27 @@ class _Parser:
             self.close_suite(number, word, name)
         self.pending = []
         return True
+
+    def check_test(self, number, test):
+        """What the runner does around each result: one result per test, right after the
+        test's "# running" line (a SKIP decided before the test runs has none), and never "ok"
+        after a failed check but a known defect's."""
+        if test.id in self.test_ids:
+            self.error(number, f"test {test.id} twice")
+        self.test_ids.add(test.id)
+        name = test.name[:-len(EMULATED_SUFFIX)] if test.name.endswith(EMULATED_SUFFIX) \
+            else test.name
+        registered = f"{test.suite}.{name}"
+        started = None if self.result.last_started_reported else self.result.last_started
+        if started is None and test.status != "skip":
+            self.error(number, f"result of {test.id} without its '# running {registered}' line")
+        elif started is not None and started != registered:
+            self.error(number, f"result of {test.id} after '# running {started}'")
+        failed_check = any(CHECK_FAILED in line for line in test.diagnostics)
+        known = any(line.startswith(KNOWN_FAILURE) for line in test.diagnostics)
+        if failed_check and (test.status == "pass" or test.status == "skip" and not known):
+            self.error(number, f"{test.id} is 'ok' after a failed check that no known defect "
+                       "explains")
 
     def close_suite(self, number, word, name):
         if name != self.suite:

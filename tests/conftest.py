@@ -7,14 +7,18 @@ every test; and "tcg-smp2", "tcg-smp4", "kvm-smp2", "kvm-smp4": the smp suite wi
 CPUs; "tcg-apic", "kvm-xapic", "kvm-x2apic-firmware": the arch suite on 2 CPUs with the local
 APIC in xAPIC mode (TCG has no x2APIC; apic=xapic) and with firmware's x2APIC handover played
 (selftest.firmware_x2apic); "tcg-smp16": the smp suite with 16 CPUs, per-CPU data sized at boot for more than the 8 it
-once allowed (about 2 s under TCG on this 2-core host); "tcg-pebs-fmtN", "tcg-kvm-pebs" and "tcg-skid": the bts, ds, pebs, pmu and emulator suites
-on the emulated CPU playing another part, or with a PMI skid; "tcg-ds-hardware": the same suites with the model refused.
+once allowed (about 2 s under TCG on this 2-core host); "tcg-pebs-fmtN", "tcg-kvm-pebs" and
+"tcg-skid": the bts, ds, pebs, pmu and emulator suites on the emulated CPU playing another part,
+or with a PMI skid; "tcg-ds-hardware": the same suites with the model refused;
+"tcg-lab": every suite as the LAVA jobs boot it (deploy/lava/*.yaml: tests=* ds=hardware), on
+2 CPUs.
 A missing kernel image is a failure, never a skip.
 
 Known platform defects (tests/known-defects.toml) are compiled into the kernel, which reports
 them in-band: "ok N name # XFAIL reason" becomes a pytest xfail, "not ok N name # XPASS reason"
-(the defect did not occur) a strict xfail that passed, so a failure. The harness reads no table
-of its own, so a recorded log is judged exactly as the kernel that wrote it judged itself.
+(the defect did not occur) a strict xfail that passed, so a failure. The harness decides no
+verdict from the table, so a recorded log is judged as the kernel that wrote it judged itself;
+the log checker only rejects an XFAIL or XPASS reason the table does not give (docs/output.md).
 
 A test that ends the boot on the platform (the kernel's "# SKIP runs alone: REASON") is booted
 again alone (scripts/switchyard_alone.py), and that boot's judgement replaces the SKIP under the
@@ -28,16 +32,32 @@ Environment:
   SWITCHYARD_ALONE_TIMEOUT=S    seconds per boot of a test run alone (default 60)
 Raw logs of the boots are kept in build/logs/PLATFORM.log, and of the boots of tests run alone
 in build/logs/PLATFORM-alone-SUITE.TEST.log.
+
+The boots run in BOOT_LANES lanes at once, each booting one platform at a time (with its solos):
+one lane takes the KVM platforms first, the other the TCG ones, so that the long KVM-PVM boot
+overlaps the short TCG boots, and no more QEMUs run at once than the host has cores. The
+kernel's own timing tests (sched fairness, the timer rate, PMU multiplexing) judge their pace:
+two boots of the whole suite (tcg, kvm, tcg-lab) never run side by side. Under pytest-xdist (`make
+check` runs `pytest -n 2`) each worker is a lane: every platform is booted once, by the first
+worker that claims it in build/logs/boots/RUN/, and the others read its result from there.
 """
 
+import contextlib
+import fcntl
 import functools
 import os
+import pickle
 import re
+import shutil
 import sys
+import threading
+import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -88,6 +108,19 @@ for _name, _profile in EMULATED_PROFILES.items():
 BOOTS["tcg-hybrid"] = ("tcg", 2, f"emulate=cpu:icelake,hybrid:1 {EMULATED_SUITES},smp.*")
 # The same suites where the model is refused: each skips with the silicon's exact reason.
 BOOTS["tcg-ds-hardware"] = ("tcg", 1, f"ds=hardware {EMULATED_SUITES}")
+
+
+def lab_options(template=ROOT / "deploy" / "lava" / "switchyard-ipxe.yaml"):
+    """The kernel options every LAVA job boots with: those after {KERNEL} in the template's
+    kernel command (tests=* ds=hardware), console= left to the lab."""
+    actions = yaml.safe_load(template.read_text())["actions"]
+    commands = next(action["boot"]["commands"] for action in actions if "boot" in action)
+    options = next(c for c in commands if "{KERNEL}" in c).split("{KERNEL}", 1)[1].split()
+    return " ".join(o for o in options if not o.startswith("console="))
+
+
+# The whole suite as a lab runs it (deploy/lava/*.yaml, and scripts/lava-qemu's 2 CPUs).
+BOOTS["tcg-lab"] = ("tcg", 2, lab_options())
 PLATFORMS = tuple(BOOTS)
 
 
@@ -129,9 +162,41 @@ def platform_names():
     return (log_platform_name(),) if os.environ.get("SWITCHYARD_LOG") else PLATFORMS
 
 
-@functools.cache
+_loaded = {}  # name -> Platform, each judged run of this session
+_config = None  # the session's pytest config (pytest_configure): its xdist worker input, if any
+
+
+def pytest_configure(config):
+    global _config
+    _config = config
+
+
 def load_platform(name):
     """The judged run of one platform, booting at most once per session."""
+    if name not in _loaded:
+        load_platforms((name,))
+    return _loaded[name]
+
+
+def load_platforms(names):
+    """Judge every platform of names not judged yet, booting those that need a boot in
+    BOOT_LANES lanes (the module docstring); return {name: Platform} for all of names."""
+    todo = []
+    for name in names:
+        if name in _loaded:
+            continue
+        platform = unbooted_platform(name)
+        if platform is None:
+            todo.append(name)
+        else:
+            _loaded[name] = platform
+    if todo:
+        _loaded.update(boot_in_lanes(todo))
+    return {name: _loaded[name] for name in names}
+
+
+def unbooted_platform(name):
+    """The platform's run when it needs no boot (a recorded log, a skip, a failure), else None."""
     if os.environ.get("SWITCHYARD_LOG"):
         path = Path(os.environ["SWITCHYARD_LOG"])
         if not path.is_file():
@@ -141,7 +206,131 @@ def load_platform(name):
         return Platform(name, failure=f"kernel image {KERNEL} not found: run make")
     if BOOTS[name][0] == "kvm" and qemu.kvm_unusable_reason():
         return Platform(name, skip=f"KVM unusable: {qemu.kvm_unusable_reason()}")
-    return boot_platform(name)
+    return None
+
+
+BOOT_LANES = 2  # QEMUs at once: this host's 2 cores; a TCG vCPU or a KVM-PVM one fills one
+STALE_RUN_SECONDS = 3600
+
+
+def lane_order(names, lane):
+    """The order in which lane `lane` claims names: the KVM platforms first in lane 0, the
+    TCG ones first (and the KVM ones from the end) in lane 1."""
+    kvm = [name for name in names if BOOTS[name][0] == "kvm"]
+    tcg = [name for name in names if BOOTS[name][0] != "kvm"]
+    return kvm + tcg if lane % 2 == 0 else tcg + kvm[::-1]
+
+
+def boot_in_lanes(names):
+    """{name: Platform} for names, each booted once by the lane that claims it first. Under
+    pytest-xdist this process is one lane and the other workers are the others; alone it runs
+    BOOT_LANES threads."""
+    worker = getattr(_config, "workerinput", None)
+    run = worker["testrunuid"] if worker else f"{os.getpid()}-{uuid.uuid4().hex}"
+    directory = LOG_DIR / "boots" / run  # NAME.claim, NAME.pickle: the lanes' shared boots
+    directory.mkdir(parents=True, exist_ok=True)
+    remove_stale_runs(directory)
+    if worker:
+        claim_and_boot(directory, lane_order(names, int(worker["workerid"].lstrip("gw") or 0)))
+    else:
+        threads = [threading.Thread(target=claim_and_boot,
+                                    args=(directory, lane_order(names, lane)))
+                   for lane in range(BOOT_LANES)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    platforms = {name: wait_for_boot(directory, name, len(names)) for name in names}
+    if not worker:
+        shutil.rmtree(directory, ignore_errors=True)
+    return platforms
+
+
+def whole_suite(name):
+    """Whether platform name boots every suite: its timing tests (sched fairness, the timer
+    rate, PMU multiplexing) among them, in a boot of a minute under KVM-PVM."""
+    options = BOOTS[name][2].split()
+    return not any(o.startswith("tests=") for o in options) or "tests=*" in options
+
+
+def claim_and_boot(directory, names):
+    """Boot each of names that no other lane has claimed (NAME.claim, created exclusively) and
+    leave its judged run in NAME.pickle. A boot that raises leaves a failure, never nothing.
+    Two boots of the whole suite never run side by side, where their timing tests would judge
+    each other's load: the lane booting one holds WHOLE.lock (flock), and a lane that finds it
+    held boots the other platforms first, then waits for it."""
+    pending = list(names)
+    while pending:
+        for name in pending:
+            with whole_suite_turn(directory, name) as turn:
+                if not turn:
+                    continue
+                pending.remove(name)
+                if claim(directory, name):
+                    boot_and_leave(directory, name)
+                break
+        else:
+            time.sleep(0.2)  # every platform left waits for the other lane's whole suite
+
+
+@contextlib.contextmanager
+def whole_suite_turn(directory, name):
+    """True while this lane may boot name: at once for a platform of a few suites, else while
+    it holds WHOLE.lock; False when another lane holds it."""
+    if not whole_suite(name):
+        yield True
+        return
+    with open(directory / "WHOLE.lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True  # closing the file releases the lock
+
+
+def claim(directory, name):
+    """Whether this lane is the first to claim name."""
+    try:
+        os.close(os.open(directory / f"{name}.claim", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
+
+
+def boot_and_leave(directory, name):
+    try:
+        platform = boot_platform(name)
+    except Exception as error:  # noqa: BLE001: the waiting lanes must get a result
+        platform = Platform(name, failure=f"booting {name} raised {error!r}")
+    partial = directory / f"{name}.pickle.{os.getpid()}.{threading.get_ident()}"
+    partial.write_bytes(pickle.dumps(platform))
+    partial.rename(directory / f"{name}.pickle")
+
+
+def wait_for_boot(directory, name, count):
+    """The run another lane (or this one) left for name; a failure, never a hang, when none
+    comes within the time `count` boots with their solos may take."""
+    limit = count * (float(os.environ.get("SWITCHYARD_BOOT_TIMEOUT", "300"))
+                     + alone.timeout_from_environment())
+    deadline = time.monotonic() + limit
+    path = directory / f"{name}.pickle"
+    while not path.exists():
+        if time.monotonic() > deadline:
+            return Platform(name, failure=f"no run of {name} within {limit:g} s: the lane that "
+                            f"claimed it ({directory / name}.claim) never finished")
+        time.sleep(0.2)
+    return pickle.loads(path.read_bytes())
+
+
+def remove_stale_runs(keep):
+    """Remove the shared-boot directories of runs older than an hour, all but keep."""
+    for run in keep.parent.iterdir():
+        try:
+            if run != keep and time.time() - run.stat().st_mtime > STALE_RUN_SECONDS:
+                shutil.rmtree(run, ignore_errors=True)
+        except OSError:
+            pass  # another worker removed it first
 
 
 def boot_platform(name):
@@ -198,7 +387,7 @@ def pytest_generate_tests(metafunc):
     """Boot only for the tests that judge a run: other test files never pay for a boot."""
     if "ktap_test" in metafunc.fixturenames:
         params = []
-        for platform in (load_platform(name) for name in platform_names()):
+        for platform in load_platforms(platform_names()).values():
             if platform.skip or platform.failure:
                 params.append(pytest.param(platform, None, id=platform.name,
                                            marks=platform_param(platform).marks))
@@ -206,5 +395,5 @@ def pytest_generate_tests(metafunc):
                 params.extend(ktap_params(platform))
         metafunc.parametrize("platform, ktap_test", params)
     elif "platform" in metafunc.fixturenames:
-        metafunc.parametrize("platform", [platform_param(load_platform(name))
-                                          for name in platform_names()])
+        platforms = load_platforms(platform_names()).values()
+        metafunc.parametrize("platform", [platform_param(platform) for platform in platforms])

@@ -9,6 +9,7 @@ replaced, and scripts/run on a fake QEMU. The tests marked "boot" run the real k
 import os
 import subprocess
 import sys
+import threading
 import time
 import types
 from pathlib import Path
@@ -27,11 +28,14 @@ ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / "scripts" / "run"
 KERNEL = ROOT / "build" / "switchyard32.elf"
 
-REASON = "QEMU TCG hangs on ICEBP in ring 0"
+REASON = "KVM-PVM: ICEBP (0xF1) in ring 0 kills the VM"  # its entry in the table
+NAME = "icebp_is_a_trap_like_db_without_a_dr6_condition"
+ID = f"dr.{NAME}"
 HEADER = """\
 KTAP version 1
 # switchyard 0.1 (x86-64)
 # cmdline: exit=isa-debug tests=dr.* seed=7
+# platform: identity=kvm-pvm (hypervisor "KVMKVMKVM", platform.host=kvm-pvm)
 1..1
     KTAP version 1
     # Subtest: dr
@@ -43,18 +47,18 @@ MAIN_BODY = HEADER + f"""\
     # running dr.single_step_traps
     # a diagnostic of the test
     ok 2 single_step_traps
-    ok 3 icebp_is_trap_like # SKIP runs alone: {REASON}
+    ok 3 icebp_is_a_trap_like_db_without_a_dr6_condition # SKIP runs alone: {REASON}
 ok 1 dr
 """
-SOLO_START = HEADER + "    1..1\n    # running dr.icebp_is_trap_like\n"
+SOLO_START = HEADER + f"    1..1\n    # running {ID}\n"
 SOLO_XPASS = SOLO_START + f"""\
     # known defect did not occur: the boot went on ({REASON})
-    not ok 1 icebp_is_trap_like # XPASS {REASON}
+    not ok 1 icebp_is_a_trap_like_db_without_a_dr6_condition # XPASS {REASON}
 not ok 1 dr
 """
 SOLO_FAIL = SOLO_START + """\
     # tests/kernel/dr_icebp.c:30: check failed: DR6_BS == dr6
-    not ok 1 icebp_is_trap_like
+    not ok 1 icebp_is_a_trap_like_db_without_a_dr6_condition
 not ok 1 dr
 """
 SOLO_USAGE = """\
@@ -64,7 +68,6 @@ KTAP version 1
 # valid options: tests=GLOB[,GLOB...] list alone
 Bail out! bad kernel command line
 """
-ID = "dr.icebp_is_trap_like"
 
 
 def skipped():
@@ -148,23 +151,23 @@ def test_a_solo_boot_that_completes_gives_the_tests_own_result(log, status, outc
 
 
 @pytest.mark.parametrize("log, status, fragments", [
-    (HEADER + "    1..1\n", None, ["killed after 60 s", "before dr.icebp_is_trap_like started"]),
+    (HEADER + "    1..1\n", None, ["killed after 60 s", f"before {ID} started"]),
     (HEADER + "    1..1\n    # running dr.other_test\n", 0,
-     ["exited with status 0", "while running dr.other_test, not dr.icebp_is_trap_like"]),
-    (SOLO_START + "    ok 1 icebp_is_trap_like\n", None,
-     ["after dr.icebp_is_trap_like reported its result"]),
+     ["exited with status 0", f"while running dr.other_test, not {ID}"]),
+    (SOLO_START + f"    ok 1 {NAME}\n", None, [f"after {ID} reported its result"]),
     (SOLO_START.replace("1..1", "1..x"), None, ["the log is damaged", "malformed line"]),
     ("", 1, ["no KTAP output"]),
     ("qemu: could not load kernel\n", 1, ["no KTAP output"]),
-    (seal(SOLO_USAGE), 37, ["rejected its command line", "option 'alone': tests= must select exactly one"]),
+    (seal(SOLO_USAGE), 37, ["rejected its command line",
+                              "option 'alone': tests= must select exactly one"]),
     (seal(SOLO_XPASS), 33, ["exit status disagrees with log"]),
     (seal(SOLO_XPASS), None, ["killed after 60 s, after the log's final line"]),
-    (seal(SOLO_XPASS.replace("    1..1", "    1..2").replace("not ok 1 dr", "    ok 2 another\n"
-                                                      "not ok 1 dr")), 35,
-     ["the boot reported", "dr.another", "not dr.icebp_is_trap_like alone"]),
-    (seal(SOLO_START.replace("    # running dr.icebp_is_trap_like\n", "")
-          + f"    ok 1 icebp_is_trap_like # SKIP runs alone: {REASON}\nok 1 dr\n"), 33,
-     [f"skipped dr.icebp_is_trap_like again under {alone.ALONE}"]),
+    (seal(SOLO_XPASS.replace("    1..1", "    1..2").replace(
+        "not ok 1 dr", "    # running dr.another\n    ok 2 another\nnot ok 1 dr")), 35,
+     ["the boot reported", "dr.another", f"not {ID} alone"]),
+    (seal(SOLO_START.replace(f"    # running {ID}\n", "")
+          + f"    ok 1 {NAME} # SKIP runs alone: {REASON}\nok 1 dr\n"), 33,
+     [f"skipped {ID} again under {alone.ALONE}"]),
     (seal(SOLO_START[:SOLO_START.index("1..1")] + "Bail out! #PF in the kernel\n"), 39,
      ["Bail out! #PF in the kernel"]),
 ], ids=["died-before-start", "another-test", "cut-after-result", "garbage", "no-output",
@@ -380,7 +383,7 @@ def test_run_xfails_a_test_whose_solo_boot_hangs_in_it(fake_qemu, tmp_path):
     (SOLO_START, 0, 0, [f"ok {ID} # XFAIL {REASON} (QEMU exited with status 0, no final"]),
     (seal(SOLO_XPASS), 35, 1, [f"not ok {ID} # XPASS {REASON}", f"XPASS {ID}", "1 xpassed"]),
     (seal(SOLO_FAIL), 35, 1, [f"not ok {ID} (", "check failed: DR6_BS == dr6", "1 failed"]),
-    (HEADER, 0, 1, [f"ran alone: not ok {ID} (", f"before {ID} started", "last 6 lines of"]),
+    (HEADER, 0, 1, [f"ran alone: not ok {ID} (", f"before {ID} started", "last 7 lines of"]),
 ], ids=["exit", "xpass", "fail", "died-early"])
 def test_run_reports_the_solo_result_and_exits_by_it(fake_qemu, solo, status, code, fragments):
     proc = fake_qemu(seal(MAIN_BODY), 33, solo, status, 0)
@@ -435,3 +438,88 @@ def test_the_kernel_skips_a_test_that_ends_the_boot_and_run_boots_it_alone(tmp_p
         line = f"switchyard: ran alone: {expected[status].format(test.id)}"
         assert line in proc.stderr, proc.stderr
     assert proc.returncode == (1 if "ran alone: not ok" in proc.stderr else 0), proc.stderr
+
+
+# conftest: the boots in lanes, each platform once however many lanes or workers ask.
+
+@pytest.fixture
+def lane_boots(tmp_path, monkeypatch):
+    """conftest.boot_platform replaced by a 0.2 s fake; .calls lists (name, start, end). As a
+    pytest run without xdist, whatever runs this test: the lanes are threads."""
+    monkeypatch.setattr(conftest, "LOG_DIR", tmp_path)
+    monkeypatch.setattr(conftest, "_config", None)
+    calls = []
+
+    def boot_platform(name):
+        start = time.monotonic()
+        time.sleep(0.2)
+        calls.append((name, start, time.monotonic()))
+        if name == "tcg-smp4":
+            raise OSError("no QEMU")
+        return conftest.Platform(name, raw=b"log of " + name.encode())
+    monkeypatch.setattr(conftest, "boot_platform", boot_platform)
+    return calls
+
+
+def test_lanes_boot_each_platform_once_at_most_two_at_a_time(lane_boots):
+    names = ["tcg", "kvm", "tcg-smp2", "kvm-smp2", "tcg-smp4"]
+    platforms = conftest.boot_in_lanes(names)
+    assert sorted(name for name, _, _ in lane_boots) == sorted(names)
+    assert [platforms[name].raw for name in names[:4]] == [
+        b"log of " + name.encode() for name in names[:4]]
+    assert platforms["tcg-smp4"].failure == "booting tcg-smp4 raised OSError('no QEMU')"
+    at_once = [sum(s <= start < e for _, s, e in lane_boots) for _, start, _ in lane_boots]
+    assert max(at_once) == conftest.BOOT_LANES, lane_boots  # side by side, never more
+    # The KVM lane starts with the first KVM platform, the other with the first TCG one that
+    # may boot beside it (tcg boots the whole suite, as kvm does: it waits).
+    first = sorted(lane_boots, key=lambda call: call[1])[:2]
+    assert {name for name, _, _ in first} == {"kvm", "tcg-smp2"}
+
+
+def test_workers_share_their_boots_through_claims(lane_boots, tmp_path):
+    """Two pytest-xdist workers (threads here), each a lane over every platform, boot each
+    platform once between them and both get every platform's run."""
+    names = ["tcg", "kvm", "tcg-smp2", "kvm-smp2"]
+    directory = tmp_path / "run"
+    directory.mkdir()
+    results = {}
+
+    def worker(lane):
+        conftest.claim_and_boot(directory, conftest.lane_order(names, lane))
+        results[lane] = {name: conftest.wait_for_boot(directory, name, len(names))
+                         for name in names}
+    threads = [threading.Thread(target=worker, args=(lane,)) for lane in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(name for name, _, _ in lane_boots) == sorted(names)
+    for lane in (0, 1):
+        assert [results[lane][name].raw for name in names] == [
+            b"log of " + name.encode() for name in names]
+
+
+def test_a_claimed_boot_that_never_finishes_is_a_failure_not_a_hang(tmp_path, monkeypatch):
+    monkeypatch.setenv("SWITCHYARD_BOOT_TIMEOUT", "0.3")
+    monkeypatch.setenv("SWITCHYARD_ALONE_TIMEOUT", "0.2")
+    (tmp_path / "tcg.claim").touch()
+    start = time.monotonic()
+    platform = conftest.wait_for_boot(tmp_path, "tcg", 1)
+    assert time.monotonic() - start < 5
+    assert platform.failure.startswith("no run of tcg within 0.5 s"), platform.failure
+
+
+def test_two_boots_of_the_whole_suite_never_run_side_by_side(lane_boots):
+    """tcg, kvm and tcg-lab boot every suite, timing tests and all: one at a time, while the
+    other lane boots the short platforms."""
+    names = ["tcg", "kvm", "tcg-lab", "tcg-smp2", "kvm-smp2", "tcg-apic"]
+    platforms = conftest.boot_in_lanes(names)
+    assert sorted(platforms) == sorted(names)
+    assert sorted(name for name, _, _ in lane_boots) == sorted(names)
+    whole = [call for call in lane_boots if conftest.whole_suite(call[0])]
+    assert len(whole) == 3
+    for name, start, end in whole:
+        beside = [other for other, s, e in whole if other != name and s < end and start < e]
+        assert not beside, (name, beside, lane_boots)
+    short = [call for call in lane_boots if not conftest.whole_suite(call[0])]
+    assert any(s < e0 and s0 < e for _, s, e in short for _, s0, e0 in whole), lane_boots

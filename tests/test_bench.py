@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from sealed_logs import flip_byte, seal
+from sealed_logs import flip_byte, seal, with_running
 
 import switchyard_log as ktap
 
@@ -35,7 +35,7 @@ def load_bench():
 
 bench = load_bench()
 
-BODY = """\
+BODY = with_running("""\
 KTAP version 1
 # switchyard 0.1 (x86-64)
 # cmdline: exit=isa-debug tests=*.benchmark_*
@@ -60,11 +60,12 @@ ok 1 dr
     # metric sched.switch_writes.kernel_yield switches=20000 msr_writes=0 dr_writes=0 mode=lazy
     ok 1 benchmark_kernel_to_kernel_yield
 ok 2 sched
-# totals: pass=2 fail=0 skip=0
-"""
+# totals: pass=2 fail=0 skip=0 xfail=0 xpass=0
+""")
 FAILING_BODY = (BODY.replace("    ok 1 benchmark_kernel", "    # check failed\n"
                              "    not ok 1 benchmark_kernel")
-                .replace("ok 2 sched", "not ok 2 sched"))
+                .replace("ok 2 sched", "not ok 2 sched")
+                .replace("totals: pass=2 fail=0", "totals: pass=1 fail=1"))
 USAGE_BODY = """\
 KTAP version 1
 # switchyard 0.1 (x86-64)

@@ -274,3 +274,24 @@ def test_breakpoints_that_are_never_installed_fail_the_fire_check(tmp_path):
     assert "compare: metric config=none " in log  # the bare run still timed
     assert "compare: metric config=identical" not in log
     assert not list(tmp_path.glob("compare-switchyard-*.log"))  # no use booting switchyard
+
+
+@pytest.mark.parametrize("host, calls", [("kvm-pvm", ["tcg"]), ("kvm-vmx", ["kvm"])])
+def test_the_kvm_leg_is_skipped_with_the_reason_under_kvm_pvm(tmp_path, monkeypatch, capsys,
+                                                              host, calls):
+    """Linux never boots under KVM-PVM: the leg is skipped at once, never waited out."""
+    booted = []
+
+    def boot_linux(args, accel, prepared):
+        booted.append(accel)
+        raise compare.Failure(f"{accel}: stopped here", compare.FAILED)
+    monkeypatch.setattr(compare.qemu, "kvm_unusable_reason", lambda: None)
+    monkeypatch.setattr(compare.qemu, "kvm_host", lambda: host)
+    monkeypatch.setattr(compare, "prepare", lambda work: {})
+    monkeypatch.setattr(compare, "boot_linux", boot_linux)
+    status = compare.main(["--out", str(tmp_path), "--kernel", str(COMPARE),
+                           "--accel", "kvm", "--accel", "tcg"])
+    assert (status, booted) == (compare.FAILED, calls)
+    skipped = f"compare: kvm: skipped: {compare.KVM_PVM_REASON}"
+    assert (skipped in capsys.readouterr().err) == (host == "kvm-pvm")
+    assert "Probing EDD" in compare.KVM_PVM_REASON

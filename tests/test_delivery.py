@@ -315,7 +315,8 @@ def test_capture_reports_a_truncated_log_as_a_crash_and_a_silent_line_as_timeout
 def synthetic_log(fail=False):
     body = ["KTAP version 1", "# switchyard 0.1 (x86-64)", "# cmdline: tests=*", "1..1",
             "    KTAP version 1", "    # Subtest: arch", "    1..3",
-            "    ok 1 rdmsr_reads_efer", "    # reason it failed",
+            "    # running arch.rdmsr_reads_efer", "    ok 1 rdmsr_reads_efer",
+            "    # running arch.breakpoint_fires", "    # reason it failed",
             f"    {'not ok' if fail else 'ok'} 2 breakpoint_fires",
             "    ok 3 bts_records_branches # SKIP CPUID.1:EDX.DS=0",
             f"{'not ok' if fail else 'ok'} 1 arch"]

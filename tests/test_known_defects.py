@@ -245,14 +245,24 @@ def test_only_a_kvm_boot_tells_the_kernel_its_host():
 # Recorded logs: KVM-PVM as the kernel prints it, from the table's own checks and reasons.
 
 def recorded_log(identity, how, results):
-    """A sealed log of one suite per test of `results` {"suite.test": KTAP result line}."""
-    body = ("KTAP version 1\n# switchyard 0.1 (x86-64)\n# cmdline: exit=isa-debug\n"
-            f"# seed=7\n# platform: identity={identity} ({how})\n1..{len(results)}\n")
-    for number, (test_id, line) in enumerate(results.items(), 1):
+    """A sealed log of the tests of `results` {"suite.test": KTAP result line, after the test's
+    diagnostics, numbered 1}, as the runner prints them: suites in name order, each test after
+    its "# running" line."""
+    suites = {}
+    for test_id, line in results.items():
         suite, name = test_id.split(".")
-        word = "not ok" if line.splitlines()[-1].lstrip().startswith("not ok") else "ok"
-        body += (f"    KTAP version 1\n    # Subtest: {suite}\n    1..1\n    {line}\n"
-                 f"{word} {number} {suite}\n")
+        suites.setdefault(suite, []).append((name, line))
+    body = ("KTAP version 1\n# switchyard 0.1 (x86-64)\n# cmdline: exit=isa-debug\n"
+            f"# seed=7\n# platform: identity={identity} ({how})\n1..{len(suites)}\n")
+    for number, suite in enumerate(sorted(suites), 1):
+        body += f"    KTAP version 1\n    # Subtest: {suite}\n    1..{len(suites[suite])}\n"
+        failed = False
+        for index, (name, line) in enumerate(suites[suite], 1):
+            last = line.splitlines()[-1].lstrip()
+            failed |= last.startswith("not ok")
+            line = line.replace(last, last.replace(" 1 ", f" {index} ", 1))
+            body += f"    # running {suite}.{name}\n    {line}\n"
+        body += f"{'not ok' if failed else 'ok'} {number} {suite}\n"
     return seal(body)
 
 

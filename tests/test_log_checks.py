@@ -5,6 +5,7 @@ exercised through a fake QEMU (--qemu) and, for the tests marked "boot", the rea
 """
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sealed_logs import flip_byte, seal
+from sealed_logs import flip_byte, seal, with_running
 
 import switchyard_log as ktap
 
@@ -20,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / "scripts" / "run"
 KERNEL = ROOT / "build" / "switchyard32.elf"
 
-FAILING_BODY = """\
+FAILING_BODY = with_running("""\
 KTAP version 1
 # switchyard 0.1 (x86-64)
 # cmdline: tests=arch.*,boot.* seed=7
@@ -41,9 +42,11 @@ not ok 1 arch
     ok 1 long_mode_is_active
 ok 2 boot
 # metric sched.switch_cycles median=1234 p99=2345
-"""
+""")
 PASSING_BODY = (FAILING_BODY.replace("not ok 2 fault", "ok 2 fault")
-                .replace("not ok 1 arch", "ok 1 arch"))
+                .replace("not ok 1 arch", "ok 1 arch")
+                .replace("    # fault_is_not_a_hang: arch/x86/traps.c:42: check failed: "
+                         "vector == 13\n    #   expected 13 (0xd), got 0 (0x0)\n", ""))
 USAGE_BODY = """\
 KTAP version 1
 # switchyard 0.1 (x86-64)
@@ -131,24 +134,24 @@ def test_no_ktap_output_is_a_crash():
 # Well-formed and consistent KTAP, with a valid CRC over the broken content.
 
 @pytest.mark.parametrize("old, new, fragments", [
-    ("    ok 1 long_mode", "    okay 1 long_mode", ("line 18", "malformed line")),
-    ("    ok 1 long_mode", "      ok 1 long_mode", ("line 18", "bad indentation")),
+    ("    ok 1 long_mode", "    okay 1 long_mode", ("line 20", "malformed line")),
+    ("    ok 1 long_mode", "      ok 1 long_mode", ("line 20", "bad indentation")),
     ("# seed=7", "seed=7", ("line 4", "malformed line")),
     ("# metric sched.switch_cycles median=1234", "# metric sched.switch_cycles median",
-     ("line 20", "malformed line")),
-    ("# SKIP CR4.DE cannot be set", "# SKIP", ("line 13", "bad directive")),
-    ("# SKIP CR4.DE cannot be set", "# TODO CR4.DE", ("line 13", "bad directive")),
-    ("# SKIP CR4.DE cannot be set", "# XFAIL", ("line 13", "bad directive")),
-    ("# SKIP CR4.DE cannot be set", "# XPASS CR4.DE", ("line 13", "bad directive")),
+     ("line 22", "malformed line")),
+    ("# SKIP CR4.DE cannot be set", "# SKIP", ("line 14", "bad directive")),
+    ("# SKIP CR4.DE cannot be set", "# TODO CR4.DE", ("line 14", "bad directive")),
+    ("# SKIP CR4.DE cannot be set", "# XFAIL", ("line 14", "bad directive")),
+    ("# SKIP CR4.DE cannot be set", "# XPASS CR4.DE", ("line 14", "bad directive")),
     ("    ok 1 long_mode_is_active", "    not ok 1 long_mode_is_active # XFAIL x",
-     ("line 18", "bad directive")),
+     ("line 20", "bad directive")),
     ("    1..3", "    1..4", ("suite arch plans 4, has 3",)),
     ("1..2\n", "1..3\n", ("the top level plans 3, has 2",)),
-    ("    ok 3 io_", "    ok 4 io_", ("line 13", "numbered 4, expected 3")),
+    ("    ok 3 io_", "    ok 4 io_", ("line 14", "numbered 4, expected 3")),
     ("ok 2 boot", "ok 2 arch", ("suite result names 'arch'",)),
     ("ok 1 arch", "not ok 1 arch", ("suite arch is 'not ok' but no test failed",)),
     ("ok 2 boot\n", "", ("log ends inside suite boot",)),
-    ("ok 2 boot\n", "ok 2 boot\nKTAP version 1\n", ("line 20", "malformed line")),
+    ("ok 2 boot\n", "ok 2 boot\nKTAP version 1\n", ("line 22", "malformed line")),
 ])
 def test_a_sealed_but_broken_log_is_a_crash(old, new, fragments):
     assert old in PASSING_BODY
@@ -292,6 +295,24 @@ def test_run_check_log(tmp_path, body, code):
     assert proc.returncode == code, proc.stderr
 
 
+def test_run_summary_of_a_bail_out_names_the_test_it_stopped_in(tmp_path):
+    """docs/output.md, Time limits: a bail out in a test is named from its "# running" line."""
+    head = PASSING_BODY[:PASSING_BODY.index("    # running arch.io_breakpoint_needs_de")]
+    body = (head + "    # running arch.io_breakpoint_needs_de\n"
+            + "Bail out! NMI watchdog: holding 1 spinlocks, at rip=0x1234: it cannot be ended\n")
+    (tmp_path / "serial.log").write_text(seal(body))
+    proc = run("--check-log", str(tmp_path / "serial.log"))
+    assert proc.returncode == 4, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "switchyard: CRASH: Bail out! NMI watchdog: holding 1 spinlocks, at rip=0x1234: it "
+        f"cannot be ended, while running arch.io_breakpoint_needs_de ({tmp_path / 'serial.log'})")
+    # Between tests (after the last test's result) there is no test to name.
+    (tmp_path / "serial.log").write_text(seal(head + "Bail out! #UD in the kernel\n"))
+    proc = run("--check-log", str(tmp_path / "serial.log"))
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"switchyard: CRASH: Bail out! #UD in the kernel ({tmp_path / 'serial.log'})")
+
+
 def harness(tmp_path, log, **env):
     """Run the pytest harness (tests/test_kernel.py) on a recorded log, as `make check` does."""
     (tmp_path / "serial.log").write_text(log)
@@ -313,37 +334,165 @@ def test_harness_judges_a_recorded_log(tmp_path):
     assert "1 failed, 3 passed, 2 skipped" in proc.stdout
 
 
+GD = "QEMU TCG does not implement DR7.GD: no #DB on the next DR access"  # its table entry
+TCG_IDENTITY = '# platform: identity=tcg (hypervisor "TCGTCGTCGTCG")\n'
 KNOWN_DEFECT_SUITE = """\
     KTAP version 1
     # Subtest: dr
     1..1
+    # running dr.general_detect_raises_db_on_the_next_dr_access
     # tests/kernel/dr_semantics.c:80: check failed: 1 == count
     #   expected 1 (0x1), got 0 (0x0)
-    #   known defect of this platform: no GD
+    #   known defect of this platform: {reason}
     {result}
 {word} 3 dr
 """
 
 
+def known_defect_log(result, word, identity=TCG_IDENTITY, reason=GD):
+    """PASSING_BODY and a dr suite whose one test is `result`, on the platform `identity`."""
+    return (PASSING_BODY.replace("1..2\n", "1..3\n", 1)
+            .replace("# seed=7\n", "# seed=7\n" + identity)
+            + KNOWN_DEFECT_SUITE.format(result=result, word=word, reason=reason))
+
+
 @pytest.mark.parametrize("result, word, outcome, code", [
-    ("ok 1 general_detect_raises_db # XFAIL no GD", "ok", "1 xfailed", 0),
-    ("not ok 1 general_detect_raises_db # XPASS no GD", "not ok", "1 failed", 1),
-    ("not ok 1 general_detect_raises_db", "not ok", "1 failed", 1)],
+    (f"ok 1 general_detect_raises_db_on_the_next_dr_access # XFAIL {GD}", "ok", "1 xfailed", 0),
+    (f"not ok 1 general_detect_raises_db_on_the_next_dr_access # XPASS {GD}", "not ok",
+     "1 failed", 1),
+    ("not ok 1 general_detect_raises_db_on_the_next_dr_access", "not ok", "1 failed", 1)],
     ids=["xfail", "xpass", "other-failure"])
 def test_a_known_defect_is_a_strict_xfail_in_run_and_pytest_alike(tmp_path, result, word,
                                                                    outcome, code):
     """The kernel's in-band verdicts: XFAIL is an xfail and exit 0, XPASS a strict xfail that
     passed and exit 1, a failure beside the known one a failure; no table is read."""
-    body = (PASSING_BODY.replace("1..2\n", "1..3\n", 1)
-            + KNOWN_DEFECT_SUITE.format(result=result, word=word))
-    proc = harness(tmp_path, seal(body))
+    proc = harness(tmp_path, seal(known_defect_log(result, word)))
     assert outcome in proc.stdout.splitlines()[-1], proc.stdout
-    assert "log-dr.general_detect_raises_db" in proc.stdout
+    assert "log-dr.general_detect_raises_db_on_the_next_dr_access" in proc.stdout
     if "XPASS" in result:
-        assert "[XPASS(strict)] no GD" in proc.stdout, proc.stdout
+        assert f"[XPASS(strict)] {GD}" in proc.stdout, proc.stdout
     run_proc = run("--check-log", str(tmp_path / "serial.log"))
     assert run_proc.returncode == code, run_proc.stderr
     assert (proc.returncode == 0) == (code == 0)
+
+
+# Resealed forgeries: a log edited and sealed again (its CRC is anyone's to compute) that no
+# kernel writes.
+
+XFAIL_GD = f"ok 1 general_detect_raises_db_on_the_next_dr_access # XFAIL {GD}"
+TOTALS = "# totals: pass=3 fail=0 skip=1 xfail=0 xpass=0\n"
+
+
+def test_a_known_defect_log_as_the_kernel_writes_it_passes():
+    result = ktap.check_log(seal(known_defect_log(XFAIL_GD, "ok")).encode(), qemu_status=33)
+    assert (result.verdict, result.errors, result.count("xfail")) == (ktap.PASS, [], 1)
+
+
+@pytest.mark.parametrize("result, word, identity, reason, fragment", [
+    ("ok 1 general_detect_raises_db_on_the_next_dr_access # XFAIL it flakes", "ok",
+     TCG_IDENTITY, "it flakes", "reason 'it flakes'"),
+    (f"ok 1 general_detect_raises_db_on_the_next_dr_access # XFAIL {GD}", "ok",
+     '# platform: identity=kvm-vmx (hypervisor "KVMKVMKVM", platform.host=kvm-vmx)\n', GD,
+     "platform kvm-vmx"),
+    (f"ok 1 general_detect_raises_db_on_the_next_dr_access # XFAIL {GD}", "ok", "", GD,
+     "no '# platform: identity=' line"),
+    (f"ok 1 long_mode_is_active # XFAIL {GD}", "ok", TCG_IDENTITY, GD,
+     "XFAIL dr.long_mode_is_active"),
+    ("not ok 1 general_detect_raises_db_on_the_next_dr_access # XPASS the platform was fixed",
+     "not ok", TCG_IDENTITY, "the platform was fixed", "XPASS dr.general_detect"),
+], ids=["unlisted-reason", "other-platform", "no-identity", "other-test", "unlisted-xpass"])
+def test_an_xfail_or_xpass_the_table_does_not_list_is_a_crash(result, word, identity, reason,
+                                                               fragment):
+    body = known_defect_log(result, word, identity, reason)
+    if "long_mode" in result:
+        body = body.replace("# running dr.general_detect_raises_db_on_the_next_dr_access",
+                            "# running dr.long_mode_is_active")
+    assert_crash(ktap.check_log(seal(body).encode()), "the known-defects table has no entry",
+                 fragment)
+
+
+@pytest.mark.parametrize("body, totals, fragment", [
+    (PASSING_BODY, TOTALS.replace("pass=3 fail=0", "pass=2 fail=1"), "pass=3 fail=0 skip=1"),
+    (PASSING_BODY, TOTALS.replace("skip=1", "skip=0"), "contradicts the results"),
+    (PASSING_BODY, TOTALS + TOTALS, "2 '# totals:' lines"),
+    (PASSING_BODY, "# totals: pass=3\n", "malformed totals line"),
+], ids=["failure-hidden", "skip", "twice", "malformed"])
+def test_a_totals_line_that_contradicts_the_results_is_a_crash(body, totals, fragment):
+    assert ktap.check_log(seal(PASSING_BODY + TOTALS).encode(), qemu_status=33).verdict == \
+        ktap.PASS
+    assert_crash(ktap.check_log(seal(body + totals).encode()), fragment)
+
+
+@pytest.mark.parametrize("result", ["ok 2 fault_is_not_a_hang",
+                                    "ok 2 fault_is_not_a_hang # SKIP no fault here"],
+                         ids=["ok", "skip"])
+def test_ok_after_a_failed_check_is_a_crash(result):
+    """The kernel's "not ok" made "ok", suite and all: the failed check still says otherwise."""
+    body = FAILING_BODY.replace("not ok 2 fault_is_not_a_hang", result).replace(
+        "not ok 1 arch", "ok 1 arch")
+    assert_crash(ktap.check_log(seal(body).encode()),
+                 "arch.fault_is_not_a_hang is 'ok' after a failed check")
+
+
+def test_a_skip_after_a_known_defects_failed_check_is_the_kernels():
+    """lib/report.c: a known defect's failed check does not fail a test that then skips."""
+    body = known_defect_log("ok 1 general_detect_raises_db_on_the_next_dr_access # SKIP no GD",
+                            "ok")
+    assert ktap.check_log(seal(body).encode(), qemu_status=33).verdict == ktap.PASS
+
+
+@pytest.mark.parametrize("old, new, fragment", [
+    ("    # running arch.fault_is_not_a_hang\n", "",
+     "line 11: result of arch.fault_is_not_a_hang without its "
+     "'# running arch.fault_is_not_a_hang'"),
+    ("    # running arch.fault_is_not_a_hang\n", "    # running arch.rdmsr_safe_reports_gp\n",
+     "result of arch.fault_is_not_a_hang after '# running arch.rdmsr_safe_reports_gp'"),
+    ("    # running boot.long_mode_is_active\n", "",
+     "result of boot.long_mode_is_active without its"),
+], ids=["missing", "another-test", "missing-in-second-suite"])
+def test_a_result_without_its_running_line_is_a_crash(old, new, fragment):
+    assert old in PASSING_BODY
+    assert_crash(ktap.check_log(seal(PASSING_BODY.replace(old, new)).encode()), fragment)
+
+
+def test_a_skip_decided_before_the_test_runs_needs_no_running_line():
+    """runner.c: runs = "never", runs alone and the pace check skip before "# running"."""
+    body = PASSING_BODY.replace("    # running arch.io_breakpoint_needs_de\n", "")
+    assert ktap.check_log(seal(body).encode(), qemu_status=33).verdict == ktap.PASS
+
+
+def test_a_test_twice_is_a_crash():
+    twice = ("    # running arch.io_breakpoint_needs_de\n"
+             "    ok 3 io_breakpoint_needs_de # SKIP CR4.DE cannot be set\n")
+    body = PASSING_BODY.replace("    1..3", "    1..4").replace(
+        twice, twice + twice.replace("ok 3", "ok 4"))
+    assert_crash(ktap.check_log(seal(body).encode()), "test arch.io_breakpoint_needs_de twice")
+
+
+def suites(body):
+    """The top-level plan line and the suites of body, as text, and what follows them."""
+    start = body.index("    KTAP version 1")
+    end = body.index("# metric")
+    parts, rest = [], body[start:end]
+    while rest:
+        cut = rest.index("\n", rest.index("\nok ") + 1 if "\nok " in rest else 0) + 1
+        parts.append(rest[:cut])
+        rest = rest[cut:]
+    return body[:start], parts, body[end:]
+
+
+@pytest.mark.parametrize("order, fragment", [
+    ((1, 0), "suite arch after boot: the runner runs the suites in name order"),
+    ((0, 1, 1), "suite boot twice"),
+], ids=["swapped", "twice"])
+def test_suites_out_of_order_or_twice_are_a_crash(order, fragment):
+    head, parts, tail = suites(PASSING_BODY)
+    assert [p.splitlines()[1].strip() for p in parts] == ["# Subtest: arch", "# Subtest: boot"]
+    def renumber(text, number):
+        return re.sub(r"^(ok|not ok) \d+ ", rf"\g<1> {number} ", text, flags=re.M)
+    body = (head.replace("1..2", f"1..{len(order)}")
+            + "".join(renumber(parts[i], n) for n, i in enumerate(order, 1)) + tail)
+    assert_crash(ktap.check_log(seal(body).encode()), fragment)
 
 
 # The real kernel under TCG: its command-line errors.

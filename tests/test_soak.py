@@ -32,11 +32,18 @@ KTAP version 1
     KTAP version 1
     # Subtest: dr
     1..1
+    # running dr.stress
     # metric dr.stress operations=1000000 planned=1000000 runs=300000 seed={seed} budget=soak
     {result} 1 stress
 {result} 1 dr
-# totals: pass=1 fail=0 skip=0
+# totals: pass={passed} fail={failed} skip=0 xfail=0 xpass=0
 """
+
+
+def body(seed, result):
+    """BODY with the seed and the result ("ok" or "not ok"), the totals counting it."""
+    return BODY.format(seed=seed, result=result, passed=int(result == "ok"),
+                       failed=int(result != "ok"))
 
 
 def soak(*args, env=None, timeout=120):
@@ -68,7 +75,9 @@ append = sys.argv[sys.argv.index("-append") + 1]
 with open({str(tmp_path / "argv")!r}, "a") as argv:
     argv.write(append + "\\n")
 seed = os.environ.get("FAKE_SEED") or re.search(r"seed=(\\d+)", append).group(1)
-body = {BODY!r}.format(seed=seed, result=os.environ["FAKE_RESULT"])
+result = os.environ["FAKE_RESULT"]
+body = {BODY!r}.format(seed=seed, result=result, passed=int(result == "ok"),
+                       failed=int(result != "ok"))
 crc = zlib.crc32(body.encode())
 body += f"# switchyard-end crc32=0x{{crc:08x}} lines={{body.count(chr(10))}}\\n"
 sys.stdout.write(body)
@@ -86,7 +95,7 @@ sys.exit(int(os.environ["FAKE_STATUS"]))
 
 
 def test_the_body_is_a_verified_log():
-    result = ktap.check_log(seal(BODY.format(seed=7, result="ok")).encode(), qemu_status=33)
+    result = ktap.check_log(seal(body(7, "ok")).encode(), qemu_status=33)
     assert result.verdict == ktap.PASS and result.metrics["dr.stress"]["seed"] == "7"
 
 
