@@ -50,7 +50,9 @@ def test_every_hardware_suite_runs_on_the_emulated_cpu_and_says_so(name):
     for test in tests:
         if test.status == "skip":
             # Only what the emulated part itself lacks: BTS on a PEBS-only guest, adaptive
-            # records before PEBS format 4 with baseline, a second CPU or a second core type;
+            # records before PEBS format 4 with baseline, a second CPU or a second core type,
+            # PEBS on a second counter (Core 2: PMC0 only); a host that stopped the guest
+            # through the multiplexing window, measured by its lost ticks;
             # and, where the model is slow (KVM-PVM), its pace (TEST_OBSERVING), labelled.
             paced = test.name.endswith(EMULATED) and not name.startswith("tcg") and re.match(
                 r"the emulated CPU takes \d+ cycles a step here", test.skip_reason)
@@ -60,8 +62,14 @@ def test_every_hardware_suite_runs_on_the_emulated_cpu_and_says_so(name):
                      test.skip_reason == "IA32_MISC_ENABLE.BTS_UNAVAILABLE=1") or (
                 re.fullmatch(r"PEBS format [0-3] without baseline: no adaptive records",
                              test.skip_reason)) or (
-                test.name.startswith("events_for_a_big_core") and
-                re.match(r"1 CPU online|CPU 1 has as many GP counters", test.skip_reason))
+                test.name.startswith(("events_for_a_big_core", "a_counter_only_the_big_core"))
+                and re.match(r"1 CPU online|CPU 1 has as many GP counters", test.skip_reason)) or (
+                test.name.startswith("multiplexed_estimates") and
+                re.match(r"the tick came \d+ times of \d+ in \d+ ms: the host stopped",
+                         test.skip_reason)) or (
+                test.name.startswith("counters_overflowing_together") and
+                re.fullmatch(r"PEBS on one GP counter only here \(PEBS_ENABLE bits 0x1\)",
+                             test.skip_reason))
             assert lacks, f"{test.id} skipped: {test.skip_reason}"
         else:
             assert test.name.endswith(EMULATED), f"{test.id} ran on the model, unlabelled"

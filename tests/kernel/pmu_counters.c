@@ -57,6 +57,13 @@
 #define MULTIPLEX_TOLERANCE_PERCENT 10
 #define MULTIPLEX_MS 100
 #define MULTIPLEX_HZ 8000
+/*
+ * The estimate's premise is one rate over the window. A host that stops the guest (QEMU's
+ * thread descheduled) stops the task but not the TSC, and the ticks it misses say so: a quiet
+ * TCG host delivers 800 of 800, a loaded one 317 to 559 (docs/platforms.md). Below this share
+ * the premise does not hold, and the test skips with the numbers rather than judge it.
+ */
+#define MULTIPLEX_TICKS_MIN_PERCENT 90
 #define MULTIPLEX_ITERATIONS 25ull /* a round: the loop, then a yield */
 #define MULTIPLEX_ROUNDS (1ull << 40) /* never done: the task is stopped */
 #define MULTIPLEX_STEPS 40000
@@ -173,6 +180,13 @@ TEST_OBSERVING_USER(pmu, multiplexed_estimates_match_the_true_count, MULTIPLEX_S
 	for (unsigned int i = 0; i < events; i++)
 		readings[i] = pmu_read(task->index, i);
 	check_eq(1, sched_kill_others()); /* its rounds never end */
+	if (ticks * 100 <
+	    (uint64_t)MULTIPLEX_MS * MULTIPLEX_HZ / 1000 * MULTIPLEX_TICKS_MIN_PERCENT)
+		test_skip(
+			"the tick came %llu times of %u in %u ms: the host stopped the guest, and "
+			"an estimate needs one rate over the window",
+			(unsigned long long)ticks, MULTIPLEX_MS * MULTIPLEX_HZ / 1000,
+			MULTIPLEX_MS);
 	truth = readings[0].count;
 	test_diag("%llu ticks; fixed counter 0: %llu instructions", (unsigned long long)ticks,
 		  (unsigned long long)truth);

@@ -13,7 +13,8 @@
 #include "sched/sched.h"
 
 /* tests/kernel/user_compat.asm */
-#define USER_COMPAT_RAN 0x320
+#define USER_COMPAT_RAN 0x320 /* + the bytes a PUSH took: 4 in compatibility mode, 8 in 64-bit */
+#define PUSH_BYTES_COMPAT 4
 extern const char user_compat_round_trip[], user_compat_syscall[], user_compat_syscall_at[];
 extern const char user_compat_gate[], user_compat_int80[], user_compat_int80_at[];
 extern const char user_compat_sysenter[], user_compat_sysenter_at[];
@@ -56,7 +57,8 @@ TEST(sched, user_task_runs_32_bit_code_in_compatibility_mode_and_comes_back)
 {
 	struct user_fault fault;
 
-	check_eq(USER_COMPAT_RAN, run_compat(user_compat_round_trip, 0, &fault));
+	check_eq(USER_COMPAT_RAN + PUSH_BYTES_COMPAT,
+		 run_compat(user_compat_round_trip, 0, &fault));
 	check(!fault.valid, "fault recorded: %s at 0x%llx", exception_name(fault.vector),
 	      (unsigned long long)fault.rip);
 }

@@ -6,7 +6,7 @@
 %include "arch/x86/user-abi.inc"
 
 USER_NOT_FAULTED	equ 0xbad
-USER_COMPAT_RAN		equ 0x320	; exit code base: + 0 when the probe ran in compatibility mode
+USER_COMPAT_RAN		equ 0x320	; exit code base: + the bytes a PUSH took
 
 extern user_syscall_gate
 
@@ -43,16 +43,18 @@ extern user_syscall_gate
 
 section .user_text progbits alloc exec nowrite align=16
 
-; exit(USER_COMPAT_RAN + 0) when the probe ran as 32-bit code: 48 is DEC EAX there, REX.W in 64-bit.
+; exit(USER_COMPAT_RAN + 4) when the probe ran as 32-bit code, whose PUSH moves the stack by 4
+; bytes (8 in 64-bit mode). The bytes decode to instructions of the same lengths in either mode,
+; as tests/test_decoder.py reads every instruction of the image as 64-bit code.
 global user_compat_round_trip
 user_compat_round_trip:
 	enter_compatibility_mode .compat, rsp
 BITS 32
 .compat:
-	xor eax, eax
-	db 0x48
-	inc eax
-	mov esi, eax
+	mov esi, esp
+	push eax
+	sub esi, esp
+	pop eax
 	leave_compatibility_mode .back
 BITS 64
 .back:
