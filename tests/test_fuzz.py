@@ -33,3 +33,22 @@ def test_fuzz_refuses_a_bad_budget():
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "fuzz"), "--seconds", "0"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "--seconds must be positive" in proc.stderr
+
+
+def test_a_valid_random_command_line_names_each_option_once():
+    """The kernel refuses an option given twice (a usage error): the fuzz's valid lines must
+    not give one twice, as 'list dr.lazy=1 dr.lazy=0' (seed 25) did."""
+    import importlib.machinery
+    import importlib.util
+    import random
+
+    loader = importlib.machinery.SourceFileLoader("fuzz", str(ROOT / "scripts" / "fuzz"))
+    spec = importlib.util.spec_from_loader("fuzz", loader)
+    fuzz = importlib.util.module_from_spec(spec)
+    loader.exec_module(fuzz)
+    rng = random.Random(25)
+    for _ in range(5000):
+        cmdline, invalid = fuzz.random_cmdline(rng)
+        if not invalid:
+            names = [word.split("=", 1)[0] for word in cmdline.split()]
+            assert len(names) == len(set(names)), cmdline
