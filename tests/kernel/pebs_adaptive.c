@@ -64,13 +64,9 @@ static void check_records(const struct group_case *c, const struct ds_area *area
 	      (unsigned long long)RECORDS_MIN);
 }
 
-TEST_OBSERVING(pebs, adaptive_records_carry_exactly_the_groups_data_cfg_selects, 2900)
+/* PEBS, counters, and adaptive records: format 4 and up with baseline (SDM "Adaptive PEBS"). */
+static void require_adaptive_pebs(void)
 {
-	struct pmu_event event = {
-		.event = 0xc0, .kernel = true, .pebs_adaptive = true, .pebs = true
-	};
-	struct ds_target target = { false, sched_current()->index };
-
 	if (ds_support()->pebs_reason[0])
 		test_skip("%s", ds_support()->pebs_reason);
 	if (!pmu_usable())
@@ -78,6 +74,16 @@ TEST_OBSERVING(pebs, adaptive_records_carry_exactly_the_groups_data_cfg_selects,
 	if (ds_support()->pebs_format < PEBS_FORMAT_4 || !ds_support()->pebs_baseline)
 		test_skip("PEBS format %u%s: no adaptive records", ds_support()->pebs_format,
 			  ds_support()->pebs_baseline ? "" : " without baseline");
+}
+
+TEST_OBSERVING(pebs, adaptive_records_carry_exactly_the_groups_data_cfg_selects, 2900)
+{
+	struct pmu_event event = {
+		.event = 0xc0, .kernel = true, .pebs_adaptive = true, .pebs = true
+	};
+	struct ds_target target = { false, sched_current()->index };
+
+	require_adaptive_pebs();
 	for (unsigned int i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		uint64_t cfg = cases[i].data_cfg;
 		size_t size = pebs_adaptive_record_size(cfg);
@@ -118,13 +124,7 @@ TEST_OBSERVING(pebs, an_event_without_adaptive_records_writes_basic_ones_under_d
 	const struct ds_area *area;
 	uint64_t stored;
 
-	if (ds_support()->pebs_reason[0])
-		test_skip("%s", ds_support()->pebs_reason);
-	if (!pmu_usable())
-		test_skip("%s", pmu_info()->reason);
-	if (ds_support()->pebs_format < PEBS_FORMAT_4 || !ds_support()->pebs_baseline)
-		test_skip("PEBS format %u%s: no adaptive records", ds_support()->pebs_format,
-			  ds_support()->pebs_baseline ? "" : " without baseline");
+	require_adaptive_pebs();
 	config = (struct ds_pebs_config){
 		.format = ds_support()->pebs_format,
 		.record_size = pebs_adaptive_record_size(cfg),
