@@ -135,9 +135,12 @@ static const struct emulator_profile profiles[] = {
 		.family_model_stepping = 0x000706e5,
 	},
 	/*
-	 * Arrow Lake-H P-core (Core Ultra 9 285H, 06_C5H stepping 2): "PEBS fmt5+-baseline,
-	 * AnyThread deprecated, ArrowLake-H Hybrid events", cpu_core version 5, 48 bits, 4 fixed
-	 * counters. The P-core has 10 GP counters; the profile has 8, the kernel's limit (choice).
+	 * Arrow Lake-H P-core (Core Ultra 9 285H, 06_C5H stepping 2): cpu_core version 5, 48 bits,
+	 * 4 fixed counters, PEBS format 6 with baseline. Lunar Lake and Arrow Lake report format 6,
+	 * which Linux refused until b8c3a2502a20 ("perf/x86/intel/ds: Add PEBS format 6"): "The
+	 * only difference between 5 and 6 is the new counters snapshotting group", which the model
+	 * does not play, so its records are format 5's. The P-core has 10 GP counters; the profile
+	 * has 8, the kernel's limit (choice).
 	 */
 	{
 		.name = "arrowlake",
@@ -153,7 +156,7 @@ static const struct emulator_profile profiles[] = {
 		.pdcm = true,
 		.bts = true,
 		.pebs = true,
-		.pebs_format = 5,
+		.pebs_format = 6,
 		.pebs_baseline = true,
 		.full_width = true,
 		.pebs_enable_mask = (0xffull << 0) | (0xfull << 32),
@@ -322,7 +325,7 @@ bool emulator_profile_check(const struct emulator_profile *p, char *err, size_t 
 			  p->fixed_width > EMULATOR_MAX_COUNTER_WIDTH))
 		return fail(err, err_size, "fixed counter width must be 32 to 48 bits");
 	if (p->pebs_format > EMULATOR_MAX_PEBS_FORMAT)
-		return fail(err, err_size, "PEBS formats 0 to 5 are modelled");
+		return fail(err, err_size, "PEBS formats 0 to 6 are modelled");
 	if ((p->dtes64 || p->ds_cpl || p->bts || p->pebs) && !p->ds)
 		return fail(err, err_size, "DTES64, DS-CPL, BTS and PEBS need the Debug Store");
 	if ((p->bts || p->pebs) && !p->dtes64)

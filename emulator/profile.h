@@ -9,7 +9,7 @@
 
 #define EMULATOR_MAX_GP 8 /* IA32_PERFEVTSEL0-7, IA32_PMC0-7: what the kernel drives */
 #define EMULATOR_MAX_FIXED 4 /* IA32_FIXED_CTR0-3 */
-#define EMULATOR_MAX_PEBS_FORMAT 5 /* 6 and up are treated as 5 by Linux ds.c */
+#define EMULATOR_MAX_PEBS_FORMAT 6 /* 6: format 5's records, as Linux ds.c reads them */
 #define EMULATOR_MIN_COUNTER_WIDTH 32 /* a legacy PMC write carries 32 bits (choice) */
 #define EMULATOR_MAX_PMI_SKID 64 /* instructions: a generous skid (choice) */
 #define EMULATOR_MAX_COUNTER_WIDTH 48 /* the widest any Intel part enumerates (choice) */
@@ -59,7 +59,7 @@ const char *emulator_profile_names(void);
 
 /*
  * Apply one override to a copy of a profile. Keys and values:
- *   perfmon=0..5, gp=0..8, gp_width=32..48, fixed=0..4, fixed_width=32..48, pebs_format=0..5,
+ *   perfmon=0..5, gp=0..8, gp_width=32..48, fixed=0..4, fixed_width=32..48, pebs_format=0..6,
  *   and booleans (0, 1, no, yes, false, true, off, on) baseline, full_width, bts, pebs,
  *   ds_cpl, leftovers.
  * Overrides apply one at a time, and each must leave a consistent profile (see

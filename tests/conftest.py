@@ -95,7 +95,7 @@ EMULATED_PROFILES = {
     "pebs-fmt1": "nehalem",
     "pebs-fmt2": "haswell",
     "pebs-fmt3": "skylake",
-    "pebs-fmt5": "arrowlake",
+    "pebs-fmt6": "arrowlake",
     "kvm-pebs": "kvm_pebs",
     "leftovers": "icelake,leftovers:1",  # counters left running by firmware, on 2 CPUs
     "bts-no-status": "icelake,bts_status:0",  # no GLOBAL_STATUS bit 62 at the BTS threshold

@@ -69,7 +69,7 @@ HOST_TEST(emulator_profile_parts_have_their_real_numbers)
 		{ "haswell", 3, 4, 48, 3, 48, 2, false, true, true, true, 0x306c3 },
 		{ "skylake", 4, 4, 48, 3, 48, 3, false, true, true, true, 0x506e3 },
 		{ "icelake", 5, 8, 48, 4, 48, 4, true, true, true, true, 0x706e5 },
-		{ "arrowlake", 5, 8, 48, 4, 48, 5, true, true, true, true, 0xc0652 },
+		{ "arrowlake", 5, 8, 48, 4, 48, 6, true, true, true, true, 0xc0652 },
 		{ "kvm_pebs", 2, 8, 48, 3, 48, 4, true, true, false, false, 0x606a6 },
 	};
 
@@ -199,7 +199,7 @@ HOST_TEST(emulator_profile_override_rejects_unknown_keys_and_bad_values)
 
 HOST_TEST(emulator_profile_override_rejects_impossible_combinations)
 {
-	expect_rejected("icelake", "pebs_format", "6");
+	expect_rejected("icelake", "pebs_format", "7");
 	expect_rejected("skylake", "baseline", "1"); /* format 3 */
 	expect_rejected("icelake", "pebs_format", "3"); /* baseline still on */
 	expect_rejected("icelake", "gp", "9");

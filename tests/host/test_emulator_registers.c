@@ -268,7 +268,7 @@ HOST_TEST(emulator_perf_capabilities_enumerate_format_trap_width_baseline)
 		uint64_t value; /* format << 8 | trap (6) | full width (13) | baseline (14) */
 	} cases[] = {
 		{ "core2", 0x0040 },	{ "nehalem", 0x0140 }, { "haswell", 0x2240 },
-		{ "skylake", 0x2340 },	{ "icelake", 0x6440 }, { "arrowlake", 0x6540 },
+		{ "skylake", 0x2340 },	{ "icelake", 0x6440 }, { "arrowlake", 0x6640 },
 		{ "kvm_pebs", 0x6440 },
 	};
 

@@ -433,9 +433,9 @@ SHIM_TEST(ds_host_pebs_icelake_format_4_fixed_counter_at_slot_8, "icelake")
 					       .beyond = PEBS_ENABLE_FIXED_CTR0 << 4 });
 }
 
-SHIM_TEST(ds_host_pebs_arrowlake_format_5_fixed_counter_at_slot_32, "arrowlake")
+SHIM_TEST(ds_host_pebs_arrowlake_format_6_fixed_counter_at_slot_32, "arrowlake")
 {
-	check_pebs_format(&(struct pebs_case){ .format = 5,
+	check_pebs_format(&(struct pebs_case){ .format = 6,
 					       .fixed_bit = PEBS_ENABLE_FIXED_CTR0,
 					       .fixed_slot = 32,
 					       .beyond = 1ull << 8 });
