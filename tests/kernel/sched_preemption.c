@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* sched suite: the timer preempts tasks that never yield, and shares the CPU fairly. */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
+#include "arch/x86/percpu.h"
 #include "arch/x86/tsc.h"
 #include "runner/test.h"
 #include "sched/sched.h"
@@ -21,6 +23,10 @@
 #define FAIR_POLL_MS 2
 /* Stated tolerance: each task's share of the spinners' total CPU time within 25% of 1/N. */
 #define FAIR_TOLERANCE_PERCENT 25
+/* Slices: the window ends at the fewest's FAIR_SLICES, polled, and each exit is one more. */
+#define FAIR_SLICES_SPREAD 2
+/* Below this share of its ticks the guest was stopped or lost ticks: TSC shares say nothing. */
+#define FAIR_TICKS_MIN_PERCENT 90
 
 static void spin_until_released(void *arg)
 {
@@ -44,18 +50,29 @@ TEST(sched, task_that_never_yields_is_preempted)
 	check(sched_stats().preemptions > preemptions, "no preemption counted");
 }
 
+/* A share, in permille of the spinners' time, within FAIR_TOLERANCE_PERCENT of 1 / FAIR_TASKS. */
+static bool near_fair(uint64_t share_permille)
+{
+	return share_permille * FAIR_TASKS * 100 >= 1000 * (100 - FAIR_TOLERANCE_PERCENT) &&
+	       share_permille * FAIR_TASKS * 100 <= 1000 * (100 + FAIR_TOLERANCE_PERCENT);
+}
+
 TEST(sched, busy_tasks_share_the_cpu_fairly)
 {
 	volatile bool released = false;
 	struct task *tasks[FAIR_TASKS];
-	uint64_t runtime[FAIR_TASKS], slices[FAIR_TASKS], total = 0;
+	uint64_t runtime[FAIR_TASKS], slices[FAIR_TASKS], total = 0, ticks, start, elapsed_ticks;
+	uint64_t fewest = UINT64_MAX, most = 0;
 	unsigned int hz = timer_hz();
+	bool judged;
 
 	/* Created stopped and started together, so that creation time is not counted. */
 	for (unsigned int i = 0; i < FAIR_TASKS; i++)
 		tasks[i] = task_create("busy", spin_until_released, (void *)&released,
 				       TASK_START_STOPPED);
 	timer_set_hz(FAIR_HZ);
+	ticks = this_cpu()->ticks;
+	start = rdtsc_ordered();
 	for (unsigned int i = 0; i < FAIR_TASKS; i++) {
 		runtime[i] = tasks[i]->runtime_cycles;
 		slices[i] = tasks[i]->switches_in;
@@ -72,6 +89,8 @@ TEST(sched, busy_tasks_share_the_cpu_fairly)
 		sched_sleep_ms(FAIR_POLL_MS);
 	}
 	released = true;
+	ticks = this_cpu()->ticks - ticks;
+	elapsed_ticks = (rdtsc_ordered() - start) * FAIR_HZ / tsc_hz();
 	timer_set_hz(hz);
 	for (unsigned int i = 0; i < FAIR_TASKS; i++) {
 		while (tasks[i]->state != TASK_DEAD)
@@ -81,6 +100,21 @@ TEST(sched, busy_tasks_share_the_cpu_fairly)
 		total += runtime[i];
 		task_join(tasks[i], NULL);
 	}
+	/*
+	 * Round robin: each task's slices within FAIR_SLICES_SPREAD of every other's. Their time
+	 * is judged only where the tick came: a guest the host stopped, or whose ticks it lost
+	 * (KVM-PVM), charges that time to whichever task ran (docs/platforms.md).
+	 */
+	for (unsigned int i = 0; i < FAIR_TASKS; i++) {
+		fewest = slices[i] < fewest ? slices[i] : fewest;
+		most = slices[i] > most ? slices[i] : most;
+	}
+	check(most - fewest <= FAIR_SLICES_SPREAD, "slices from %llu to %llu: more than %u apart",
+	      (unsigned long long)fewest, (unsigned long long)most, FAIR_SLICES_SPREAD);
+	judged = ticks * 100 >= elapsed_ticks * FAIR_TICKS_MIN_PERCENT;
+	if (!judged)
+		test_diag("shares not judged: the tick came %llu times in %llu ticks' time",
+			  (unsigned long long)ticks, (unsigned long long)elapsed_ticks);
 	for (unsigned int i = 0; i < FAIR_TASKS; i++) {
 		uint64_t share_permille = runtime[i] * 1000 / total;
 
@@ -88,9 +122,7 @@ TEST(sched, busy_tasks_share_the_cpu_fairly)
 			"task %u: %llu cycles in %llu slices, %llu permille of the spinners' time",
 			i, (unsigned long long)runtime[i], (unsigned long long)slices[i],
 			(unsigned long long)share_permille);
-		check(share_permille * FAIR_TASKS * 100 >= 1000 * (100 - FAIR_TOLERANCE_PERCENT) &&
-			      share_permille * FAIR_TASKS * 100 <=
-				      1000 * (100 + FAIR_TOLERANCE_PERCENT),
+		check(!judged || near_fair(share_permille),
 		      "task %u got %llu permille, fair is %u +- %u%%", i,
 		      (unsigned long long)share_permille, 1000 / FAIR_TASKS,
 		      FAIR_TOLERANCE_PERCENT);
