@@ -28,6 +28,8 @@ struct worker {
 	uint64_t random;
 	volatile bool stop, ready;
 	uint64_t calls, hits, foreign_calls, stray_hits, wrong_cpu_hits, lost;
+	unsigned int wrong_cpu_first[2]; /* the first such hit: its CPU, and the round's */
+	uint64_t wrong_cpu_round; /* and which round (calls) it came in */
 	uint64_t register_mismatches, self_moves;
 	unsigned int first_cpu; /* where its first round ran */
 	uint64_t elsewhere; /* rounds on another CPU than first_cpu */
@@ -64,7 +66,11 @@ static void collect_hits(struct worker *worker, unsigned int cpu)
 			worker->stray_hits++;
 		else
 			worker->hits++;
-		worker->wrong_cpu_hits += hits[i].cpu != cpu;
+		if (hits[i].cpu != cpu && worker->wrong_cpu_hits++ == 0) {
+			worker->wrong_cpu_first[0] = hits[i].cpu;
+			worker->wrong_cpu_first[1] = cpu;
+			worker->wrong_cpu_round = worker->calls;
+		}
 	}
 }
 
@@ -163,7 +169,11 @@ TEST(smp, seeded_stress_moves_tasks_between_cpus_and_no_breakpoint_is_lost_or_st
 		check(worker->calls > 0, "worker %u never ran", i);
 		check_eq(worker->calls, worker->hits);
 		check_eq(0, worker->stray_hits);
-		check_eq(0, worker->wrong_cpu_hits);
+		check(worker->wrong_cpu_hits == 0,
+		      "worker %u: %llu hits recorded on another CPU than their round's, the first "
+		      "on CPU %u in round %llu on CPU %u",
+		      i, (unsigned long long)worker->wrong_cpu_hits, worker->wrong_cpu_first[0],
+		      (unsigned long long)worker->wrong_cpu_round, worker->wrong_cpu_first[1]);
 		check_eq(0, worker->lost);
 		check_eq(0, worker->register_mismatches);
 		check(worker->elsewhere > 0, "worker %u ran on CPU %u only", i, worker->first_cpu);
