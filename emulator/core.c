@@ -331,6 +331,7 @@ static bool emulator_write_msr_hook(struct cpu_regs *regs, uint32_t index, uint6
 	uint64_t old_pebs_enable = cpu->registers.pebs_enable;
 
 	struct emulator_registers before = cpu->registers;
+	unsigned int observed;
 
 	cpu->stats.diverted++;
 	check_write_order(cpu, index, value);
@@ -342,10 +343,11 @@ static bool emulator_write_msr_hook(struct cpu_regs *regs, uint32_t index, uint6
 	if (emulator_msr_enables_counters(index))
 		emulator_counters_changed(cpu, emulator_profile());
 	emulator_ds_features_changed(cpu, old_debugctl, old_pebs_enable);
+	observed = emulator_observed(cpu);
 	/* Nothing observed from here: a PMI still in its skid comes now, not never. */
-	if (!emulator_observed(cpu))
+	if (!observed)
 		emulator_pmi_skid_flush(cpu);
-	emulator_apply_trap_flag(cpu, regs, emulator_observed(cpu));
+	emulator_apply_trap_flag(cpu, regs, observed);
 	return false;
 }
 

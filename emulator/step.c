@@ -377,8 +377,8 @@ void emulator_retire(struct emulator_cpu *cpu, bool user, bool branch, uint64_t 
 	uint64_t gp_mask = emulator_counter_mask(p, false);
 	uint64_t fixed_mask = emulator_counter_mask(p, true);
 	bool pmi = false;
-	uint64_t amounts[PEBS_ENABLE_FIXED_SHIFT + EMULATOR_MAX_FIXED] = { 0 };
-	uint64_t assisting = 0;
+	uint64_t gp_amounts[EMULATOR_MAX_GP], fixed_amounts[EMULATOR_MAX_FIXED];
+	uint64_t counted = 0, assisted = 0; /* PEBS_ENABLE numbering */
 
 	cpu->stats.instructions++;
 	cpu->stats.branches += branch;
@@ -389,12 +389,14 @@ void emulator_retire(struct emulator_cpu *cpu, bool user, bool branch, uint64_t 
 	for (uint32_t enabled = cpu->counting.gp; enabled; enabled &= enabled - 1) {
 		unsigned int i = (unsigned int)__builtin_ctz(enabled);
 
-		amounts[i] = gp_increment(cpu, i, &what);
+		gp_amounts[i] = gp_increment(cpu, i, &what);
+		counted |= (uint64_t) !!gp_amounts[i] << i;
 	}
 	for (uint32_t enabled = cpu->counting.fixed; enabled; enabled &= enabled - 1) {
 		unsigned int i = (unsigned int)__builtin_ctz(enabled);
 
-		amounts[PEBS_ENABLE_FIXED_SHIFT + i] = fixed_increment(r, i, &what);
+		fixed_amounts[i] = fixed_increment(r, i, &what);
+		counted |= (uint64_t) !!fixed_amounts[i] << (PEBS_ENABLE_FIXED_SHIFT + i);
 	}
 	/*
 	 * Rule 23: the armed counters whose event came with this instruction take one assist
@@ -402,23 +404,25 @@ void emulator_retire(struct emulator_cpu *cpu, bool user, bool branch, uint64_t 
 	 * multiple PEBS-enabled counters have overflowed"). Their event is not counted: the
 	 * assist reloads them. A counter whose record could not be stored counts on.
 	 */
-	for (unsigned int bit = 0; bit < sizeof(amounts) / sizeof(amounts[0]); bit++)
-		if (amounts[bit] && (cpu->pebs_armed & (1ull << bit)))
-			assisting |= 1ull << bit;
-	if (assisting) {
+	if (counted & cpu->pebs_armed) {
+		uint64_t assisting = counted & cpu->pebs_armed;
+
 		cpu->pebs_armed &= ~assisting;
 		if (emulator_pebs_assist(cpu, assisting, eventing_ip, regs))
-			for (uint64_t bits = assisting; bits; bits &= bits - 1)
-				amounts[__builtin_ctzll(bits)] = 0;
+			assisted = assisting;
 	}
-	for (unsigned int i = 0; i < EMULATOR_MAX_GP; i++)
-		if (amounts[i] && increment(&r->counter[i], amounts[i], gp_mask))
-			overflow(cpu, i, r->evtsel[i] & PERFEVTSEL_INT, &pmi);
-	for (unsigned int i = 0; i < EMULATOR_MAX_FIXED; i++) {
-		unsigned int bit = PEBS_ENABLE_FIXED_SHIFT + i;
+	for (uint64_t bits = counted & ~assisted; bits; bits &= bits - 1) {
+		unsigned int bit = (unsigned int)__builtin_ctzll(bits);
 
-		if (amounts[bit] && increment(&r->fixed_counter[i], amounts[bit], fixed_mask))
-			overflow(cpu, bit, fixed_field(r, i) & FIXED_CTR_CTRL_PMI, &pmi);
+		if (bit < PEBS_ENABLE_FIXED_SHIFT) {
+			if (increment(&r->counter[bit], gp_amounts[bit], gp_mask))
+				overflow(cpu, bit, r->evtsel[bit] & PERFEVTSEL_INT, &pmi);
+		} else if (increment(&r->fixed_counter[bit - PEBS_ENABLE_FIXED_SHIFT],
+				     fixed_amounts[bit - PEBS_ENABLE_FIXED_SHIFT], fixed_mask)) {
+			overflow(cpu, bit,
+				 fixed_field(r, bit - PEBS_ENABLE_FIXED_SHIFT) & FIXED_CTR_CTRL_PMI,
+				 &pmi);
+		}
 	}
 	pmi_after_skid(cpu, pmi);
 }

@@ -48,8 +48,6 @@
 	(((rw) | ((len) << DR7_LEN_SHIFT)) << (DR7_CONTROL_SHIFT + DR7_CONTROL_SIZE * (slot)))
 #define DR7_RW_OF(dr7, slot) \
 	(((dr7) >> (DR7_CONTROL_SHIFT + DR7_CONTROL_SIZE * (slot))) & DR7_RW_MASK)
-#define DR7_LEN_OF(dr7, slot) \
-	(((dr7) >> (DR7_CONTROL_SHIFT + DR7_CONTROL_SIZE * (slot) + DR7_LEN_SHIFT)) & DR7_RW_MASK)
 
 /*
  * The DR6 B0-B3 bits of the slots dr7 does not enable. The CPU may set them when such a slot's

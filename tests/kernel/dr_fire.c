@@ -5,6 +5,7 @@
 
 #include "arch/x86/debug-registers.h"
 #include "arch/x86/debugreg.h"
+#include "dr/breakpoint.h"
 #include "runner/test.h"
 #include "sched/sched.h"
 #include "tests/kernel/dr_targets.h"
@@ -16,19 +17,6 @@ static void occupy_slots_below(unsigned int slot)
 {
 	for (unsigned int i = 0; i < slot; i++)
 		check_eq(i, dr_target_install((uint64_t)&dr_target_unused[i], DR_TYPE_WRITE, 8));
-}
-
-static const unsigned long length_codes[] = {
-	[1] = DR7_LEN_1, [2] = DR7_LEN_2, [4] = DR7_LEN_4, [8] = DR7_LEN_8
-};
-
-/* The bytes a LEN code covers, the inverse of length_codes[]. */
-static unsigned long length_of_code(unsigned long code)
-{
-	for (unsigned long length = 1; length <= 8; length *= 2)
-		if (length_codes[length] == code)
-			return length;
-	return 0;
 }
 
 /*
@@ -43,18 +31,19 @@ static unsigned long dr6_may_also_set(unsigned int slot, uint64_t accessed, enum
 	unsigned long dr7 = read_dr7(), allowed = 0;
 
 	for (unsigned int i = 0; i < DR_SLOTS; i++) {
-		unsigned long rw = DR7_RW_OF(dr7, i);
-		unsigned long length = length_of_code(DR7_LEN_OF(dr7, i));
-		uint64_t start = read_dr_address(i) & ~(uint64_t)(length - 1);
+		uint64_t start = read_dr_address(i);
+		enum dr_type rw;
+		unsigned int length;
 		bool met;
 
-		if (i == slot || (dr7 & DR7_ENABLE_MASK(i)))
-			continue;
+		if (i == slot || dr7_decode(dr7, i, &rw, &length))
+			continue; /* its own slot, or an enabled one */
+		start &= ~(uint64_t)(length - 1);
 		if (type == DR_TYPE_EXECUTE)
-			met = rw == DR7_RW_EXECUTE && read_dr_address(i) == accessed;
+			met = rw == DR_TYPE_EXECUTE && read_dr_address(i) == accessed;
 		else
-			met = (rw == DR7_RW_READ_WRITE ||
-			       (rw == DR7_RW_WRITE && type == DR_TYPE_WRITE)) &&
+			met = (rw == DR_TYPE_READ_WRITE ||
+			       (rw == DR_TYPE_WRITE && type == DR_TYPE_WRITE)) &&
 			      accessed >= start && accessed < start + length;
 		if (met)
 			allowed |= DR6_B0 << i;
