@@ -22,7 +22,6 @@
 #include "lib/ktap.h"
 #include "lib/report.h"
 #include "runner/isolation.h"
-#include "runner/runner.h"
 #include "runner/test.h"
 #include "sched/sched.h"
 
@@ -46,6 +45,13 @@ struct isolation_frame {
 /* frames[0..depth) are live; the innermost is frames[depth - 1]. Touched with IF=0 only. */
 static struct isolation_frame frames[ISOLATION_DEPTH];
 static volatile unsigned int depth;
+/* The full name of the test running now, "" between tests. */
+static char running_test[96];
+
+void isolation_name_test(const char *name)
+{
+	format(running_test, sizeof(running_test), "%s", name);
+}
 
 /* How many of the locks this CPU took since base are not private to the test (or unnamed). */
 static unsigned int kernel_locks_since(unsigned int base)
@@ -84,7 +90,7 @@ static void unwind_locks(unsigned int base, const char *why)
 		}
 		platform_bail_out("%s in test %s under spinlock %s (CPU %u): the kernel's state "
 				  "cannot be unwound",
-				  why, runner_running_test(), names, this_cpu_index());
+				  why, running_test, names, this_cpu_index());
 	}
 	while (cpu->spinlocks_held > base)
 		spin_unlock(cpu->held_locks[cpu->spinlocks_held - 1]);

@@ -19,6 +19,12 @@ void isolation_init(void);
  * a spinlock, it waits up to ISOLATION_WATCHDOG_LOCK_MS more for an NMI outside it). Prints
  * "# watchdog: ..." either way, with the source or why there is none.
  */
+/*
+ * Name the test whose frames follow ("" between tests), so that a bail-out that ends the run in
+ * the middle of one says which. The name is copied.
+ */
+void isolation_name_test(const char *name);
+
 #define ISOLATION_WATCHDOG_HZ 20
 #define ISOLATION_WATCHDOG_GRACE_MS 200
 /* How long past the grace it waits for an NMI outside every spinlock before ending the run. */

@@ -43,13 +43,6 @@ struct totals {
 	unsigned int passed, failed, skipped, xfailed, xpassed;
 };
 
-static char running_test[FULL_NAME_MAX];
-
-const char *runner_running_test(void)
-{
-	return running_test;
-}
-
 uint64_t test_seed(void)
 {
 	return options->seed;
@@ -443,9 +436,9 @@ static enum ktap_result run_test(const struct test_case *test, struct test_repor
 	served = emulator_stats_all().diverted;
 	before = emulator_stats_all();
 	start = rdtsc_ordered();
-	format(running_test, sizeof(running_test), "%s", name);
+	isolation_name_test(name);
 	runner_isolate(run_test_body, (void *)test, options->timeout_ms, &outcome);
-	running_test[0] = '\0';
+	isolation_name_test("");
 	after = emulator_stats_all();
 	steps = after.steps - before.steps;
 	note_pace(rdtsc_ordered() - start, steps - (after.user_steps - before.user_steps),

@@ -9,10 +9,6 @@
 /* Run (or list) the tests run_options selects and return the exit code for platform_exit(). */
 enum platform_exit_code runner_run(const struct run_options *options);
 
-/* The full name of the test running now, "" between tests: for bail-outs that end the run in
- * the middle of one (runner/isolation.c). */
-const char *runner_running_test(void);
-
 /* Report a usage error: "# error:", "# valid options:", "Bail out!". The caller exits. */
 void runner_usage_error(const char *error);
 
