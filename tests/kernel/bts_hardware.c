@@ -2,11 +2,11 @@
 /* bts suite: real Branch Trace Store records; runs on Intel hardware, skips elsewhere. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/probe.h"
-#include "arch/x86/user.h"
 #include "ds/ds.h"
 #include "runner/test.h"
 #include "sched/sched.h"
-#include "tests/kernel/ds_util.h"
+#include "tests/kernel/lib/ds_util.h"
+#include "tests/kernel/lib/user_programs.h"
 
 #define RECORDS 256
 

@@ -10,8 +10,8 @@
 #include "runner/host_sync.h"
 #include "runner/test.h"
 #include "sched/sched.h"
-#include "tests/kernel/budget.h"
-#include "tests/kernel/dr_targets.h"
+#include "tests/kernel/lib/budget.h"
+#include "tests/kernel/lib/dr_targets.h"
 
 /*
  * Per case, up to a number of samples or a time budget, whichever comes first (KVM-PVM is held

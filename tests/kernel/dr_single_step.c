@@ -11,10 +11,10 @@
 #include "arch/x86/traps.h"
 #include "arch/x86/tsc.h"
 #include "arch/x86/user-abi.h"
-#include "arch/x86/user.h"
 #include "runner/test.h"
 #include "sched/sched.h"
 #include "tests/kernel/db_trace.h"
+#include "tests/kernel/lib/user_programs.h"
 
 #define DB_IF 0x200 /* RFLAGS_IF, as asm text takes it */
 _Static_assert(DB_TF == RFLAGS_TF, "DB_TF is RFLAGS_TF");

@@ -6,8 +6,8 @@
 #include "arch/x86/tsc.h"
 #include "runner/test.h"
 #include "sched/sched.h"
-#include "tests/kernel/budget.h"
-#include "tests/kernel/dr_targets.h"
+#include "tests/kernel/lib/budget.h"
+#include "tests/kernel/lib/dr_targets.h"
 
 #define STRESS_TASKS 16
 /*

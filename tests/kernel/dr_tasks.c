@@ -5,8 +5,8 @@
 #include "arch/x86/debug-registers.h"
 #include "runner/test.h"
 #include "sched/sched.h"
-#include "tests/kernel/budget.h"
-#include "tests/kernel/dr_targets.h"
+#include "tests/kernel/lib/budget.h"
+#include "tests/kernel/lib/dr_targets.h"
 
 /* Yields per checker: budget=quick 300 (~1 s under KVM-PVM, where a switch costs ~5 ms),
  * budget=soak 2,000. */

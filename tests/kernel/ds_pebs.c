@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* ds suite: PEBS records of a counted loop, drained at the threshold and at detach. */
 #include "arch/x86/msr.h"
-#include "tests/kernel/ds_util.h"
-#include "tests/kernel/emulator_util.h"
+#include "tests/kernel/lib/ds_util.h"
+#include "tests/kernel/lib/emulator_util.h"
 
 /*
  * A record every PERIOD kernel instructions. The loops are counted in half periods, so what is

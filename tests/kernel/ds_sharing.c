@@ -5,9 +5,9 @@
 #include "arch/x86/paging.h"
 #include "arch/x86/pfa.h"
 #include "arch/x86/tsc.h"
-#include "tests/kernel/budget.h"
-#include "tests/kernel/ds_util.h"
-#include "tests/kernel/emulator_util.h"
+#include "tests/kernel/lib/budget.h"
+#include "tests/kernel/lib/ds_util.h"
+#include "tests/kernel/lib/emulator_util.h"
 
 /* Attach-detach cycles: budget=quick 2,000 (~30 ms under TCG), budget=soak 10,000; either stops
  * at CYCLE_BUDGET_MS. */

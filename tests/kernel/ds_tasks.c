@@ -4,7 +4,7 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/witness_marker.h"
-#include "tests/kernel/ds_util.h"
+#include "tests/kernel/lib/ds_util.h"
 
 #define TRACING (DEBUGCTL_TR | DEBUGCTL_BTS)
 #define PROBE_ROUNDS 4

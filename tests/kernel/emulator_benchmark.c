@@ -8,8 +8,8 @@
 #include "arch/x86/tsc.h"
 #include "lib/sort.h"
 #include "runner/test.h"
-#include "tests/kernel/budget.h"
-#include "tests/kernel/emulator_util.h"
+#include "tests/kernel/lib/budget.h"
+#include "tests/kernel/lib/emulator_util.h"
 
 /*
  * Every instruction of the stepped samples is single-stepped: budget=quick 5 samples of 200

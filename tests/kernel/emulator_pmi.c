@@ -15,7 +15,7 @@
 #include "lib/format.h"
 #include "lib/string.h"
 #include "runner/test.h"
-#include "tests/kernel/emulator_util.h"
+#include "tests/kernel/lib/emulator_util.h"
 
 #define EVENT_INSTRUCTIONS 0xc0
 #define OVERFLOW_AFTER 64 /* instructions */

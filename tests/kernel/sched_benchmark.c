@@ -7,12 +7,12 @@
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/tsc.h"
-#include "arch/x86/user.h"
 #include "arch/x86/witness_marker.h"
 #include "lib/sort.h"
 #include "runner/test.h"
 #include "sched/sched.h"
-#include "tests/kernel/budget.h"
+#include "tests/kernel/lib/budget.h"
+#include "tests/kernel/lib/user_programs.h"
 
 /*
  * Each benchmark takes up to its sample count or runs for its time budget, whichever comes

@@ -6,9 +6,9 @@
 #include "arch/x86/tsc.h"
 #include "dr/dr.h"
 #include "lib/sort.h"
-#include "tests/kernel/budget.h"
-#include "tests/kernel/dr_targets.h"
-#include "tests/kernel/smp_util.h"
+#include "tests/kernel/lib/budget.h"
+#include "tests/kernel/lib/dr_targets.h"
+#include "tests/kernel/lib/smp_util.h"
 
 /*
  * Lazy migrations are timed (median and p99) and their writes counted; eager ones only have

@@ -8,8 +8,8 @@
 #include "arch/x86/tsc.h"
 #include "lib/sort.h"
 #include "runner/options.h"
-#include "tests/kernel/budget.h"
-#include "tests/kernel/smp_util.h"
+#include "tests/kernel/lib/budget.h"
+#include "tests/kernel/lib/smp_util.h"
 
 #define CALL_SAMPLES 64
 #define PLACED_ROUNDS 50

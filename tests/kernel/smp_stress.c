@@ -7,9 +7,9 @@
 #include "arch/x86/tsc.h"
 #include "dr/dr.h"
 #include "lib/bitops.h"
-#include "tests/kernel/budget.h"
-#include "tests/kernel/dr_targets.h"
-#include "tests/kernel/smp_util.h"
+#include "tests/kernel/lib/budget.h"
+#include "tests/kernel/lib/dr_targets.h"
+#include "tests/kernel/lib/smp_util.h"
 
 #define WORKERS 6
 /*
