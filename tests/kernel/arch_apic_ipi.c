@@ -16,7 +16,8 @@
 
 #define CPUID_LEAF_TOPOLOGY 0x0b /* EDX: the x2APIC id of this CPU (SDM Vol. 2A, CPUID) */
 #define CPUID_1_EBX_APIC_ID_SHIFT 24 /* EBX[31:24]: the initial APIC id */
-/* A halted CPU under KVM-PVM on this 2-core host can take long to be scheduled. */
+/* A halted vCPU can wait long for its host to run it (docs/platforms.md): only a lost IPI
+ * waits this out. */
 #define DELIVERY_WAIT_MS 2000
 
 /* What a CPU's APIC says of itself, read on that CPU. */

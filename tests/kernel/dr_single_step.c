@@ -332,7 +332,8 @@ static void run_other(void *arg)
 
 /*
  * Wait, interrupts off, for vector's IRR bit: a sent IPI need not be pending at once (in x2APIC
- * mode the ICR write is not serialising; KVM-PVM delivers self-IPIs late in either mode).
+ * mode the ICR write is not serialising; some platforms deliver self-IPIs late in either mode,
+ * docs/platforms.md).
  */
 #define PENDING_WAIT_MS 100
 static bool wait_until_pending(unsigned int vector)

@@ -9,8 +9,8 @@
 #include "tests/kernel/lib/ds_util.h"
 #include "tests/kernel/lib/emulator_util.h"
 
-/* Attach-detach cycles: budget=quick 2,000 (~30 ms under TCG), budget=soak 10,000; either stops
- * at CYCLE_BUDGET_MS. */
+/* Attach-detach cycles: budget=quick 2,000, budget=soak 10,000; either stops at CYCLE_BUDGET_MS
+ * (docs/platforms.md: what a cycle takes). */
 #define CYCLES_QUICK 2000
 #define CYCLES_SOAK 10000
 #define CYCLE_BUDGET_MS 5000

@@ -23,8 +23,8 @@
  * instructions around the rounds (tests/kernel/lib/user_programs.asm, user_counted_rounds), 5
  * periods and some: 5 records. Stated tolerance: 1, as the SDM leaves open whether the instruction
  * that takes the assist counts. 128 is the shortest period Linux allows for some PEBS events
- * (bdw_limit_period()). About 690 ring-3 steps a run where the CPU is emulated; KVM-PVM loses
- * some of them (tests/known-defects.toml).
+ * (bdw_limit_period()). About 690 ring-3 steps a run where the CPU is emulated; a platform that
+ * loses some (docs/platforms.md) is a known defect (tests/known-defects.toml).
  */
 #define USER_PERIOD 128ull
 #define USER_ROUNDS 10ull

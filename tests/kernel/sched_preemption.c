@@ -13,9 +13,9 @@
 
 #define FAIR_TASKS 4
 /*
- * The window lasts until each task had FAIR_SLICES slices (about 50 ms under TCG: the tick runs
- * at 1.5 kHz meanwhile, so a slice is 1.3 ms), at most FAIR_WINDOW_MAX_MS: where a switch takes
- * milliseconds (KVM-PVM) the window grows with it.
+ * The window lasts until each task had FAIR_SLICES slices, the tick at FAIR_HZ meanwhile, and
+ * at most FAIR_WINDOW_MAX_MS: where a switch takes milliseconds the window grows with it
+ * (docs/platforms.md).
  */
 #define FAIR_SLICES 9
 #define FAIR_HZ 1500

@@ -13,8 +13,8 @@
 /*
  * Lazy migrations are timed (median and p99) and their writes counted; eager ones only have
  * their writes counted. budget=quick: 100 lazy (the p99 is the largest) and 20 eager;
- * budget=soak (make bench): 500 of each. Either stops at BUDGET_MS: KVM-PVM takes
- * milliseconds per migration.
+ * budget=soak (make bench): 500 of each. Either stops at BUDGET_MS: a slow platform takes
+ * milliseconds a migration (docs/platforms.md).
  */
 #define MIGRATIONS_MAX 500
 #define LAZY_MIGRATIONS_QUICK 100

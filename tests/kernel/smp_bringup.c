@@ -20,7 +20,7 @@
 #define TICK_WAIT_QUICK_MS 8
 #define TICK_WAIT_SOAK_MS 100
 #define TICK_POLL_MS 2
-/* With more vCPUs than host cores (16 under TCG on 2), a vCPU may not run for a while: the busy
+/* With more vCPUs than host cores (docs/platforms.md), a vCPU may not run for a while: the busy
  * window lasts until each CPU ticked, at most this long. */
 #define TICK_WAIT_BUSY_LIMIT_MS 2000
 

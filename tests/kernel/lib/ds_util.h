@@ -54,8 +54,8 @@ static inline void check_attached(enum ds_error error)
 		test_abort("attach: %s", ds_error_name(error));
 }
 
-/* Wait until count PMIs were taken since boot: some platforms (KVM-PVM here) deliver a pending
- * interrupt only at a later exit. */
+/* Wait until count PMIs were taken since boot: some platforms (docs/platforms.md) deliver a
+ * pending interrupt only at a later exit. */
 static inline void wait_for_pmis(uint64_t count)
 {
 	uint64_t deadline = rdtsc_ordered() + tsc_cycles_from_ms(PMI_WAIT_MS);
