@@ -8,6 +8,7 @@
 #include "arch/x86/tsc.h"
 #include "lib/sort.h"
 #include "runner/test.h"
+#include "tests/kernel/lib/tolerance.h"
 
 /*
  * The timer counts down from the initial count it was given, reloading it at each tick (SDM Vol.
@@ -16,11 +17,9 @@
  * neither, so no stop or late tick moves it (docs/platforms.md: loaded hosts lose ticks or
  * deliver them late, or in a burst). A sample spans half a period, so the count wraps at most
  * once, unless the guest was stopped for longer, which drops the sample. The median of
- * PERIOD_SAMPLES within 5% of 1 / hz: the calibration's own error is well under that, a rate off
- * by a twentieth fails.
+ * PERIOD_SAMPLES within TIMER_PERIOD_TOLERANCE_PERCENT of 1 / hz (tests/kernel/lib/tolerance.h).
  */
 #define PERIOD_SAMPLES 5
-#define TOLERANCE_PERCENT 5
 #define TICKS_TO_COME 5 /* and they come: this many within 4 times their periods */
 
 /* One period by the count, in TSC cycles; 0 when the guest was stopped while it looked. */
@@ -86,10 +85,9 @@ TEST(arch, timer_ticks_at_its_calibrated_rate)
 		  timer_hz(), microseconds(median), microseconds(periods[0]),
 		  microseconds(periods[PERIOD_SAMPLES - 1]), microseconds(expected), TICKS_TO_COME,
 		  last ? microseconds(last - first) : 0ull);
-	check(median * 100 >= expected * (100 - TOLERANCE_PERCENT) &&
-		      median * 100 <= expected * (100 + TOLERANCE_PERCENT),
+	check(within_percent(median, expected, TIMER_PERIOD_TOLERANCE_PERCENT),
 	      "period %llu us, expected %llu +- %u%%", microseconds(median), microseconds(expected),
-	      TOLERANCE_PERCENT);
+	      TIMER_PERIOD_TOLERANCE_PERCENT);
 	check(last != 0, "fewer than %u ticks came in %llu ms", TICKS_TO_COME + 1,
 	      microseconds(4 * TICKS_TO_COME * expected) / 1000);
 }
