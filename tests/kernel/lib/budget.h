@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Test budgets: budget=quick (the default) for a short run, budget=soak for long stress runs. */
-#ifndef TESTS_KERNEL_BUDGET_H
-#define TESTS_KERNEL_BUDGET_H
+#ifndef TESTS_KERNEL_LIB_BUDGET_H
+#define TESTS_KERNEL_LIB_BUDGET_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* ds suite helpers: targets, skips, and branch loops whose BTS records are known exactly. */
-#ifndef TESTS_KERNEL_DS_UTIL_H
-#define TESTS_KERNEL_DS_UTIL_H
+#ifndef TESTS_KERNEL_LIB_DS_UTIL_H
+#define TESTS_KERNEL_LIB_DS_UTIL_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Running user_syscall_script (lib/user_programs.h) from a test: hostile system calls. */
-#ifndef TESTS_KERNEL_USER_SCRIPT_H
-#define TESTS_KERNEL_USER_SCRIPT_H
+#ifndef TESTS_KERNEL_LIB_USER_SCRIPT_H
+#define TESTS_KERNEL_LIB_USER_SCRIPT_H
 
 #include <stddef.h>
 #include <stdint.h>
