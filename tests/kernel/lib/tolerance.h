@@ -27,6 +27,15 @@ static inline bool ticks_came(uint64_t ticks, uint64_t due)
 }
 
 /*
+ * A loop that polls the TSC and sees it jump by more than 1 / GUEST_STOP_PERIOD_FRACTION of the
+ * timer's period between two reads did not run meanwhile: a poll takes well under a microsecond,
+ * and a span that long is the host running something else, or QEMU holding the vCPU outside the
+ * guest (docs/platforms.md: under TCG on a loaded host such spans were most of a 40 ms wait).
+ * The ticks due then are lost, not queued, so such a span is no time the guest could be ticked in.
+ */
+#define GUEST_STOP_PERIOD_FRACTION 4
+
+/*
  * The timer's period, by its own count against the TSC (SDM Vol. 3 §11.5.4), within
  * TIMER_PERIOD_TOLERANCE_PERCENT of 1 / hz. The calibration reads both clocks side by side and
  * was measured within 0.1% under TCG and 0.8% under KVM-PVM (docs/platforms.md), so 5% leaves
