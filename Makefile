@@ -55,7 +55,7 @@ OBJS := \
 	arch/x86/tsc.o \
 	arch/x86/user.o \
 	arch/x86/user_entry.o \
-	arch/x86/user_probes.o \
+	arch/x86/user_gate.o \
 	dr/breakpoint.o \
 	dr/exception.o \
 	dr/install.o \
@@ -109,8 +109,8 @@ OBJS := \
 	sched/user.o \
 	sched/wait.o
 
-TEST_OBJS := $(patsubst %.c,%.o,$(sort $(wildcard tests/kernel/*.c))) \
-	$(patsubst %.asm,%.o,$(sort $(wildcard tests/kernel/*.asm)))
+TEST_OBJS := $(patsubst %.c,%.o,$(sort $(wildcard tests/kernel/*.c tests/kernel/lib/*.c))) \
+	$(patsubst %.asm,%.o,$(sort $(wildcard tests/kernel/lib/*.asm)))
 
 KERNEL_OBJS := $(addprefix $(BUILD)/,$(OBJS) $(TEST_OBJS))
 
@@ -378,7 +378,7 @@ $(BUILD)/host/decode-check: $(DECODE_CHECK_OBJS) Makefile
 	@$(HOST_CC) $(HOST_CFLAGS) -o $@ $(DECODE_CHECK_OBJS)
 
 FORMAT_SRCS := $(sort $(wildcard boot/*.[ch] arch/x86/*.[ch] dr/*.[ch] ds/*.[ch] lib/*.[ch] pmu/*.[ch] runner/*.[ch] sched/*.[ch] \
-	emulator/*.[ch] tests/kernel/*.c tests/host/*.[ch] tests/decode_check/*.c witness/*.[ch]))
+	emulator/*.[ch] tests/kernel/*.c tests/kernel/lib/*.[ch] tests/host/*.[ch] tests/decode_check/*.c witness/*.[ch]))
 
 format-check:
 	clang-format --dry-run --Werror $(FORMAT_SRCS)

@@ -313,7 +313,7 @@ void dr_restore_hardware(void)
 }
 
 /*
- * Whether DEBUGCTL keeps BTF: TCG and KVM here drop it (docs/platforms.md); real CPUs, and the
+ * Whether DEBUGCTL keeps BTF: TCG and KVM-PVM drop it (docs/platforms.md); real CPUs, and the
  * emulated one where it owns DEBUGCTL, keep it. The other bits keep what the shadow says.
  */
 static bool dr_probe_btf(void)

@@ -8,14 +8,10 @@
 #include "arch/x86/switch_hooks.h"
 #include "arch/x86/syscall.h"
 #include "arch/x86/user-abi.h"
-#include "arch/x86/user.h"
 #include "dr/internal.h"
 
 #define READ_HITS_MAX DR_HITS_MAX
 #define DR_LENGTH_MAX 8 /* bytes: the longest breakpoint (SDM Vol. 3 §18.2.4) */
-
-_Static_assert(sizeof(struct dr_hit) == USER_DR_HIT_SIZE, "arch/x86/user.h: USER_DR_HIT_SIZE");
-_Static_assert(READ_HITS_MAX <= USER_DR_HITS_MAX, "arch/x86/user.h: USER_DR_HITS_MAX");
 
 static unsigned int current_task(void)
 {

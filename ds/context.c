@@ -6,6 +6,7 @@
 
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuid.h"
+#include "arch/x86/msr-index.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/pfa.h"
@@ -19,7 +20,6 @@
 #define DS_CANARY_BYTES 64 /* right after the absolute maximum */
 #define BUFFER_PAGES_MAX 64 /* what pfa_alloc_pages() gives at most */
 #define PEBS_ENABLE_BITS 48 /* GP counters 0-31, fixed counters 32-47 */
-#define PEBS_ENABLE_FIXED_SHIFT 32
 #define PEBS_FORMAT0_BUFFER_MAX PAGE_SIZE
 #define PEBS_DATA_CFG_VALID                                                                     \
 	(PEBS_DATA_CFG_MEMINFO | PEBS_DATA_CFG_GPRS | PEBS_DATA_CFG_XMMS | PEBS_DATA_CFG_LBRS | \

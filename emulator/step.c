@@ -22,7 +22,6 @@
 #define FIXED_CORE_CYCLES 1
 #define FIXED_REFERENCE_CYCLES 2
 
-#define PEBS_ENABLE_FIXED_SHIFT 32
 #define OPCODE_SYSCALL 0x05 /* 0F 05 */
 
 /* What one retired instruction is, for the counters. */

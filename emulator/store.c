@@ -18,7 +18,6 @@
 #define DS_FIELDS_BYTES 0x20
 #define PEBS_RESET_FIXED_FMT4 8 /* fixed counter i at slot 8 + i up to format 4 */
 #define PEBS_RESET_FIXED_FMT5 32 /* and at 32 + i from format 5 */
-#define PEBS_ENABLE_FIXED_SHIFT 32
 #define PEBS_FORMAT0_BUFFER_MAX 4096 /* Linux: larger buffers hang Core 2 (rule 12) */
 #define PEBS_RECORD_GROUPS_MASK 0xffffffffffffull /* basic group's format field, bits 47:0 */
 #define CLOSE_RECORDS 2 /* "several records short" of the maximum: fewer is a warning */

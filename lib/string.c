@@ -13,8 +13,8 @@
 
 /*
  * Eight bytes at a time while both pointers are 8-aligned, four words a round: a tenth of the
- * instructions of a byte loop, which is what costs under an emulator (KVM-PVM here emulates
- * every ring-0 instruction; the emulated CPU single-steps each).
+ * instructions of a byte loop, which is what costs where each instruction is emulated or
+ * single-stepped (docs/platforms.md, docs/emulated-cpu.md).
  */
 #define WORD sizeof(uint64_t)
 

@@ -181,8 +181,8 @@ static void isolation_tick(struct cpu_regs *regs)
  * from the NMI handler; NMIs stay blocked until the next IRET, which the runner's next
  * interrupt brings. An NMI that lands under a spinlock (which an unwind would leave taken) waits
  * for one that does not, for ISOLATION_WATCHDOG_LOCK_MS: a test that is slow, not stuck, spends
- * time outside its locks too (the emulated CPU's steps on KVM-PVM). A task of the test's own
- * stuck with interrupts off, or a spin that holds a lock all that time, ends the run instead:
+ * time outside its locks too (the emulated CPU's steps on a slow platform). A task of the test's
+ * own stuck with interrupts off, or a spin that holds a lock all that time, ends the run instead:
  * the log names the test.
  */
 static void isolation_watchdog(struct cpu_regs *regs)

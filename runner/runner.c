@@ -280,7 +280,7 @@ static bool skip_ending_test(const struct known_defect *ending, struct test_repo
  * What a stepped instruction costs a test here, by ring (0 kernel, 1 user): the lowest of
  * whole tests' time over their steps in that ring, among tests with PACE_STEPS_MIN of them.
  * A test's time holds whatever its steps cost the flow besides the #DB (interrupts, system
- * calls and switches: under KVM-PVM a ring-3 step costs a test about ten times a ring-0 one),
+ * calls and switches: a ring-3 step can cost a test several times a ring-0 one, docs/platforms.md),
  * and its other work, so each is an upper bound and the lowest the closest.
  */
 #define PACE_STEPS_MIN 50
@@ -308,7 +308,7 @@ static void note_pace(uint64_t cycles, uint64_t kernel_steps, uint64_t user_step
 	}
 }
 
-/* The pace of ring, else ring 0's (less than ring 3's under KVM-PVM); NULL while none is known. */
+/* The pace of ring, else ring 0's (at most ring 3's); NULL while none is known. */
 static const struct pace *pace_of(unsigned int ring)
 {
 	if (paces[ring].cycles_per_step)

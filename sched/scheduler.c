@@ -383,10 +383,10 @@ void sched_set_preemption_probe(void (*probe)(uint64_t cycles))
 }
 
 /*
- * Other CPUs idle without a tick: under KVM-PVM every tick of an idle vCPU is a costly exit, and
- * with more vCPUs than host cores they took the time of the busy ones. CPU 0 keeps ticking: its
- * tick wakes the sleepers of every CPU (a woken task kicks its idle CPU) and watches the time
- * limits. switch_to() restarts the tick when a task comes.
+ * Other CPUs idle without a tick: where a tick of an idle vCPU is a costly exit, and vCPUs
+ * outnumber host cores, those ticks take the busy ones' time (docs/platforms.md). CPU 0 keeps
+ * ticking: its tick wakes the sleepers of every CPU (a woken task kicks its idle CPU) and
+ * watches the time limits. switch_to() restarts the tick when a task comes.
  */
 static void __attribute__((noreturn)) idle_loop(void)
 {

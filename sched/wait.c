@@ -35,7 +35,8 @@ void sched_wake(struct task *task)
 
 /*
  * The earliest wake time of any sleeper (UINT64_MAX when none): the tick scans the task pool
- * only once it has passed, since that scan is the tick's most expensive work under KVM-PVM.
+ * only once it has passed, since that scan is the tick's most expensive work where ring 0 is
+ * emulated.
  * May be early (a sleeper woken by sched_wake()), never late. Under sched_lock.
  */
 static uint64_t next_wake = UINT64_MAX;

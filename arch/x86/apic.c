@@ -295,8 +295,8 @@ void timer_hook_set(unsigned int slot, timer_hook hook)
  * Counts of the timer (divided by 16) in one second, measured against the TSC. Each end reads
  * the TSC and the current count side by side, so a time the guest is stopped (a loaded host)
  * passes for both clocks alike; measured from the INITIAL write, as before, a stop between the
- * write and the first TSC read counted for the timer alone: 10% too slow a tick on a loaded
- * TCG host (arch.timer_ticks_at_its_calibrated_rate, by the timer's own count).
+ * write and the first TSC read counted for the timer alone (docs/platforms.md has what that did
+ * on a loaded host; arch.timer_ticks_at_its_calibrated_rate checks it by the timer's own count).
  */
 static uint32_t timer_counts_per_second(void)
 {

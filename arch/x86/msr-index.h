@@ -82,6 +82,7 @@
 #define MSR_IA32_PEBS_ENABLE 0x000003f1 /* bit i: PEBS on PMC i */
 #define PEBS_ENABLE_LOAD_LATENCY_PMC0 (1ull << 32) /* << i: PMC i, Nehalem to Skylake */
 #define PEBS_ENABLE_FIXED_CTR0 (1ull << 32) /* << i: fixed counter i, with PEBS on all counters */
+#define PEBS_ENABLE_FIXED_SHIFT 32 /* fixed counter i: bit 32 + i (Linux: INTEL_PMC_IDX_FIXED) */
 #define PEBS_ENABLE_PRECISE_STORE (1ull << 63) /* Sandy Bridge to Skylake */
 #define MSR_PEBS_DATA_CFG 0x000003f2 /* adaptive PEBS: format >= 4 with baseline */
 #define PEBS_DATACFG_MEMINFO (1ull << 0)

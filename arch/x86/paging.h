@@ -68,8 +68,8 @@ static inline uint64_t virt_to_phys(const void *virt)
 
 /*
  * Zero count pages at virt with REP STOSQ: one instruction, where a C loop would be thousands,
- * which matters under KVM-PVM (every ring-0 instruction is emulated). Never faults on a mapped
- * page.
+ * which matters where every ring-0 instruction is emulated (docs/platforms.md). Never faults on
+ * a mapped page.
  */
 static inline void clear_pages(void *virt, unsigned long count)
 {

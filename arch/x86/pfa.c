@@ -44,7 +44,7 @@ static bool frame_is_reserved(uint64_t phys)
 	return phys < LOW_MEMORY_END || (phys + PAGE_SIZE > kernel_start && phys < kernel_end);
 }
 
-/* Mark frames [first, end) free a word at a time: boot under KVM-PVM pays per instruction. */
+/* Mark frames [first, end) free a word at a time: emulated ring 0 pays per instruction. */
 static void frames_set_free(uint64_t first, uint64_t end)
 {
 	while (first < end) {

@@ -33,7 +33,7 @@
 #define BIOS_AREA_LENGTH 0x20000ul
 
 /* The MP start-up protocol's delays (SDM Vol. 3 §9.4.4.1), and how long a CPU may take to
- * finish its own set-up: ring-0 code is slow under KVM-PVM. */
+ * finish its own set-up: ring-0 code is slow where it is emulated (docs/platforms.md). */
 #define INIT_DELAY_US 10000
 #define STARTUP_DELAY_US 200
 #define READY_TIMEOUT_MS 5000

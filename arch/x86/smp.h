@@ -63,7 +63,8 @@ void smp_cpu_ready(void);
  * on the caller's CPU it runs at once. fn must not call smp_call() itself. While it waits, the
  * caller runs calls that other CPUs make to it, so two CPUs calling each other do not deadlock.
  * False when cpu is not online, or did not take the call within SMP_CALL_TIMEOUT_MS (fn then
- * never runs): under KVM-PVM with 4 vCPUs on this 2-core host a call has taken up to 1.9 s.
+ * never runs). The limit is well above the longest call measured (docs/platforms.md, "What the
+ * time limits were sized by").
  */
 #define SMP_CALL_TIMEOUT_MS 5000
 bool smp_call(unsigned int cpu, void (*fn)(void *), void *arg);

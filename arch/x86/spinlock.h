@@ -57,7 +57,7 @@ static inline void spin_held_push(struct spinlock *lock)
 /* Forget lock among this CPU's held locks when it is not the last one taken. */
 void spin_held_forget(struct spinlock *lock);
 
-/* Inline: the switch path takes three locks, and ring-0 instructions are dear under KVM-PVM. */
+/* Inline: the switch path takes three locks, and emulated ring-0 instructions are dear. */
 static inline bool spin_trylock(struct spinlock *lock)
 {
 	uint32_t expected = SPINLOCK_FREE;

@@ -11,8 +11,8 @@
  * Program EFER.SCE, STAR, LSTAR and SFMASK on the calling CPU. A SYSCALL from ring 3 then runs
  * the handler registered for rax on the task's kernel stack (this_cpu()->kernel_stack_top) with
  * a struct cpu_regs, interrupts off; its return value goes to rax and the task returns to ring 3
- * by IRET with the frame as the handler left it. (INT n from ring 3 raises #UD under KVM-PVM
- * here, so the ABI uses SYSCALL.) An unknown number returns SYSCALL_ERROR_NO_SYSCALL.
+ * by IRET with the frame as the handler left it. (INT n from ring 3 raises #UD on one platform,
+ * docs/platforms.md, so the ABI uses SYSCALL.) An unknown number returns SYSCALL_ERROR_NO_SYSCALL.
  */
 void syscall_init_cpu(void);
 
@@ -22,8 +22,8 @@ void syscall_register(unsigned int number, syscall_handler handler);
 
 /*
  * Turn user_syscall_gate's SYSCALL into UD2 and take system calls through the #UD they raise:
- * for platforms where SYSCALL from ring 3 never reaches ring 0 (KVM-PVM here runs LSTAR's code
- * still in ring 3). The handler then sees vector #UD and the same registers.
+ * for platforms where SYSCALL from ring 3 never reaches ring 0 (docs/platforms.md). The handler
+ * then sees vector #UD and the same registers.
  */
 void syscall_use_trap(void);
 bool syscall_uses_trap(void);

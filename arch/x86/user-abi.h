@@ -6,10 +6,11 @@
 /*
  * SYSCALL with rax = number and rdi, rsi, rdx = arguments; the result comes back in rax, rcx
  * and r11 are clobbered (by the instruction), every other register is preserved. Numbers are
- * fixed here because arch/x86/user_probes.asm uses them; sched/syscall.c implements them. Keep
- * arch/x86/user-abi.inc in step. VECTOR_SYSCALL is what the entry records as the frame's vector;
- * it is not an IDT gate. The number and every argument are read at their full 64-bit width: high
- * bits are never dropped, so a value too large for its argument is an error.
+ * fixed here because user code uses them (arch/x86/user_gate.asm, the tests' user programs);
+ * sched/syscall.c implements them. Keep arch/x86/user-abi.inc in step. VECTOR_SYSCALL is what the
+ * entry records as the frame's vector; it is not an IDT gate. The number and every argument are
+ * read at their full 64-bit width: high bits are never dropped, so a value too large for its
+ * argument is an error.
  */
 #define VECTOR_SYSCALL 0x80
 #define SYSCALL_YIELD 0

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* arch suite: the local APIC in the mode apic_init() chose, on the calling CPU. */
-#include "tests/kernel/arch_apic.h"
+#include "tests/kernel/lib/arch_apic.h"
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuid.h"

@@ -11,12 +11,13 @@
 #include "arch/x86/traps.h"
 #include "arch/x86/tsc.h"
 #include "runner/test.h"
-#include "tests/kernel/arch_apic.h"
-#include "tests/kernel/smp_util.h"
+#include "tests/kernel/lib/arch_apic.h"
+#include "tests/kernel/lib/smp_util.h"
 
 #define CPUID_LEAF_TOPOLOGY 0x0b /* EDX: the x2APIC id of this CPU (SDM Vol. 2A, CPUID) */
 #define CPUID_1_EBX_APIC_ID_SHIFT 24 /* EBX[31:24]: the initial APIC id */
-/* A halted CPU under KVM-PVM on this 2-core host can take long to be scheduled. */
+/* A halted vCPU can wait long for its host to run it (docs/platforms.md): only a lost IPI
+ * waits this out. */
 #define DELIVERY_WAIT_MS 2000
 
 /* What a CPU's APIC says of itself, read on that CPU. */

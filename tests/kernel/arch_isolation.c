@@ -9,28 +9,10 @@
 #include "arch/x86/processor-flags.h"
 #include "arch/x86/tsc.h"
 #include "runner/test.h"
+#include "tests/kernel/lib/faults.h"
 
 #define SHORT_TIMEOUT_MS 20
 #define SPIN_TIMEOUT_MS 8 /* two ticks: what per_test_timeout_fires waits out */
-
-static void raise_invalid_opcode(void *arg)
-{
-	(void)arg;
-	ud2();
-}
-
-/* #UD is a fault: the RIP it reports is the UD2 itself (0F 0B), within fn (SDM Vol. 3 §6.15). */
-static bool is_ud2_in(void (*fn)(void *), uint64_t rip)
-{
-	const uint8_t *at = (const uint8_t *)rip;
-
-	return rip >= (uint64_t)fn && rip < (uint64_t)fn + 16 && at[0] == 0x0f && at[1] == 0x0b;
-}
-
-static void write_unmapped(void *arg)
-{
-	*(volatile uint8_t *)arg = 1;
-}
 
 static void spin_forever(void *arg)
 {

@@ -2,11 +2,11 @@
 /* bts suite: real Branch Trace Store records; runs on Intel hardware, skips elsewhere. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/probe.h"
-#include "arch/x86/user.h"
 #include "ds/ds.h"
 #include "runner/test.h"
 #include "sched/sched.h"
-#include "tests/kernel/ds_util.h"
+#include "tests/kernel/lib/ds_util.h"
+#include "tests/kernel/lib/user_programs.h"
 
 #define RECORDS 256
 
@@ -80,9 +80,10 @@ TEST(bts, interrupt_mode_raises_a_pmi_at_the_threshold)
 		probe_branches();
 	/*
 	 * What no PMI drained yet, read before the detach, whose own path adds records with
-	 * interrupts off. A self-IPI may land after the next instruction (SDM), and KVM-PVM
-	 * delivers it later still: wait for the PMI of the last threshold the index reached (this
-	 * wait's own branches add a few records, drained the same way); a lost one never comes.
+	 * interrupts off. A self-IPI may land after the next instruction (SDM), and some platforms
+	 * deliver it later still (docs/platforms.md): wait for the PMI of the last threshold the
+	 * index reached (this wait's own branches add a few records, drained the same way); a lost
+	 * one never comes.
 	 */
 	area = ds_area_get(&target);
 	deadline = rdtsc_ordered() + tsc_cycles_from_ms(PMI_WAIT_MS);

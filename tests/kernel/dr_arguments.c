@@ -5,7 +5,7 @@
 #include "arch/x86/exceptions.h"
 #include "runner/test.h"
 #include "sched/sched.h"
-#include "tests/kernel/dr_targets.h"
+#include "tests/kernel/lib/dr_targets.h"
 
 /* Non-canonical: any access is #GP(0), whatever the page tables map. */
 #define NON_CANONICAL 0x8000000000000000ull

@@ -14,7 +14,7 @@
 #include "lib/format.h"
 #include "runner/test.h"
 #include "sched/sched.h"
-#include "tests/kernel/dr_targets.h"
+#include "tests/kernel/lib/dr_targets.h"
 
 /*
  * The DR writes of one #DB taken while DR7 enables a slot: DR7 cleared, then DR6 reset, before

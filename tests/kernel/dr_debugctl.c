@@ -8,7 +8,7 @@
 #include "dr/dr.h"
 #include "runner/test.h"
 #include "sched/sched.h"
-#include "tests/kernel/dr_targets.h"
+#include "tests/kernel/lib/dr_targets.h"
 
 struct debugctl_seen {
 	uint32_t fault;

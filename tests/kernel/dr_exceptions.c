@@ -12,12 +12,12 @@
 #include "arch/x86/syscall.h"
 #include "arch/x86/traps.h"
 #include "arch/x86/user-abi.h"
-#include "arch/x86/user.h"
 #include "dr/dr.h"
 #include "lib/string.h"
 #include "runner/test.h"
 #include "sched/sched.h"
 #include "tests/kernel/db_trace.h"
+#include "tests/kernel/lib/user_programs.h"
 
 #define SPLIT_LOCK_MAGIC 0xdeadbeefdeadbeef /* no suffix: asm text takes it too */
 #define SPLIT_OFFSET 60 /* an 8-byte operand across a 64-byte cache line */

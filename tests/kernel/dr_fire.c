@@ -8,7 +8,7 @@
 #include "dr/breakpoint.h"
 #include "runner/test.h"
 #include "sched/sched.h"
-#include "tests/kernel/dr_targets.h"
+#include "tests/kernel/lib/dr_targets.h"
 
 static const unsigned int lengths[] = { 1, 2, 4, 8 };
 

@@ -6,7 +6,7 @@
 #include "arch/x86/percpu.h"
 #include "runner/test.h"
 #include "sched/sched.h"
-#include "tests/kernel/dr_targets.h"
+#include "tests/kernel/lib/dr_targets.h"
 
 static const struct {
 	const char *name;

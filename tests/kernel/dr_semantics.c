@@ -10,7 +10,7 @@
 #include "arch/x86/processor-flags.h"
 #include "runner/test.h"
 #include "sched/sched.h"
-#include "tests/kernel/dr_targets.h"
+#include "tests/kernel/lib/dr_targets.h"
 
 #define CALLS 3
 #define UNUSED_PORT 0x80 /* the POST diagnostic port: writes are harmless */

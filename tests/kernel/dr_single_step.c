@@ -11,10 +11,10 @@
 #include "arch/x86/traps.h"
 #include "arch/x86/tsc.h"
 #include "arch/x86/user-abi.h"
-#include "arch/x86/user.h"
 #include "runner/test.h"
 #include "sched/sched.h"
 #include "tests/kernel/db_trace.h"
+#include "tests/kernel/lib/user_programs.h"
 
 #define DB_IF 0x200 /* RFLAGS_IF, as asm text takes it */
 _Static_assert(DB_TF == RFLAGS_TF, "DB_TF is RFLAGS_TF");
@@ -332,7 +332,8 @@ static void run_other(void *arg)
 
 /*
  * Wait, interrupts off, for vector's IRR bit: a sent IPI need not be pending at once (in x2APIC
- * mode the ICR write is not serialising; KVM-PVM delivers self-IPIs late in either mode).
+ * mode the ICR write is not serialising; some platforms deliver self-IPIs late in either mode,
+ * docs/platforms.md).
  */
 #define PENDING_WAIT_MS 100
 static bool wait_until_pending(unsigned int vector)

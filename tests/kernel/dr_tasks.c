@@ -5,11 +5,11 @@
 #include "arch/x86/debug-registers.h"
 #include "runner/test.h"
 #include "sched/sched.h"
-#include "tests/kernel/budget.h"
-#include "tests/kernel/dr_targets.h"
+#include "tests/kernel/lib/budget.h"
+#include "tests/kernel/lib/dr_targets.h"
 
-/* Yields per checker: budget=quick 300 (~1 s under KVM-PVM, where a switch costs ~5 ms),
- * budget=soak 2,000. */
+/* Yields per checker: budget=quick 300, budget=soak 2,000 (docs/platforms.md: what a switch
+ * costs). */
 #define SWITCH_ROUNDS_QUICK 300
 #define SWITCH_ROUNDS_SOAK 2000
 #define CHECKERS 3

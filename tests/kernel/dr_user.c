@@ -2,14 +2,18 @@
 /* dr suite: breakpoints of user tasks, installed for them or by their own system calls. */
 #include "arch/x86/debugreg.h"
 #include "arch/x86/paging.h"
-#include "arch/x86/user.h"
 #include "dr/dr.h"
+#include "dr/internal.h"
 #include "emulator/decode.h"
 #include "lib/string.h"
 #include "runner/test.h"
 #include "sched/sched.h"
+#include "tests/kernel/lib/user_programs.h"
 
 #define REPEAT 3
+
+/* user_dr_script reads at most USER_DR_HITS_MAX hits: room for all that a task can have. */
+_Static_assert(DR_HITS_MAX <= USER_DR_HITS_MAX, "USER_DR_HITS_MAX: DR_HITS_MAX");
 
 /* A stopped user task running user_dr_script with *script copied into its data page. */
 static struct task *script_task(const struct user_dr_script *script)

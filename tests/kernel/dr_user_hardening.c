@@ -8,12 +8,12 @@
 #include "arch/x86/paging.h"
 #include "arch/x86/syscall.h"
 #include "arch/x86/traps.h"
-#include "arch/x86/user.h"
 #include "dr/dr.h"
 #include "lib/string.h"
 #include "runner/test.h"
 #include "sched/sched.h"
-#include "tests/kernel/user_script.h"
+#include "tests/kernel/lib/user_programs.h"
+#include "tests/kernel/lib/user_script.h"
 
 #define ABOVE_32_BITS (1ul << 32)
 #define HIGH_BIT (1ul << 63)

@@ -5,7 +5,7 @@
 #include "arch/x86/witness_marker.h"
 #include "runner/test.h"
 #include "sched/sched.h"
-#include "tests/kernel/dr_targets.h"
+#include "tests/kernel/lib/dr_targets.h"
 
 #define ROUNDS 100
 #define EAGER_WRITES_PER_SWITCH 6 /* DR7 to reset, DR0-DR3, DR7 */

@@ -3,7 +3,7 @@
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/msr.h"
-#include "tests/kernel/ds_util.h"
+#include "tests/kernel/lib/ds_util.h"
 
 #define CIRCULAR_RECORDS 8
 #define PROBE_ROUNDS 4 /* 19 taken branches: more than twice round the buffer */

@@ -5,12 +5,12 @@
 #include "arch/x86/paging.h"
 #include "arch/x86/pfa.h"
 #include "arch/x86/tsc.h"
-#include "tests/kernel/budget.h"
-#include "tests/kernel/ds_util.h"
-#include "tests/kernel/emulator_util.h"
+#include "tests/kernel/lib/budget.h"
+#include "tests/kernel/lib/ds_util.h"
+#include "tests/kernel/lib/emulator_util.h"
 
-/* Attach-detach cycles: budget=quick 2,000 (~30 ms under TCG), budget=soak 10,000; either stops
- * at CYCLE_BUDGET_MS. */
+/* Attach-detach cycles: budget=quick 2,000, budget=soak 10,000; either stops at CYCLE_BUDGET_MS
+ * (docs/platforms.md: what a cycle takes). */
 #define CYCLES_QUICK 2000
 #define CYCLES_SOAK 10000
 #define CYCLE_BUDGET_MS 5000

@@ -4,7 +4,7 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/witness_marker.h"
-#include "tests/kernel/ds_util.h"
+#include "tests/kernel/lib/ds_util.h"
 
 #define TRACING (DEBUGCTL_TR | DEBUGCTL_BTS)
 #define PROBE_ROUNDS 4
@@ -249,7 +249,7 @@ struct preempted_pair {
 };
 
 /* Spins until the tick preempts it; once back, and traced, it yields when asked: no tick is
- * needed while it is stepped (KVM-PVM delivers few then). */
+ * needed while it is stepped (some platforms deliver few then: docs/platforms.md). */
 static void spin_until_stopped(void *arg)
 {
 	struct preempted_pair *pair = arg;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* ds suite: the owning user task's read-only view of its Debug Store. */
 #include "arch/x86/exceptions.h"
-#include "arch/x86/user.h"
 #include "arch/x86/witness_marker.h"
-#include "tests/kernel/ds_util.h"
+#include "tests/kernel/lib/ds_util.h"
+#include "tests/kernel/lib/user_programs.h"
 
 /*
  * user_ds_poll starts "mov rsi, rdi" (3 bytes), "mov ecx, 16" (5), then its loop: "dec ecx"

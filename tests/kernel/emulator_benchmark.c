@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* emulator suite: what observing an instruction costs the model here (docs/emulated-cpu.md). */
+/* emulator suite: what observing an instruction costs the model (docs/emulated-cpu.md). */
 #include <stdint.h>
 
 #include "arch/x86/cpu.h"
@@ -8,12 +8,12 @@
 #include "arch/x86/tsc.h"
 #include "lib/sort.h"
 #include "runner/test.h"
-#include "tests/kernel/budget.h"
-#include "tests/kernel/emulator_util.h"
+#include "tests/kernel/lib/budget.h"
+#include "tests/kernel/lib/emulator_util.h"
 
 /*
  * Every instruction of the stepped samples is single-stepped: budget=quick 5 samples of 200
- * instructions (about 1,000 steps: 3 ms under TCG, 1.5 s under KVM-PVM), budget=soak (make
+ * instructions (about 1,000 steps; docs/platforms.md: what a step costs), budget=soak (make
  * bench) 9 of 1,000.
  */
 #define ITERATIONS_QUICK 100

@@ -15,7 +15,7 @@
 #include "lib/format.h"
 #include "lib/string.h"
 #include "runner/test.h"
-#include "tests/kernel/emulator_util.h"
+#include "tests/kernel/lib/emulator_util.h"
 
 #define EVENT_INSTRUCTIONS 0xc0
 #define OVERFLOW_AFTER 64 /* instructions */
@@ -57,7 +57,7 @@ static void disarm(uint32_t lvtpc)
 
 /*
  * Each loop is single-stepped, with the arming and disarming around it: about 650 steps for
- * rule 13's two loops (2 ms under TCG, 1 s under KVM-PVM), 270 for rule 14's one.
+ * rule 13's two loops, 270 for rule 14's one (docs/platforms.md: what a step costs).
  */
 /* An overflow with LVTPC as the test set it; then everything back, the lazy handler removed. */
 static void overflow_once(uint32_t lvtpc)
@@ -70,9 +70,10 @@ static void overflow_once(uint32_t lvtpc)
 	arm();
 	probe_instruction_loop(LOOP);
 	/*
-	 * The self-IPI may come later: KVM-PVM delivers interrupts to a single-stepped guest only
-	 * now and then. So wait counting ring 3 only, as the same enabled counter: the wait is not
-	 * stepped, and GLOBAL_CTRL stays as the PMI found it (rule 14 compares it).
+	 * The self-IPI may come later: some platforms deliver interrupts to a single-stepped guest
+	 * only now and then (docs/platforms.md). So wait counting ring 3 only, as the same enabled
+	 * counter: the wait is not stepped, and GLOBAL_CTRL stays as the PMI found it (rule 14
+	 * compares it).
 	 */
 	wrmsr(MSR_IA32_PERFEVTSEL0 + emulator_test_counter(),
 	      EVENT_INSTRUCTIONS | PERFEVTSEL_USR | PERFEVTSEL_INT | PERFEVTSEL_EN);

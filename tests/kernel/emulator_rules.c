@@ -20,7 +20,7 @@
 #include "lib/format.h"
 #include "lib/string.h"
 #include "runner/test.h"
-#include "tests/kernel/emulator_util.h"
+#include "tests/kernel/lib/emulator_util.h"
 
 #define BTS_RECORD 24
 #define RECORDS 16

@@ -13,7 +13,7 @@
 #include "emulator/emulator.h"
 #include "lib/string.h"
 #include "runner/test.h"
-#include "tests/kernel/emulator_util.h"
+#include "tests/kernel/lib/emulator_util.h"
 
 #define RECORDS 64
 #define STALE_SLOT (DR_SLOTS - 1)

@@ -14,8 +14,8 @@
 #include "pmu/pmu.h"
 #include "runner/test.h"
 #include "sched/sched.h"
-#include "tests/kernel/budget.h"
-#include "tests/kernel/smp_util.h"
+#include "tests/kernel/lib/budget.h"
+#include "tests/kernel/lib/smp_util.h"
 
 /*
  * Run with tests=fuzz.* seed=N (make fuzz boots it on 2 CPUs): each operation calls one entry

@@ -10,8 +10,8 @@
 #include "sched/sched.h"
 
 /*
- * Each case single-steps what the counter counts (docs/emulated-cpu.md: ~1 ms a ring-0 step
- * under KVM-PVM): the loop's 400 instructions at a period of 100 make 4 records, and what
+ * Each case single-steps what the counter counts (docs/platforms.md: what a step costs): the
+ * loop's 400 instructions at a period of 100 make 4 records, and what
  * pmu_add_sampling_event() counts before it and pmu_release() before it stops the counter
  * (about 150 instructions) one or two more, under the threshold. RECORDS_MIN is the loop's own
  * 4. About 580 steps a case, 2,900 in all.

@@ -5,13 +5,13 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/probe.h"
-#include "arch/x86/user.h"
 #include "arch/x86/witness_marker.h"
 #include "ds/ds.h"
 #include "ds/records.h"
 #include "pmu/pmu.h"
 #include "runner/test.h"
 #include "sched/sched.h"
+#include "tests/kernel/lib/user_programs.h"
 
 #define INST_RETIRED 0xc0
 /*
@@ -20,11 +20,11 @@
  * single-stepped. The task runs USER_ROUNDS rounds of USER_ITERATIONS DEC/JNZ and a yield,
  * about 70 instructions a round, fewer than a period: a period must go on across switches
  * (a switch that reloaded the full period would leave no record at all). With the few
- * instructions around the rounds (arch/x86/user_probes.asm, user_counted_rounds), 5 periods and
- * some: 5 records. Stated tolerance: 1, as the SDM leaves open whether the instruction that
- * takes the assist counts. 128 is the shortest period Linux allows for some PEBS events
- * (bdw_limit_period()). About 690 ring-3 steps a run where the CPU is emulated; KVM-PVM loses
- * some of them (tests/known-defects.toml).
+ * instructions around the rounds (tests/kernel/lib/user_programs.asm, user_counted_rounds), 5
+ * periods and some: 5 records. Stated tolerance: 1, as the SDM leaves open whether the instruction
+ * that takes the assist counts. 128 is the shortest period Linux allows for some PEBS events
+ * (bdw_limit_period()). About 690 ring-3 steps a run where the CPU is emulated; a platform that
+ * loses some (docs/platforms.md) is a known defect (tests/known-defects.toml).
  */
 #define USER_PERIOD 128ull
 #define USER_ROUNDS 10ull

@@ -8,8 +8,8 @@
 #include "ds/ds.h"
 #include "runner/test.h"
 #include "sched/sched.h"
-#include "tests/kernel/ds_util.h"
-#include "tests/kernel/smp_util.h"
+#include "tests/kernel/lib/ds_util.h"
+#include "tests/kernel/lib/smp_util.h"
 
 struct core_visit {
 	uint64_t pebs_enable[2]; /* on CPU 0 and CPU 1, as ds/ holds it there */

@@ -5,14 +5,14 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/probe.h"
 #include "arch/x86/tsc.h"
-#include "arch/x86/user.h"
 #include "arch/x86/witness_marker.h"
 #include "pmu/pmu.h"
 #include "pmu/rotate.h"
 #include "pmu/scale.h"
 #include "runner/test.h"
 #include "sched/sched.h"
-#include "tests/kernel/budget.h"
+#include "tests/kernel/lib/budget.h"
+#include "tests/kernel/lib/user_programs.h"
 
 #define INST_RETIRED 0xc0 /* architectural event: instructions retired (SDM Vol. 3 §20.2.1.2) */
 #define BR_INST_RETIRED 0xc4 /* architectural event: branch instructions retired (§20.2.1.2) */

@@ -11,7 +11,7 @@
 #include "pmu/scale.h"
 #include "runner/test.h"
 #include "sched/sched.h"
-#include "tests/kernel/smp_util.h"
+#include "tests/kernel/lib/smp_util.h"
 
 #define ITERATIONS 4000 /* a loop: 8,000 instructions */
 #define ROUNDS 3 /* loops on each CPU, moving between them */

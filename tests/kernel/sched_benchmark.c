@@ -7,19 +7,19 @@
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/tsc.h"
-#include "arch/x86/user.h"
 #include "arch/x86/witness_marker.h"
 #include "lib/sort.h"
 #include "runner/test.h"
 #include "sched/sched.h"
-#include "tests/kernel/budget.h"
+#include "tests/kernel/lib/budget.h"
+#include "tests/kernel/lib/user_programs.h"
 
 /*
  * Each benchmark takes up to its sample count or runs for its time budget, whichever comes
- * first: under KVM-PVM every ring-0 instruction is emulated, so loops are sized by time there.
- * budget=quick: 400 samples (the p99 is the 4th largest) or 150 ms for the yields, ~5 ms
- * and ~10 ms under TCG; 200 preemptions (the p99 is the 2nd largest) or 500 ms, ~0.2 s under
- * TCG, whose timer gives ~1,000 a second. budget=soak (make bench): 10,000 samples or 1.5 s.
+ * first: where every ring-0 instruction is emulated, loops are sized by time.
+ * budget=quick: 400 samples (the p99 is the 4th largest) or 150 ms for the yields; 200
+ * preemptions (the p99 is the 2nd largest) or 500 ms. budget=soak (make bench): 10,000 samples
+ * or 1.5 s. docs/platforms.md has what each takes.
  * The metric lines say how many samples were taken.
  */
 #define SAMPLES_MAX 10000

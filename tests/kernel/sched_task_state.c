@@ -69,7 +69,7 @@ TEST(sched, an_exited_tasks_index_takes_no_state_and_its_next_task_inherits_none
 	check(ds_area_get(&target) == NULL, "the new task has a Debug Store area");
 	if (pmu_usable()) { /* its set is empty: the first event gets index 0 */
 		check_eq(0, pmu_add_event(target.index, &instructions));
-		/* Not counted: the emulated CPU would step the task (ms a step on KVM-PVM). */
+		/* Not counted: the emulated CPU would step the task (docs/platforms.md). */
 		check(pmu_release(target.index), "the event was not there to release");
 	}
 	task_continue(task);

@@ -8,10 +8,10 @@
 #include "arch/x86/paging.h"
 #include "arch/x86/processor-flags.h"
 #include "arch/x86/tsc.h"
-#include "arch/x86/user.h"
 #include "lib/string.h"
 #include "runner/test.h"
 #include "sched/sched.h"
+#include "tests/kernel/lib/user_programs.h"
 
 #define TEST_SEED 0x5eed
 
@@ -195,7 +195,7 @@ TEST(sched, registers_flags_and_sse_survive_hundreds_of_switches)
 	for (unsigned int i = 0; i < 3; i++) {
 		long code = tasks[i] ? task_join(tasks[i], NULL) : -1;
 
-		/* 1-13: a general register, 14-29: xmm0-15, 30: CF (arch/x86/user_probes.asm). */
+		/* 1-13: a general register, 14-29: xmm0-15, 30: CF (lib/user_programs.asm). */
 		check(code == 0, "task %u: register %ld corrupted", i, code);
 	}
 	check(sched_stats().switches - switches >= 3 * REGISTER_PATTERN_ROUNDS, "%llu switches",

@@ -4,11 +4,11 @@
 
 #include "arch/x86/paging.h"
 #include "arch/x86/tsc.h"
-#include "arch/x86/user.h"
 #include "lib/string.h"
 #include "runner/test.h"
 #include "sched/sched.h"
-#include "tests/kernel/user_script.h"
+#include "tests/kernel/lib/user_programs.h"
+#include "tests/kernel/lib/user_script.h"
 
 #define HIGH_BIT (1ul << 63)
 #define ABOVE_32_BITS (1ul << 32)

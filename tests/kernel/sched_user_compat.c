@@ -7,19 +7,19 @@
 #include "arch/x86/exceptions.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/traps.h"
-#include "arch/x86/user.h"
 #include "lib/string.h"
 #include "runner/test.h"
 #include "sched/sched.h"
+#include "tests/kernel/lib/user_programs.h"
 
-/* tests/kernel/user_compat.asm */
+/* tests/kernel/lib/user_compat.asm */
 #define USER_COMPAT_RAN 0x320 /* + the bytes a PUSH took: 4 in compatibility mode, 8 in 64-bit */
 #define PUSH_BYTES_COMPAT 4
 extern const char user_compat_round_trip[], user_compat_syscall[], user_compat_syscall_at[];
 extern const char user_compat_gate[], user_compat_int80[], user_compat_int80_at[];
 extern const char user_compat_sysenter[], user_compat_sysenter_at[];
 extern const char user_compat_cli[], user_compat_cli_at[];
-extern const char user_syscall_gate[]; /* arch/x86/user_probes.asm */
+extern const char user_syscall_gate[]; /* arch/x86/user_gate.asm */
 
 #define UNMAPPED_USER_ADDRESS 0x1000ul
 /* INT n through a DPL-0 gate from CPL 3: #GP with the IDT entry's selector (SDM Vol. 3 §6.13). */

@@ -4,9 +4,9 @@
 
 #include "arch/x86/exceptions.h"
 #include "arch/x86/processor-flags.h"
-#include "arch/x86/user.h"
 #include "runner/test.h"
 #include "sched/sched.h"
+#include "tests/kernel/lib/user_programs.h"
 
 /* A task that loops through its handler never ends: give it this long, then end it. */
 #define FAULT_LOOP_LIMIT_MS 500

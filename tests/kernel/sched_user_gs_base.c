@@ -9,10 +9,10 @@
 #include "arch/x86/processor-flags.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/user-abi.h"
-#include "arch/x86/user.h"
 #include "runner/test.h"
 #include "sched/sched.h"
 #include "tests/kernel/db_trace.h"
+#include "tests/kernel/lib/user_programs.h"
 
 #define CPUID_7_EBX_FSGSBASE (1u << 0) /* RDGSBASE and friends exist (SDM Vol. 2A CPUID) */
 #define GS_ROUNDS 100

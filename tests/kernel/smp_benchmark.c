@@ -6,15 +6,15 @@
 #include "arch/x86/tsc.h"
 #include "dr/dr.h"
 #include "lib/sort.h"
-#include "tests/kernel/budget.h"
-#include "tests/kernel/dr_targets.h"
-#include "tests/kernel/smp_util.h"
+#include "tests/kernel/lib/budget.h"
+#include "tests/kernel/lib/dr_targets.h"
+#include "tests/kernel/lib/smp_util.h"
 
 /*
  * Lazy migrations are timed (median and p99) and their writes counted; eager ones only have
  * their writes counted. budget=quick: 100 lazy (the p99 is the largest) and 20 eager;
- * budget=soak (make bench): 500 of each. Either stops at BUDGET_MS: KVM-PVM takes
- * milliseconds per migration.
+ * budget=soak (make bench): 500 of each. Either stops at BUDGET_MS: a slow platform takes
+ * milliseconds a migration (docs/platforms.md).
  */
 #define MIGRATIONS_MAX 500
 #define LAZY_MIGRATIONS_QUICK 100

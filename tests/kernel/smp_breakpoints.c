@@ -5,8 +5,8 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/smp.h"
 #include "dr/dr.h"
-#include "tests/kernel/dr_targets.h"
-#include "tests/kernel/smp_util.h"
+#include "tests/kernel/lib/dr_targets.h"
+#include "tests/kernel/lib/smp_util.h"
 
 #define TARGET ((uint64_t)dr_target_function)
 
@@ -73,7 +73,7 @@ struct looper {
 	volatile uint64_t calls;
 };
 
-#define LOOPER_PAUSE 1000 /* iterations of PAUSE: ~1 ms of ring-0 code under KVM-PVM */
+#define LOOPER_PAUSE 1000 /* iterations of PAUSE between hits (docs/platforms.md) */
 
 static void call_in_a_loop(void *arg)
 {
@@ -82,8 +82,8 @@ static void call_in_a_loop(void *arg)
 	while (!looper->stop) {
 		dr_target_function();
 		looper->calls++;
-		/* Time outside #DB between hits: KVM-PVM delivers interrupts (the runner's calls)
-		 * to a CPU in a #DB storm only now and then. */
+		/* Time outside #DB between hits: some platforms deliver interrupts (the runner's
+		 * calls) to a CPU in a #DB storm only now and then (docs/platforms.md). */
 		for (unsigned int i = 0; i < LOOPER_PAUSE; i++)
 			cpu_relax();
 	}

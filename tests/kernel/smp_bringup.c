@@ -8,8 +8,8 @@
 #include "arch/x86/tsc.h"
 #include "lib/sort.h"
 #include "runner/options.h"
-#include "tests/kernel/budget.h"
-#include "tests/kernel/smp_util.h"
+#include "tests/kernel/lib/budget.h"
+#include "tests/kernel/lib/smp_util.h"
 
 #define CALL_SAMPLES 64
 #define PLACED_ROUNDS 50
@@ -20,7 +20,7 @@
 #define TICK_WAIT_QUICK_MS 8
 #define TICK_WAIT_SOAK_MS 100
 #define TICK_POLL_MS 2
-/* With more vCPUs than host cores (16 under TCG on 2), a vCPU may not run for a while: the busy
+/* With more vCPUs than host cores (docs/platforms.md), a vCPU may not run for a while: the busy
  * window lasts until each CPU ticked, at most this long. */
 #define TICK_WAIT_BUSY_LIMIT_MS 2000
 

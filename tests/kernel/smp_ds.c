@@ -5,9 +5,9 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/smp.h"
-#include "arch/x86/user.h"
-#include "tests/kernel/ds_util.h"
-#include "tests/kernel/smp_util.h"
+#include "tests/kernel/lib/ds_util.h"
+#include "tests/kernel/lib/smp_util.h"
+#include "tests/kernel/lib/user_programs.h"
 
 #define TRACING (DEBUGCTL_TR | DEBUGCTL_BTS)
 #define PROBE_ROUNDS 4

@@ -5,29 +5,11 @@
 #include "arch/x86/exceptions.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/smp.h"
-#include "tests/kernel/smp_util.h"
+#include "tests/kernel/lib/faults.h"
+#include "tests/kernel/lib/smp_util.h"
 
 #define FAULT_TIMEOUT_MS 2000 /* the time limit is not what ends these */
 #define UNMAPPED 0x2345ul
-
-static void raise_invalid_opcode(void *arg)
-{
-	(void)arg;
-	ud2();
-}
-
-/* #UD is a fault: the RIP it reports is the UD2 itself (0F 0B), within fn (SDM Vol. 3 §6.15). */
-static bool is_ud2_in(void (*fn)(void *), uint64_t rip)
-{
-	const uint8_t *at = (const uint8_t *)rip;
-
-	return rip >= (uint64_t)fn && rip < (uint64_t)fn + 16 && at[0] == 0x0f && at[1] == 0x0b;
-}
-
-static void write_unmapped(void *arg)
-{
-	*(volatile uint8_t *)arg = 1;
-}
 
 struct faulting {
 	void (*fn)(void *);

@@ -5,8 +5,8 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/smp.h"
 #include "dr/dr.h"
-#include "tests/kernel/dr_targets.h"
-#include "tests/kernel/smp_util.h"
+#include "tests/kernel/lib/dr_targets.h"
+#include "tests/kernel/lib/smp_util.h"
 
 #define TARGET ((uint64_t)dr_target_function)
 

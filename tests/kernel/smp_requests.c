@@ -4,7 +4,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/tsc.h"
-#include "tests/kernel/smp_util.h"
+#include "tests/kernel/lib/smp_util.h"
 
 #define DEAF_MS 2000 /* at most: the request comes long before, unless the runner is stuck */
 

@@ -4,10 +4,10 @@
 #include "arch/x86/debugreg.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/tsc.h"
-#include "arch/x86/user.h"
 #include "dr/dr.h"
 #include "lib/string.h"
-#include "tests/kernel/smp_util.h"
+#include "tests/kernel/lib/smp_util.h"
+#include "tests/kernel/lib/user_programs.h"
 
 #define ROUNDS 3
 #define LONG_LOOP 1000000 /* iterations of user_dr_script's empty loop: never ends stepped */

@@ -7,9 +7,9 @@
 #include "arch/x86/tsc.h"
 #include "dr/dr.h"
 #include "lib/bitops.h"
-#include "tests/kernel/budget.h"
-#include "tests/kernel/dr_targets.h"
-#include "tests/kernel/smp_util.h"
+#include "tests/kernel/lib/budget.h"
+#include "tests/kernel/lib/dr_targets.h"
+#include "tests/kernel/lib/smp_util.h"
 
 #define WORKERS 6
 /*
@@ -18,7 +18,8 @@
  */
 #define BUDGET_QUICK_MS 10
 /* Past the budget, the runner goes on asking moves until every worker has run elsewhere, for at
- * most this long (and half the time limit): KVM-PVM makes few moves in 20 ms. */
+ * most this long (and half the time limit): a slow platform makes few moves in 20 ms
+ * (docs/platforms.md). */
 #define MOVED_CAP_MS 5000
 #define BUDGET_SOAK_MS 30000
 

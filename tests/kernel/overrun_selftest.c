@@ -2,10 +2,8 @@
 /* overrun suite (manual): a test that overruns with interrupts off times out, returning or not. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/spinlock.h"
-#include "arch/x86/switch_hooks.h"
 #include "arch/x86/tsc.h"
 #include "runner/test.h"
-#include "sched/sched.h"
 
 /*
  * Run with tests=overrun.* timeout=200ms: the first test must fail as timed out although it
@@ -57,39 +55,4 @@ TEST_FLAGS(overrun, spinning_under_a_private_lock_is_ended_by_the_watchdog, TEST
 TEST_FLAGS(overrun, the_next_test_runs, TEST_MANUAL)
 {
 	check_eq(1, 1);
-}
-
-/*
- * Run alone with tests=overrun_locked.* timeout=200ms: an unwind would leave the lock taken for
- * the next test, so the watchdog ends the run, and the log names this test as the one running.
- */
-TEST_FLAGS(overrun_locked, spinning_under_a_spinlock_ends_the_run, TEST_MANUAL)
-{
-	static struct spinlock lock = SPINLOCK_INIT("overrun");
-
-	check_eq(0, 0);
-	local_irq_disable();
-	spin_lock(&lock);
-	for (;;)
-		cpu_relax();
-}
-
-static void faulting_switch_in(const struct switch_task *prev, const struct switch_task *next)
-{
-	(void)prev;
-	(void)next;
-	ud2();
-}
-
-static const struct switch_hooks faulting_hooks = { .switch_in = faulting_switch_in };
-
-/*
- * Run alone with tests=fault_locked.*: a switch hook runs under the scheduler's lock, which an
- * unwind would leave taken; the run ends at the exception, naming this test and the lock.
- */
-TEST_FLAGS(fault_locked, faulting_in_a_switch_hook_ends_the_run_naming_the_lock, TEST_MANUAL)
-{
-	check(switch_hooks_register(&faulting_hooks) >= 0, "no switch-hook handle free");
-	sched_sleep_ms(1); /* a switch to the idle task */
-	check(false, "the switch hook never ran");
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* What the dr suite's breakpoints watch: a function to execute, data to read and write. */
-#ifndef TESTS_KERNEL_DR_TARGETS_H
-#define TESTS_KERNEL_DR_TARGETS_H
+#ifndef TESTS_KERNEL_LIB_DR_TARGETS_H
+#define TESTS_KERNEL_LIB_DR_TARGETS_H
 
 #include <stdint.h>
 

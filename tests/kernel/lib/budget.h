@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Test budgets: budget=quick (the default) for a short run, budget=soak for long stress runs. */
-#ifndef TESTS_KERNEL_BUDGET_H
-#define TESTS_KERNEL_BUDGET_H
+#ifndef TESTS_KERNEL_LIB_BUDGET_H
+#define TESTS_KERNEL_LIB_BUDGET_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -32,7 +32,7 @@ uint64_t budget_ms(uint64_t quick_ms, uint64_t soak_ms);
 
 /*
  * End a benchmark as skipped when its budget gave fewer than BUDGET_SAMPLES_MIN samples of
- * what: a platform too slow for the budget (KVM-PVM here) has no median to report, and that is
+ * what: a platform too slow for the budget (docs/platforms.md) has no median to report, and that is
  * not a defect. Called after the benchmark's other checks, whose failures still fail it.
  */
 void budget_skip_if_few_samples(const char *what, unsigned int count);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The budget= kernel option: quick or soak budgets for stress tests and benchmarks. */
-#include "tests/kernel/budget.h"
+#include "tests/kernel/lib/budget.h"
 #include "lib/cmdline.h"
 #include "lib/format.h"
 #include "lib/string.h"

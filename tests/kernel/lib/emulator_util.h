@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* emulator suite helpers: the model's presence, and a GP counter pmu/ leaves alone. */
-#ifndef TESTS_KERNEL_EMULATOR_UTIL_H
-#define TESTS_KERNEL_EMULATOR_UTIL_H
+#ifndef TESTS_KERNEL_LIB_EMULATOR_UTIL_H
+#define TESTS_KERNEL_LIB_EMULATOR_UTIL_H
 
 #include <stdint.h>
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* arch suite helpers for the local APIC tests: the skip of x2APIC-only tests, and a bounded wait.
  */
-#ifndef TESTS_KERNEL_ARCH_APIC_H
-#define TESTS_KERNEL_ARCH_APIC_H
+#ifndef TESTS_KERNEL_LIB_ARCH_APIC_H
+#define TESTS_KERNEL_LIB_ARCH_APIC_H
 
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* smp suite helpers (tests/kernel/smp_util.h). */
-#include "tests/kernel/smp_util.h"
+/* smp suite helpers (tests/kernel/lib/smp_util.h). */
+#include "tests/kernel/lib/smp_util.h"
 #include "arch/x86/debug-registers.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/smp.h"
 #include "dr/dr.h"
 #include "ds/ds.h"
 #include "runner/options.h"
-#include "tests/kernel/dr_targets.h"
+#include "tests/kernel/lib/dr_targets.h"
 
 void smp_require_cpus(unsigned int count)
 {

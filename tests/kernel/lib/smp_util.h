@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* smp suite helpers: skipping without CPUs, placing tasks, reading another CPU's registers. */
-#ifndef TESTS_KERNEL_SMP_UTIL_H
-#define TESTS_KERNEL_SMP_UTIL_H
+#ifndef TESTS_KERNEL_LIB_SMP_UTIL_H
+#define TESTS_KERNEL_LIB_SMP_UTIL_H
 
 #include <stdint.h>
 

@@ -1,6 +1,7 @@
 ; SPDX-License-Identifier: MIT
-; User programs, linked into .user_text and mapped at USER_TEXT_BASE (arch/x86/user.h).
-; Position-independent: they touch only registers, their stack and what rdi points to.
+; The tests' user programs, linked into .user_text and mapped at USER_TEXT_BASE
+; (tests/kernel/lib/user_programs.h). Position-independent: they touch only registers, their stack
+; and what rdi points to.
 
 %include "arch/x86/user-abi.inc"
 
@@ -8,6 +9,8 @@ USER_NOT_FAULTED	equ 0xbad
 REGISTER_PATTERN_ROUNDS	equ 150
 SPIN_PER_ROUND		equ 2000
 PATTERN_STEP		equ 0x9e3779b97f4a7c15	; distinct values for each register
+
+extern user_syscall_gate		; arch/x86/user_gate.asm
 
 ; Every system call goes through user_syscall_gate, whose instruction the kernel may patch at
 ; boot (arch/x86/syscall.h, syscall_use_trap()). Clobbers rcx and r11.
@@ -22,17 +25,7 @@ PATTERN_STEP		equ 0x9e3779b97f4a7c15	; distinct values for each register
 	ud2				; exit does not return
 %endmacro
 
-section .user_text progbits alloc exec nowrite align=4096
-
-global user_syscall_gate
-user_syscall_gate:
-	syscall				; or UD2, after syscall_use_trap()
-	ret
-
-global user_exit
-user_exit:
-	system_call SYSCALL_EXIT
-	ud2
+section .user_text progbits alloc exec nowrite align=16
 
 global user_read_byte
 user_read_byte:

@@ -1,6 +1,6 @@
 ; SPDX-License-Identifier: MIT
 ; Ring-3 programs that enter compatibility mode through the DPL-3 32-bit code segment, linked into
-; .user_text (tests/kernel/sched_user_compat.c). Position-independent, as arch/x86/user_probes.asm.
+; .user_text (tests/kernel/sched_user_compat.c). Position-independent, as tests/kernel/lib/user_programs.asm.
 
 %include "arch/x86/registers.inc"
 %include "arch/x86/user-abi.inc"

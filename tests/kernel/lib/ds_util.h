@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* ds suite helpers: targets, skips, and branch loops whose BTS records are known exactly. */
-#ifndef TESTS_KERNEL_DS_UTIL_H
-#define TESTS_KERNEL_DS_UTIL_H
+#ifndef TESTS_KERNEL_LIB_DS_UTIL_H
+#define TESTS_KERNEL_LIB_DS_UTIL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -54,8 +54,8 @@ static inline void check_attached(enum ds_error error)
 		test_abort("attach: %s", ds_error_name(error));
 }
 
-/* Wait until count PMIs were taken since boot: some platforms (KVM-PVM here) deliver a pending
- * interrupt only at a later exit. */
+/* Wait until count PMIs were taken since boot: some platforms (docs/platforms.md) deliver a
+ * pending interrupt only at a later exit. */
 static inline void wait_for_pmis(uint64_t count)
 {
 	uint64_t deadline = rdtsc_ordered() + tsc_cycles_from_ms(PMI_WAIT_MS);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* dr suite helpers: breakpoint targets and installing on the calling task. */
-#include "tests/kernel/dr_targets.h"
+#include "tests/kernel/lib/dr_targets.h"
 #include "runner/test.h"
 #include "sched/sched.h"
 

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* Running user_syscall_script (arch/x86/user_probes.asm) from a test: hostile system calls. */
-#ifndef TESTS_KERNEL_USER_SCRIPT_H
-#define TESTS_KERNEL_USER_SCRIPT_H
+/* Running user_syscall_script (lib/user_programs.h) from a test: hostile system calls. */
+#ifndef TESTS_KERNEL_LIB_USER_SCRIPT_H
+#define TESTS_KERNEL_LIB_USER_SCRIPT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "arch/x86/user.h"
 #include "lib/string.h"
 #include "runner/test.h"
 #include "sched/sched.h"
+#include "tests/kernel/lib/user_programs.h"
 
 /*
  * Run user_syscall_script over *script, placed at the start of the task's data pages (its

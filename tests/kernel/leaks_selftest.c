@@ -16,9 +16,9 @@
 #include "runner/test.h"
 #include "sched/sched.h"
 #include "tests/kernel/db_trace.h"
-#include "tests/kernel/dr_targets.h"
-#include "tests/kernel/emulator_util.h"
-#include "tests/kernel/smp_util.h"
+#include "tests/kernel/lib/dr_targets.h"
+#include "tests/kernel/lib/emulator_util.h"
+#include "tests/kernel/lib/smp_util.h"
 
 /*
  * Run with tests=leaks.*: each leaks_* test leaves something behind and must fail with the
