@@ -56,6 +56,7 @@ OBJS := \
 	arch/x86/user.o \
 	arch/x86/user_entry.o \
 	arch/x86/user_probes.o \
+	debugstate/debugstate.o \
 	dr/breakpoint.o \
 	dr/exception.o \
 	dr/install.o \
@@ -326,6 +327,7 @@ HOST_SHIM_SRCS := \
 	arch/x86/cpuid.c \
 	arch/x86/debugctl.c \
 	arch/x86/switch_hooks.c \
+	debugstate/debugstate.c \
 	ds/area.c \
 	ds/context.c \
 	ds/detect.c \
@@ -377,7 +379,7 @@ $(BUILD)/host/decode-check: $(DECODE_CHECK_OBJS) Makefile
 	@echo "  HOSTLD  $@"
 	@$(HOST_CC) $(HOST_CFLAGS) -o $@ $(DECODE_CHECK_OBJS)
 
-FORMAT_SRCS := $(sort $(wildcard boot/*.[ch] arch/x86/*.[ch] dr/*.[ch] ds/*.[ch] lib/*.[ch] pmu/*.[ch] runner/*.[ch] sched/*.[ch] \
+FORMAT_SRCS := $(sort $(wildcard boot/*.[ch] arch/x86/*.[ch] debugstate/*.[ch] dr/*.[ch] ds/*.[ch] lib/*.[ch] pmu/*.[ch] runner/*.[ch] sched/*.[ch] \
 	emulator/*.[ch] tests/kernel/*.c tests/host/*.[ch] tests/decode_check/*.c witness/*.[ch]))
 
 format-check:

@@ -255,7 +255,7 @@ static void dr_apply_single_step(struct dr_task *state, struct cpu_regs *user_re
 	state->single_step_applied = state->single_step;
 }
 
-static void dr_switch_in(const struct switch_task *prev, const struct switch_task *next)
+void dr_switch_in(const struct switch_task *prev, const struct switch_task *next)
 {
 	(void)prev;
 	spin_lock(&dr_lock);
@@ -264,7 +264,7 @@ static void dr_switch_in(const struct switch_task *prev, const struct switch_tas
 	spin_unlock(&dr_lock);
 }
 
-static void dr_task_exit(const struct switch_task *task)
+void dr_task_exit(const struct switch_task *task)
 {
 	dr_task_release(task->index);
 }
@@ -273,11 +273,6 @@ static void dr_task_exit(const struct switch_task *task)
 static const struct debug_bracket dr_bracket = {
 	.enter = dr_debug_enter,
 	.exit = dr_debug_exit,
-};
-
-static const struct switch_hooks dr_hooks = {
-	.switch_in = dr_switch_in,
-	.task_exit = dr_task_exit,
 };
 
 bool dr_branch_step_supported(void)
@@ -364,7 +359,6 @@ void dr_init(void)
 	dr_init_cpu();
 	dr_install_init();
 	btf_supported = dr_probe_btf();
-	switch_hooks_register(&dr_hooks);
 	exception_set_debug_bracket(&dr_bracket);
 	dr_exception_init();
 	dr_syscalls_init();

@@ -148,6 +148,4 @@ void ds_init(void)
 	ktap_diag(0, "ds: bts=%s pebs=%s pebs_format=%u",
 		  support.bts_reason[0] ? support.bts_reason : "yes",
 		  support.pebs_reason[0] ? support.pebs_reason : "yes", support.pebs_format);
-	ds_switch_init();
-	ds_pmi_init();
 }

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/x86/switch_hooks.h"
 #include "ds/area.h"
 
 enum ds_user {
@@ -127,7 +128,21 @@ const struct ds_support *ds_support(void);
 /* PMIs taken since boot. */
 uint64_t ds_pmi_count(void);
 
-/* Detect support, register the switch hooks and the PMI handler. */
+/*
+ * The steps of a switch and of a PMI that are ds/'s, for debugstate/ to run in their order
+ * (debugstate/debugstate.c says why). switch_out credits the records a CPU-mode area took to
+ * the task leaving (the area is shared by every task); switch_in makes the registers what the
+ * incoming task's area (else its CPU's) needs, tracing off while IA32_DS_AREA changes; a task's
+ * area dies with it at task_exit. pmi_drain drains the active area with BTS and PEBS off,
+ * credits the task running here, and acknowledges GLOBAL_STATUS.BUFFER_OVF (SDM §19.6: else no
+ * further PEBS PMI comes).
+ */
+void ds_switch_out(const struct switch_task *prev, const struct switch_task *next);
+void ds_switch_in(const struct switch_task *prev, const struct switch_task *next);
+void ds_task_exit(const struct switch_task *task);
+void ds_pmi_drain(void);
+
+/* Detect support. */
 void ds_init(void);
 /* On each other CPU as it comes up: its own PEBS_ENABLE bits (hybrid parts differ by core). */
 void ds_init_cpu(void);

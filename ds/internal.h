@@ -78,7 +78,5 @@ void ds_drain_users(struct ds_context *context, unsigned int credit_task, unsign
 uint64_t ds_pebs_enable_valid_here(void);
 void ds_quiesce(void);
 void ds_resume(void);
-void ds_switch_init(void);
-void ds_pmi_init(void);
 
 #endif

@@ -152,18 +152,11 @@ void ds_drain(const struct ds_target *target)
 	spin_unlock_irqrestore(&ds_lock, flags);
 }
 
-/*
- * A BTS or PEBS threshold was reached (or a counter overflowed): drain the active area, with
- * BTS and PEBS off (ds_drain_context()) and, when pmu/ is in use, inside its bracket with the
- * counters disabled. The PMI interrupt (arch/x86/apic.c) unmasks LVTPC after every hook: N
- * thresholds, N PMIs.
- */
-static void ds_pmi(struct cpu_regs *regs)
+void ds_pmi_drain(void)
 {
 	struct ds_context *context;
 	uint64_t status = 0;
 
-	(void)regs;
 	__atomic_add_fetch(&pmis, 1, __ATOMIC_RELAXED);
 	spin_lock(&ds_lock);
 	context = ds_context_active();
@@ -174,13 +167,4 @@ static void ds_pmi(struct cpu_regs *regs)
 	if (ds_support()->pdcm && rdmsr_safe(MSR_IA32_PERF_GLOBAL_STATUS, &status) == 0 &&
 	    (status & PERF_GLOBAL_STATUS_BUFFER_OVF))
 		wrmsr_safe(MSR_IA32_PERF_GLOBAL_OVF_CTRL, PERF_GLOBAL_STATUS_BUFFER_OVF);
-}
-
-static const struct pmi_hooks ds_pmi_hooks = {
-	.enter = ds_pmi,
-};
-
-void ds_pmi_init(void)
-{
-	pmi_register(&ds_pmi_hooks);
 }

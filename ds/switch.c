@@ -234,8 +234,7 @@ void ds_sync_target(const struct ds_target *target, bool detaching)
 				  SMP_CALL_TIMEOUT_MS);
 }
 
-/* A CPU-mode area is shared by every task: credit what it took since to the task leaving. */
-static void ds_switch_out(const struct switch_task *prev, const struct switch_task *next)
+void ds_switch_out(const struct switch_task *prev, const struct switch_task *next)
 {
 	struct ds_context *context;
 
@@ -247,7 +246,7 @@ static void ds_switch_out(const struct switch_task *prev, const struct switch_ta
 	spin_unlock(&ds_lock);
 }
 
-static void ds_switch_in(const struct switch_task *prev, const struct switch_task *next)
+void ds_switch_in(const struct switch_task *prev, const struct switch_task *next)
 {
 	(void)prev;
 	spin_lock(&ds_lock);
@@ -255,21 +254,9 @@ static void ds_switch_in(const struct switch_task *prev, const struct switch_tas
 	spin_unlock(&ds_lock);
 }
 
-/* A task's area dies with it: its owner is gone. */
-static void ds_task_exit(const struct switch_task *task)
+void ds_task_exit(const struct switch_task *task)
 {
 	struct ds_target target = { false, task->index };
 
 	ds_release_all(&target);
-}
-
-static const struct switch_hooks ds_hooks = {
-	.switch_out = ds_switch_out,
-	.switch_in = ds_switch_in,
-	.task_exit = ds_task_exit,
-};
-
-void ds_switch_init(void)
-{
-	switch_hooks_register(&ds_hooks);
 }
