@@ -36,7 +36,10 @@ void debugstate_switch_out(const struct switch_task *prev, const struct switch_t
  *    BTS or PEBS is enabled; Linux's ds_switch_to() turned tracing off around the area write).
  * 3. pmu/: the counters, GLOBAL_CTRL last, so that a PEBS counter starts only with its
  *    PEBS_ENABLE bit and area in place (Linux __intel_pmu_enable_all(): PEBS_ENABLE is written
- *    by intel_pmu_pebs_enable_all() before GLOBAL_CTRL).
+ *    by intel_pmu_pebs_enable_all() before GLOBAL_CTRL). The other way round, ds/ still pauses
+ *    GLOBAL_CTRL around its PEBS_ENABLE write (rule 18 holds), but the counter would have
+ *    counted meanwhile with PEBS off, where an overflow arms nothing and is never reloaded,
+ *    and the switch would cost two more GLOBAL_CTRL writes.
  */
 void debugstate_switch_in(const struct switch_task *prev, const struct switch_task *next)
 {
