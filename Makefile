@@ -58,10 +58,12 @@ OBJS := \
 	arch/x86/user_probes.o \
 	debugstate/debugstate.o \
 	dr/breakpoint.o \
+	dr/dr.o \
 	dr/exception.o \
 	dr/install.o \
 	dr/layout.o \
 	dr/reserve.o \
+	dr/state.o \
 	dr/switch.o \
 	dr/syscall.o \
 	ds/area.o \
