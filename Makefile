@@ -66,11 +66,14 @@ OBJS := \
 	dr/state.o \
 	dr/switch.o \
 	dr/syscall.o \
-	ds/area.o \
+	ds/activate.o \
+	ds/buffer.o \
 	ds/context.o \
 	ds/detect.o \
-	ds/pmi.o \
+	ds/drain.o \
+	ds/ds.o \
 	ds/records.o \
+	ds/state.o \
 	ds/switch.o \
 	emulator/core.o \
 	emulator/decode.o \
@@ -281,7 +284,7 @@ HOST_LIB_SRCS := \
 	dr/breakpoint.c \
 	dr/layout.c \
 	dr/reserve.c \
-	ds/area.c \
+	ds/buffer.c \
 	ds/records.c \
 	emulator/decode.c \
 	emulator/pebs_record.c \
@@ -330,11 +333,14 @@ HOST_SHIM_SRCS := \
 	arch/x86/debugctl.c \
 	arch/x86/switch_hooks.c \
 	debugstate/debugstate.c \
-	ds/area.c \
+	ds/activate.c \
+	ds/buffer.c \
 	ds/context.c \
 	ds/detect.c \
-	ds/pmi.c \
+	ds/drain.c \
+	ds/ds.c \
 	ds/records.c \
+	ds/state.c \
 	ds/switch.c \
 	emulator/profile.c \
 	emulator/registers.c \

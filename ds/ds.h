@@ -1,5 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* The Debug Store: one DS area per target, shared by a BTS user and a PEBS user. */
+/* The Debug Store: one context (a DS save area and its buffers) per target, for BTS and PEBS. */
+/*
+ * Words: the save area (struct ds_area, ds/save_area.h) is what IA32_DS_AREA points at, as the
+ * SDM lays it out; a buffer holds one user's records, and ds/buffer.h computes its four fields
+ * in the save area; a target's context (struct ds_context, ds/state.h) is its save area, its
+ * buffers and their users' configuration. "Active" means IA32_DS_AREA names the save area
+ * here (ds/activate.c).
+ */
 #ifndef DS_DS_H
 #define DS_DS_H
 
@@ -8,7 +15,8 @@
 #include <stdint.h>
 
 #include "arch/x86/switch_hooks.h"
-#include "ds/area.h"
+#include "ds/records.h"
+#include "ds/save_area.h"
 
 enum ds_user {
 	DS_USER_BTS,

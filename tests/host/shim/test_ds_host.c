@@ -8,9 +8,9 @@
 #include "arch/x86/paging.h"
 #include "arch/x86/switch_hooks.h"
 #include "arch/x86/user-abi.h"
-#include "ds/area.h"
 #include "ds/ds.h"
 #include "ds/records.h"
+#include "ds/save_area.h"
 #include "pmu/pmu.h"
 #include "tests/host/shim/shim.h"
 
