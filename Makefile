@@ -220,9 +220,13 @@ PLATFORM ?= log
 # fixtures (a make in build/, kunit.py unpacked into build/) then run once, never twice at once.
 CHECK_WORKERS ?= 2
 
+# Folders whose files must form no cycle, by links or by includes (scripts/folder-cycles).
+ACYCLIC_FOLDERS := debugstate dr ds pmu
+
 ifeq ($(LOG),)
 check: deps
 	@$(MAKE) --no-print-directory -j$(CHECK_WORKERS) all host-test
+	$(PYTHON) scripts/folder-cycles $(ACYCLIC_FOLDERS)
 	$(PYTHON) -m pytest -n $(CHECK_WORKERS) --dist loadfile $(JUNIT)
 else
 check: deps
@@ -367,6 +371,9 @@ $(BUILD)/host/ds-pmu-host-tests: $(HOST_SHIM_OBJS) Makefile
 
 -include $(HOST_SHIM_OBJS:.o=.d)
 
+cycles: all
+	$(PYTHON) scripts/folder-cycles $(ACYCLIC_FOLDERS)
+
 host-test: $(BUILD)/host/host-tests $(BUILD)/host/ds-pmu-host-tests
 	$(BUILD)/host/host-tests
 	$(BUILD)/host/ds-pmu-host-tests
@@ -396,6 +403,6 @@ format-check:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all run check bench fuzz compare soak deps host-test format-check clean iso pxe delivery lava
+.PHONY: all run check cycles bench fuzz compare soak deps host-test format-check clean iso pxe delivery lava
 
 -include $(KERNEL_OBJS:.o=.d) $(sort $(HOST_OBJS:.o=.d) $(DECODE_CHECK_OBJS:.o=.d))
