@@ -20,6 +20,10 @@
  *    "Requirements to Program PEBS": "Counters MUST be stopped before writing"; Linux
  *    intel_pmu_disable_event() clears the counter before its PEBS bit); then account the
  *    outgoing task's slice.
+ * Linux stops the counters before it drains PEBS at a switch-out (perf_pmu_disable() before
+ * the PMU's sched_task() in perf_event_context_sched_out()). Here the credit comes first: a
+ * PEBS record the outgoing task's counter writes between the two steps is credited to the
+ * task that runs next.
  */
 void debugstate_switch_out(const struct switch_task *prev, const struct switch_task *next)
 {
@@ -29,8 +33,8 @@ void debugstate_switch_out(const struct switch_task *prev, const struct switch_t
 
 /*
  * Switch-in, as Linux's perf_event_task_sched_in() ends with the PMU enabled last:
- * 1. dr/: DR0-DR3, DR7 and DEBUGCTL.BTF for the incoming task; independent of the others, and
- *    first so that its breakpoints are armed before anything else the switch runs.
+ * 1. dr/: DR0-DR3, DR7 and DEBUGCTL.BTF for the incoming task. No other step reads or writes
+ *    these registers (ds/ writes only DEBUGCTL's BTS bits), so its place is free; it is first.
  * 2. ds/: IA32_DS_AREA, then DEBUGCTL's BTS bits and PEBS_ENABLE (and PEBS_DATA_CFG), tracing
  *    off while the area changes (SDM "Setting Up the DS Save Area": the area is written before
  *    BTS or PEBS is enabled; Linux's ds_switch_to() turned tracing off around the area write).

@@ -231,7 +231,7 @@ static bool pmu_task_pebs(unsigned int task)
 /*
  * Where the outgoing or the incoming task samples with PEBS, ds/'s switch-in changes
  * PEBS_ENABLE: the counters stop here first, and the next task's start after it
- * (debugstate_switch()), as Linux sets PEBS_ENABLE only with the counter off
+ * (debugstate_switch_out(), _in()), as Linux sets PEBS_ENABLE only with the counter off
  * (intel_pmu_enable_all(), intel_pmu_disable_event()). Other switches write nothing here.
  */
 void pmu_switch_out(const struct switch_task *prev, const struct switch_task *next)
