@@ -56,18 +56,24 @@ OBJS := \
 	arch/x86/user.o \
 	arch/x86/user_entry.o \
 	arch/x86/user_gate.o \
+	debugstate/debugstate.o \
 	dr/breakpoint.o \
+	dr/dr.o \
 	dr/exception.o \
 	dr/install.o \
 	dr/layout.o \
 	dr/reserve.o \
+	dr/state.o \
 	dr/switch.o \
 	dr/syscall.o \
-	ds/area.o \
+	ds/activate.o \
+	ds/buffer.o \
 	ds/context.o \
 	ds/detect.o \
-	ds/pmi.o \
+	ds/drain.o \
+	ds/ds.o \
 	ds/records.o \
+	ds/state.o \
 	ds/switch.o \
 	emulator/core.o \
 	emulator/decode.o \
@@ -214,9 +220,13 @@ PLATFORM ?= log
 # fixtures (a make in build/, kunit.py unpacked into build/) then run once, never twice at once.
 CHECK_WORKERS ?= 2
 
+# Folders whose files must form no cycle, by links or by includes (scripts/folder-cycles).
+ACYCLIC_FOLDERS := debugstate dr ds pmu
+
 ifeq ($(LOG),)
 check: deps
 	@$(MAKE) --no-print-directory -j$(CHECK_WORKERS) all host-test
+	$(PYTHON) scripts/folder-cycles $(ACYCLIC_FOLDERS)
 	$(PYTHON) -m pytest -n $(CHECK_WORKERS) --dist loadfile $(JUNIT)
 else
 check: deps
@@ -278,7 +288,7 @@ HOST_LIB_SRCS := \
 	dr/breakpoint.c \
 	dr/layout.c \
 	dr/reserve.c \
-	ds/area.c \
+	ds/buffer.c \
 	ds/records.c \
 	emulator/decode.c \
 	emulator/pebs_record.c \
@@ -326,11 +336,15 @@ HOST_SHIM_SRCS := \
 	arch/x86/cpuid.c \
 	arch/x86/debugctl.c \
 	arch/x86/switch_hooks.c \
-	ds/area.c \
+	debugstate/debugstate.c \
+	ds/activate.c \
+	ds/buffer.c \
 	ds/context.c \
 	ds/detect.c \
-	ds/pmi.c \
+	ds/drain.c \
+	ds/ds.c \
 	ds/records.c \
+	ds/state.c \
 	ds/switch.c \
 	emulator/profile.c \
 	emulator/registers.c \
@@ -357,6 +371,9 @@ $(BUILD)/host/ds-pmu-host-tests: $(HOST_SHIM_OBJS) Makefile
 
 -include $(HOST_SHIM_OBJS:.o=.d)
 
+cycles: all
+	$(PYTHON) scripts/folder-cycles $(ACYCLIC_FOLDERS)
+
 host-test: $(BUILD)/host/host-tests $(BUILD)/host/ds-pmu-host-tests
 	$(BUILD)/host/host-tests
 	$(BUILD)/host/ds-pmu-host-tests
@@ -377,7 +394,7 @@ $(BUILD)/host/decode-check: $(DECODE_CHECK_OBJS) Makefile
 	@echo "  HOSTLD  $@"
 	@$(HOST_CC) $(HOST_CFLAGS) -o $@ $(DECODE_CHECK_OBJS)
 
-FORMAT_SRCS := $(sort $(wildcard boot/*.[ch] arch/x86/*.[ch] dr/*.[ch] ds/*.[ch] lib/*.[ch] pmu/*.[ch] runner/*.[ch] sched/*.[ch] \
+FORMAT_SRCS := $(sort $(wildcard boot/*.[ch] arch/x86/*.[ch] debugstate/*.[ch] dr/*.[ch] ds/*.[ch] lib/*.[ch] pmu/*.[ch] runner/*.[ch] sched/*.[ch] \
 	emulator/*.[ch] tests/kernel/*.c tests/kernel/lib/*.[ch] tests/host/*.[ch] tests/decode_check/*.c witness/*.[ch]))
 
 format-check:
@@ -386,6 +403,6 @@ format-check:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all run check bench fuzz compare soak deps host-test format-check clean iso pxe delivery lava
+.PHONY: all run check cycles bench fuzz compare soak deps host-test format-check clean iso pxe delivery lava
 
 -include $(KERNEL_OBJS:.o=.d) $(sort $(HOST_OBJS:.o=.d) $(DECODE_CHECK_OBJS:.o=.d))

@@ -19,6 +19,7 @@
 #include "arch/x86/tsc.h"
 #include "boot/boot_info.h"
 #include "boot/console.h"
+#include "debugstate/debugstate.h"
 #include "dr/dr.h"
 #include "ds/ds.h"
 #include "emulator/emulator.h"
@@ -182,10 +183,10 @@ static void __attribute__((noreturn)) start_kernel_guarded(void)
 		platform_bail_out("user tasks cannot make system calls");
 	emulator_init(); /* where the CPU has no Debug Store: the emulated one, under the accessors
 			  */
-	dr_init(); /* breakpoints: switch hooks, #DB, CR4.DE */
-	pmu_init(); /* counters: detection, hooks; first, so its PMI bracket encloses ds/'s drain */
-	ds_init(); /* Debug Store: detection, switch hooks, PMI */
-	pmu_switch_init(); /* after ds/'s: PEBS_ENABLE is in place before counters start */
+	dr_init(); /* breakpoints: #DB, CR4.DE */
+	pmu_init(); /* counters: detection, the multiplexing tick */
+	ds_init(); /* Debug Store: detection */
+	debugstate_init(); /* the one switch hook and PMI handler, their order written as code */
 	smp_init(); /* the other CPUs, each with its own run queue, idle until given work */
 	platform_report();
 	seed_init();

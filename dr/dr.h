@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "arch/x86/regs.h"
+#include "arch/x86/switch_hooks.h"
 #include "dr/breakpoint.h"
 #include "dr/layout.h"
 
@@ -28,7 +29,7 @@ struct dr_hit {
 /* Called in #DB context, interrupts off, after the hit is recorded; may edit regs. */
 typedef void (*dr_handler)(const struct dr_hit *hit, struct cpu_regs *regs, void *context);
 
-/* Set CR4.DE, reset DR7 and DR6, register the switch hooks, the #DB handler and the syscalls. */
+/* Set CR4.DE, reset DR7 and DR6, register the #DB handler and the syscalls. */
 void dr_init(void);
 /* On each other CPU as it comes up: CR4.DE, reset registers, its shadow. */
 void dr_init_cpu(void);
@@ -128,6 +129,14 @@ struct dr_region {
  * DR_ERROR_DEBUG_MEMORY. Sets *regions; returns how many there are (valid after dr_init()).
  */
 unsigned int dr_debug_regions(const struct dr_region **regions);
+
+/*
+ * dr/'s steps of a switch, for debugstate/ to run in their order (debugstate/debugstate.c):
+ * switch_in makes DR0-DR3, DR7 and DEBUGCTL.BTF what the incoming task needs (and its TF, for
+ * single-step); task_exit gives an ended task's slots back.
+ */
+void dr_switch_in(const struct switch_task *prev, const struct switch_task *next);
+void dr_task_exit(const struct switch_task *task);
 
 /* What this CPU's debug registers hold according to dr/ (its shadow), for tests. */
 struct dr_hardware dr_shadow(void);

@@ -4,45 +4,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "arch/x86/cpu.h"
 #include "arch/x86/debug-registers.h"
-#include "arch/x86/exceptions.h"
-#include "arch/x86/gdt.h"
-#include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/pfa.h"
-#include "arch/x86/platform.h"
 #include "arch/x86/processor-flags.h"
-#include "arch/x86/spinlock.h"
+#include "arch/x86/regs.h"
 #include "arch/x86/switch_hooks.h"
-#include "arch/x86/traps.h"
-#include "dr/internal.h"
-
-/* Every task's hit ring: written in #DB on the task's CPU, read by dr_read_hits() anywhere. */
-static struct spinlock hits_lock = SPINLOCK_INIT("dr hits");
-
-/* The IDT, the entry code, the noinstr text and dr/'s three; per CPU its GDT, TSS and IST stacks,
- * struct cpu and dr/ shadow. */
-#define DEBUG_REGIONS_FIXED 6
-#define DEBUG_REGIONS_PER_CPU 3
-
-/* dr_debug_regions(), allocated for percpu_count() CPUs and filled once by dr_exception_init(). */
-static struct dr_region *debug_regions;
-static unsigned int debug_region_count;
+#include "dr/dr.h"
+#include "dr/exception.h"
+#include "dr/state.h"
 
 static void dr_record(struct dr_task *state, const struct dr_hit *hit)
 {
 	/* A #DB inside dr_read_hits() on this CPU cannot wait for itself: the hit is lost. */
-	if (spin_is_held(&hits_lock)) {
+	if (!dr_hits_lock_in_debug()) {
 		state->hits_lost++;
 		return;
 	}
-	spin_lock(&hits_lock);
 	if (state->hit_count == DR_HITS_MAX)
 		state->hits_lost++;
 	else
 		state->hits[(state->hit_first + state->hit_count++) % DR_HITS_MAX] = *hit;
-	spin_unlock(&hits_lock);
+	dr_hits_unlock_in_debug();
 }
 
 unsigned int dr_read_hits(unsigned int task, struct dr_hit *hits, unsigned int capacity,
@@ -57,7 +39,7 @@ unsigned int dr_read_hits(unsigned int task, struct dr_hit *hits, unsigned int c
 	if (task >= SWITCH_TASKS_MAX) /* before the lock: outside the table */
 		return 0;
 	state = dr_task_get(task);
-	flags = spin_lock_irqsave(&hits_lock);
+	flags = dr_hits_lock_irqsave();
 
 	for (; taken < capacity && state->hit_count; taken++, state->hit_count--) {
 		hits[taken] = state->hits[state->hit_first];
@@ -66,7 +48,7 @@ unsigned int dr_read_hits(unsigned int task, struct dr_hit *hits, unsigned int c
 	state->hits_taken += taken;
 	if (lost)
 		*lost = state->hits_lost;
-	spin_unlock_irqrestore(&hits_lock, flags);
+	dr_hits_unlock_irqrestore(flags);
 	return taken;
 }
 
@@ -79,14 +61,14 @@ unsigned int dr_discard_hits(unsigned int task)
 	if (task >= SWITCH_TASKS_MAX)
 		return 0;
 	state = dr_task_get(task);
-	flags = spin_lock_irqsave(&hits_lock);
+	flags = dr_hits_lock_irqsave();
 	discarded = state->hit_count;
 
 	state->hits_taken += discarded; /* as if read: a reader's serial stays true */
 	state->hit_first = 0;
 	state->hit_count = 0;
 	state->hits_lost = 0;
-	spin_unlock_irqrestore(&hits_lock, flags);
+	dr_hits_unlock_irqrestore(flags);
 	return discarded;
 }
 
@@ -94,20 +76,20 @@ unsigned int dr_peek_hits(unsigned int task, struct dr_hit *hits, unsigned int c
 			  uint64_t *serial)
 {
 	struct dr_task *state = dr_task_get(task);
-	unsigned long flags = spin_lock_irqsave(&hits_lock);
+	unsigned long flags = dr_hits_lock_irqsave();
 	unsigned int copied = 0;
 
 	for (; copied < capacity && copied < state->hit_count; copied++)
 		hits[copied] = state->hits[(state->hit_first + copied) % DR_HITS_MAX];
 	*serial = state->hits_taken;
-	spin_unlock_irqrestore(&hits_lock, flags);
+	dr_hits_unlock_irqrestore(flags);
 	return copied;
 }
 
 void dr_take_hits(unsigned int task, uint64_t serial, unsigned int count)
 {
 	struct dr_task *state = dr_task_get(task);
-	unsigned long flags = spin_lock_irqsave(&hits_lock);
+	unsigned long flags = dr_hits_lock_irqsave();
 	uint64_t end = serial + count;
 	unsigned int take;
 
@@ -118,7 +100,7 @@ void dr_take_hits(unsigned int task, uint64_t serial, unsigned int count)
 	state->hit_first = (state->hit_first + take) % DR_HITS_MAX;
 	state->hit_count -= take;
 	state->hits_taken += take;
-	spin_unlock_irqrestore(&hits_lock, flags);
+	dr_hits_unlock_irqrestore(flags);
 }
 
 /* A user task's own handler, if it set one: it gets the slot, DR6 and the RIP of the hit. */
@@ -176,7 +158,7 @@ static void dr_dispatch_slot(unsigned int slot, unsigned long dr6, struct cpu_re
 		dr_enter_user_handler(state, &hit, regs);
 }
 
-static bool dr_debug_exception(struct cpu_regs *regs)
+bool dr_debug_exception(struct cpu_regs *regs)
 {
 	/* DR7 is clear (dr_debug_enter(), arch's bracket): nothing below raises #DB on this stack.
 	 */
@@ -232,69 +214,4 @@ static bool dr_debug_exception(struct cpu_regs *regs)
 	if (!handled)
 		write_dr6(dr6); /* for whoever reports the unexpected #DB */
 	return handled;
-}
-
-unsigned int dr_debug_regions(const struct dr_region **regions)
-{
-	*regions = debug_regions;
-	return debug_region_count;
-}
-
-enum dr_error dr_validate_debug_memory(const struct dr_breakpoint *breakpoint)
-{
-	for (unsigned int i = 0; i < debug_region_count; i++)
-		if (dr_validate_ranges(breakpoint, &debug_regions[i].range, 1))
-			return DR_ERROR_DEBUG_MEMORY;
-	return DR_OK;
-}
-
-/* [start, end) */
-static void dr_add_region(const char *name, uint64_t start, uint64_t end)
-{
-	debug_regions[debug_region_count++] = (struct dr_region){ name, { start, end - 1 } };
-}
-
-/*
- * What #DB reads or writes before dr_debug_enter() cleared DR7 or after dr_debug_exit() set it
- * again, after Linux's within_cpu_entry() (arch/x86/kernel/hw_breakpoint.c): the CPU reads the
- * IDT, GDT and TSS and pushes onto the IST stack; the entry code runs and pops it; struct cpu
- * gives the CPU index and counts the DR7 writes; dr/'s shadow says what DR7 holds. The hit rings
- * and locks are written only while DR7 is clear, refused as Linux refuses cpu_dr7 and
- * cpu_tlbstate: they are the handler's own state.
- */
-static void dr_find_debug_regions(void)
-{
-	size_t bytes = (DEBUG_REGIONS_FIXED + DEBUG_REGIONS_PER_CPU * (size_t)percpu_count()) *
-		       sizeof(*debug_regions);
-	unsigned int pages = (unsigned int)((bytes + PAGE_SIZE - 1) / PAGE_SIZE);
-	uint64_t phys = pfa_alloc_pages(pages);
-	uint64_t start, end;
-
-	if (!phys)
-		platform_bail_out("dr: no memory for the #DB regions of %u CPUs", percpu_count());
-	debug_regions = phys_to_virt(phys);
-	idt_range(&start, &end);
-	dr_add_region("IDT", start, end);
-	entry_text_range(&start, &end);
-	dr_add_region("exception entry code", start, end);
-	noinstr_text_range(&start, &end);
-	dr_add_region("#DB path before DR7 is clear (noinstr)", start, end);
-	dr_tasks_range(&start, &end);
-	dr_add_region("dr/ task states and hit rings", start, end);
-	dr_add_region("dr_lock", (uint64_t)&dr_lock, (uint64_t)(&dr_lock + 1));
-	dr_add_region("dr/ hit ring lock", (uint64_t)&hits_lock, (uint64_t)(&hits_lock + 1));
-	for (unsigned int cpu = 0; cpu < percpu_count(); cpu++) {
-		cpu_tables_range(cpu, &start, &end);
-		dr_add_region("IST stacks, GDT and TSS", start, end);
-		start = (uint64_t)percpu_get(cpu);
-		dr_add_region("struct cpu", start, start + sizeof(struct cpu));
-		dr_cpus_range(cpu, &start, &end);
-		dr_add_region("dr/ per-CPU shadow", start, end);
-	}
-}
-
-void dr_exception_init(void)
-{
-	dr_find_debug_regions();
-	exception_register(X86_EXC_DB, dr_debug_exception);
 }

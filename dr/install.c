@@ -5,69 +5,15 @@
 #include <stdint.h>
 
 #include "arch/x86/cpu.h"
-#include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/pfa.h"
-#include "arch/x86/platform.h"
 #include "arch/x86/processor-flags.h"
 #include "arch/x86/smp.h"
-#include "arch/x86/spinlock.h"
 #include "arch/x86/switch_hooks.h"
 #include "dr/dr.h"
-#include "dr/internal.h"
 #include "dr/reserve.h"
+#include "dr/state.h"
+#include "dr/switch.h"
 #include "lib/bitops.h"
-#include "lib/string.h"
-
-static struct dr_task tasks[SWITCH_TASKS_MAX];
-static struct dr_set system_set;
-static struct dr_handler_entry system_handlers[DR_SLOTS];
-static DEFINE_PER_CPU(struct dr_set, pinned_sets);
-static DEFINE_PER_CPU(struct dr_handler_entry[DR_SLOTS], pinned_handlers);
-/* Per-CPU counts of pinned breakpoints; tasks and system-wide ones count on every CPU. */
-static struct dr_reservation reservation;
-struct spinlock dr_lock = SPINLOCK_INIT("dr");
-/* Bumped by every change of any breakpoint set: a task's cached layout is stale when its
- * generation differs. Starts at 1 so that a zeroed dr_task is stale. */
-static uint64_t generation = 1;
-
-uint64_t dr_generation(void)
-{
-	return generation;
-}
-
-void dr_task_release(unsigned int task)
-{
-	struct dr_task *state = &tasks[task];
-	unsigned long flags = spin_lock_irqsave(&dr_lock);
-
-	dr_reserve_task(&reservation, bits_set(state->set.used), 0);
-	memset(state, 0, sizeof(*state));
-	spin_unlock_irqrestore(&dr_lock, flags);
-}
-
-struct dr_task *dr_task_get(unsigned int task)
-{
-	return &tasks[task];
-}
-
-void dr_install_init(void)
-{
-	unsigned int cpus = percpu_count();
-	unsigned int pages =
-		(unsigned int)((cpus * sizeof(unsigned int) + PAGE_SIZE - 1) / PAGE_SIZE);
-	uint64_t pinned = pfa_alloc_pages(pages);
-
-	if (!pinned)
-		platform_bail_out("dr: no memory for the pinned counts of %u CPUs", cpus);
-	dr_reservation_init(&reservation, phys_to_virt(pinned), cpus);
-}
-
-void dr_tasks_range(uint64_t *start, uint64_t *end)
-{
-	*start = (uint64_t)&tasks[0];
-	*end = (uint64_t)&tasks[SWITCH_TASKS_MAX];
-}
 
 /* Every rule of dr_validate(), then, for breakpoints on memory, the memory #DB uses. */
 static enum dr_error dr_check(const struct dr_breakpoint *breakpoint, enum dr_requester requester)
@@ -77,45 +23,25 @@ static enum dr_error dr_check(const struct dr_breakpoint *breakpoint, enum dr_re
 	return error ? error : dr_validate_debug_memory(breakpoint);
 }
 
-const struct dr_set *dr_system_set(void)
-{
-	return &system_set;
-}
-
-const struct dr_handler_entry *dr_system_handler(unsigned int slot)
-{
-	return &system_handlers[slot];
-}
-
-const struct dr_set *dr_pinned_set(unsigned int cpu)
-{
-	return per_cpu_ptr(pinned_sets, cpu);
-}
-
-const struct dr_handler_entry *dr_pinned_handler(unsigned int cpu, unsigned int slot)
-{
-	return &(*per_cpu_ptr(pinned_handlers, cpu))[slot];
-}
-
 /* With dr_lock held; breakpoint passed dr_check() before the lock (a bad pointer faults there). */
 static int dr_install_locked(unsigned int task, const struct dr_breakpoint *breakpoint,
 			     dr_handler handler, void *context)
 {
-	struct dr_task *state = &tasks[task];
+	struct dr_task *state = dr_task_get(task);
 	unsigned int held = bits_set(state->set.used);
 	unsigned int slot = 0;
 
 	/* Under dr_lock, which the task's exit takes to release its state: no state outlives it. */
 	if (!switch_task_live(task))
 		return -DR_ERROR_NO_TASK;
-	if (!dr_reserve_task(&reservation, held, held + 1))
+	if (!dr_reserve_task(dr_reservation_get(), held, held + 1))
 		return -DR_ERROR_NO_SLOT;
 	while (state->set.used & (1u << slot))
 		slot++;
 	state->set.breakpoints[slot] = *breakpoint;
 	state->set.used |= (uint8_t)(1u << slot);
 	state->handlers[slot] = (struct dr_handler_entry){ handler, context };
-	generation++;
+	dr_generation_bump();
 	return (int)slot;
 }
 
@@ -135,10 +61,10 @@ int dr_install_as(unsigned int task, const struct dr_breakpoint *breakpoint, dr_
 	error = dr_check(&copy, requester);
 	if (error)
 		return -(int)error;
-	flags = spin_lock_irqsave(&dr_lock);
+	flags = dr_lock_irqsave();
 	slot = dr_install_locked(task, &copy, handler, context);
 
-	spin_unlock_irqrestore(&dr_lock, flags);
+	dr_unlock_irqrestore(flags);
 	if (slot >= 0)
 		dr_sync(task);
 	return slot;
@@ -152,13 +78,13 @@ int dr_install(unsigned int task, const struct dr_breakpoint *breakpoint, dr_han
 
 static void dr_uninstall_locked(unsigned int task, int slot)
 {
-	struct dr_task *state = &tasks[task];
+	struct dr_task *state = dr_task_get(task);
 	unsigned int held = bits_set(state->set.used);
 
 	state->set.used &= (uint8_t) ~(1u << slot);
 	state->handlers[slot] = (struct dr_handler_entry){ NULL, NULL };
-	dr_reserve_task(&reservation, held, held - 1);
-	generation++;
+	dr_reserve_task(dr_reservation_get(), held, held - 1);
+	dr_generation_bump();
 }
 
 int dr_install_many(unsigned int task, const struct dr_breakpoint *breakpoints, unsigned int count,
@@ -177,7 +103,7 @@ int dr_install_many(unsigned int task, const struct dr_breakpoint *breakpoints, 
 			return -(int)invalid;
 		slots[done] = -1; /* written under the lock: it must map */
 	}
-	flags = spin_lock_irqsave(&dr_lock);
+	flags = dr_lock_irqsave();
 	for (done = 0; done < count && !error; done++) {
 		slots[done] = dr_install_locked(task, &breakpoints[done], NULL, NULL);
 		if (slots[done] < 0)
@@ -186,7 +112,7 @@ int dr_install_many(unsigned int task, const struct dr_breakpoint *breakpoints, 
 	if (error) /* undo the ones that went in: all or nothing */
 		for (unsigned int i = 0; i + 1 < done; i++)
 			dr_uninstall_locked(task, slots[i]);
-	spin_unlock_irqrestore(&dr_lock, flags);
+	dr_unlock_irqrestore(flags);
 	if (!error)
 		dr_sync(task);
 	return error;
@@ -198,13 +124,13 @@ int dr_uninstall(unsigned int task, int slot)
 
 	if (task >= SWITCH_TASKS_MAX) /* an exited task's index is let through: it holds nothing */
 		return -DR_ERROR_NO_TASK;
-	flags = spin_lock_irqsave(&dr_lock);
-	if (slot < 0 || slot >= DR_SLOTS || !(tasks[task].set.used & (1u << slot))) {
-		spin_unlock_irqrestore(&dr_lock, flags);
+	flags = dr_lock_irqsave();
+	if (slot < 0 || slot >= DR_SLOTS || !(dr_task_get(task)->set.used & (1u << slot))) {
+		dr_unlock_irqrestore(flags);
 		return -DR_ERROR_NOT_INSTALLED;
 	}
 	dr_uninstall_locked(task, slot);
-	spin_unlock_irqrestore(&dr_lock, flags);
+	dr_unlock_irqrestore(flags);
 	dr_sync(task);
 	return 0;
 }
@@ -229,12 +155,12 @@ unsigned int dr_uninstall_all_system(void)
 
 unsigned int dr_task_count(unsigned int task)
 {
-	return task < SWITCH_TASKS_MAX ? bits_set(tasks[task].set.used) : 0;
+	return task < SWITCH_TASKS_MAX ? bits_set(dr_task_get(task)->set.used) : 0;
 }
 
 unsigned int dr_task_free_slots(unsigned int task)
 {
-	return dr_reservation_free_for_task(&reservation, dr_task_count(task));
+	return dr_reservation_free_for_task(dr_reservation_get(), dr_task_count(task));
 }
 
 int dr_install_system(const struct dr_breakpoint *breakpoint, dr_handler handler, void *context)
@@ -245,36 +171,36 @@ int dr_install_system(const struct dr_breakpoint *breakpoint, dr_handler handler
 
 	if (error)
 		return -(int)error;
-	flags = spin_lock_irqsave(&dr_lock);
-	if (!dr_reserve_system(&reservation, 1)) {
-		spin_unlock_irqrestore(&dr_lock, flags);
+	flags = dr_lock_irqsave();
+	if (!dr_reserve_system(dr_reservation_get(), 1)) {
+		dr_unlock_irqrestore(flags);
 		return -DR_ERROR_NO_SLOT;
 	}
 	/* From the top down, so that tasks (filled from the bottom) move as little as possible. */
-	while (system_set.used & (1u << slot))
+	while (dr_system_set()->used & (1u << slot))
 		slot--;
-	system_set.breakpoints[slot] = *breakpoint;
-	system_set.used |= (uint8_t)(1u << slot);
-	system_handlers[slot] = (struct dr_handler_entry){ handler, context };
-	generation++;
-	spin_unlock_irqrestore(&dr_lock, flags);
+	dr_system_set()->breakpoints[slot] = *breakpoint;
+	dr_system_set()->used |= (uint8_t)(1u << slot);
+	*dr_system_handler((unsigned int)slot) = (struct dr_handler_entry){ handler, context };
+	dr_generation_bump();
+	dr_unlock_irqrestore(flags);
 	dr_sync_all();
 	return slot;
 }
 
 int dr_uninstall_system(int slot)
 {
-	unsigned long flags = spin_lock_irqsave(&dr_lock);
+	unsigned long flags = dr_lock_irqsave();
 
-	if (slot < 0 || slot >= DR_SLOTS || !(system_set.used & (1u << slot))) {
-		spin_unlock_irqrestore(&dr_lock, flags);
+	if (slot < 0 || slot >= DR_SLOTS || !(dr_system_set()->used & (1u << slot))) {
+		dr_unlock_irqrestore(flags);
 		return -DR_ERROR_NOT_INSTALLED;
 	}
-	system_set.used &= (uint8_t) ~(1u << slot);
-	system_handlers[slot] = (struct dr_handler_entry){ NULL, NULL };
-	dr_release_system(&reservation, 1);
-	generation++;
-	spin_unlock_irqrestore(&dr_lock, flags);
+	dr_system_set()->used &= (uint8_t) ~(1u << slot);
+	*dr_system_handler((unsigned int)slot) = (struct dr_handler_entry){ NULL, NULL };
+	dr_release_system(dr_reservation_get(), 1);
+	dr_generation_bump();
+	dr_unlock_irqrestore(flags);
 	dr_sync_all();
 	return 0;
 }
@@ -290,18 +216,18 @@ int dr_install_pinned(unsigned int cpu, const struct dr_breakpoint *breakpoint, 
 		return -(int)error;
 	if (cpu >= smp_cpus())
 		return -DR_ERROR_NO_CPU;
-	flags = spin_lock_irqsave(&dr_lock);
-	if (!dr_reserve_pinned(&reservation, cpu, 1)) {
-		spin_unlock_irqrestore(&dr_lock, flags);
+	flags = dr_lock_irqsave();
+	if (!dr_reserve_pinned(dr_reservation_get(), cpu, 1)) {
+		dr_unlock_irqrestore(flags);
 		return -DR_ERROR_NO_SLOT;
 	}
-	while (per_cpu_ptr(pinned_sets, cpu)->used & (1u << slot))
+	while (dr_pinned_set(cpu)->used & (1u << slot))
 		slot++;
-	per_cpu_ptr(pinned_sets, cpu)->breakpoints[slot] = *breakpoint;
-	per_cpu_ptr(pinned_sets, cpu)->used |= (uint8_t)(1u << slot);
-	(*per_cpu_ptr(pinned_handlers, cpu))[slot] = (struct dr_handler_entry){ handler, context };
-	generation++;
-	spin_unlock_irqrestore(&dr_lock, flags);
+	dr_pinned_set(cpu)->breakpoints[slot] = *breakpoint;
+	dr_pinned_set(cpu)->used |= (uint8_t)(1u << slot);
+	*dr_pinned_handler(cpu, (unsigned int)slot) = (struct dr_handler_entry){ handler, context };
+	dr_generation_bump();
+	dr_unlock_irqrestore(flags);
 	dr_sync_cpu(cpu);
 	return slot;
 }
@@ -312,16 +238,16 @@ int dr_uninstall_pinned(unsigned int cpu, int slot)
 
 	if (cpu >= percpu_count() || slot < 0 || slot >= DR_SLOTS)
 		return -DR_ERROR_NOT_INSTALLED;
-	flags = spin_lock_irqsave(&dr_lock);
-	if (!(per_cpu_ptr(pinned_sets, cpu)->used & (1u << slot))) {
-		spin_unlock_irqrestore(&dr_lock, flags);
+	flags = dr_lock_irqsave();
+	if (!(dr_pinned_set(cpu)->used & (1u << slot))) {
+		dr_unlock_irqrestore(flags);
 		return -DR_ERROR_NOT_INSTALLED;
 	}
-	per_cpu_ptr(pinned_sets, cpu)->used &= (uint8_t) ~(1u << slot);
-	(*per_cpu_ptr(pinned_handlers, cpu))[slot] = (struct dr_handler_entry){ NULL, NULL };
-	dr_release_pinned(&reservation, cpu, 1);
-	generation++;
-	spin_unlock_irqrestore(&dr_lock, flags);
+	dr_pinned_set(cpu)->used &= (uint8_t) ~(1u << slot);
+	*dr_pinned_handler(cpu, (unsigned int)slot) = (struct dr_handler_entry){ NULL, NULL };
+	dr_release_pinned(dr_reservation_get(), cpu, 1);
+	dr_generation_bump();
+	dr_unlock_irqrestore(flags);
 	dr_sync_cpu(cpu);
 	return 0;
 }
@@ -340,7 +266,7 @@ int dr_set_single_step(unsigned int task, bool on)
 {
 	if (!switch_task_live(task))
 		return -DR_ERROR_NO_TASK;
-	tasks[task].single_step = on;
+	dr_task_get(task)->single_step = on;
 	return 0;
 }
 
@@ -352,13 +278,13 @@ int dr_set_branch_step(unsigned int task, bool on)
 		return -DR_ERROR_UNSUPPORTED;
 	if (task >= SWITCH_TASKS_MAX)
 		return -DR_ERROR_NO_TASK;
-	flags = spin_lock_irqsave(&dr_lock);
+	flags = dr_lock_irqsave();
 	if (!switch_task_live(task)) {
-		spin_unlock_irqrestore(&dr_lock, flags);
+		dr_unlock_irqrestore(flags);
 		return -DR_ERROR_NO_TASK;
 	}
-	tasks[task].branch_step = on;
-	spin_unlock_irqrestore(&dr_lock, flags);
+	dr_task_get(task)->branch_step = on;
+	dr_unlock_irqrestore(flags);
 	dr_sync(task);
 	return 0;
 }
@@ -366,5 +292,5 @@ int dr_set_branch_step(unsigned int task, bool on)
 void dr_set_user_handler(unsigned int task, uint64_t handler)
 {
 	if (switch_task_live(task))
-		tasks[task].user_handler = handler;
+		dr_task_get(task)->user_handler = handler;
 }

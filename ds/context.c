@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* DS areas and their buffers: allocation, sharing between BTS and PEBS, the user's view. */
+/* Contexts: a target's save area and buffers: allocation, sharing by BTS and PEBS, user views. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,7 +13,14 @@
 #include "arch/x86/smp.h"
 #include "arch/x86/switch_hooks.h"
 #include "arch/x86/user-abi.h"
-#include "ds/internal.h"
+#include "ds/activate.h"
+#include "ds/buffer.h"
+#include "ds/context.h"
+#include "ds/drain.h"
+#include "ds/ds.h"
+#include "ds/records.h"
+#include "ds/save_area.h"
+#include "ds/state.h"
 #include "lib/string.h"
 
 #define DS_CANARY 0xa5
@@ -37,9 +44,6 @@ static unsigned int ds_reset_slot(unsigned int format, unsigned int bit)
 			       fixed ? bit - PEBS_ENABLE_FIXED_SHIFT : bit);
 }
 
-static struct ds_context contexts[SWITCH_TASKS_MAX];
-static DEFINE_PER_CPU(struct ds_context, cpu_contexts);
-
 static const char *const error_names[DS_ERROR_COUNT] = {
 	[DS_OK] = "ok",
 	[DS_ERROR_CONFIG] = "buffer or threshold not allowed",
@@ -56,25 +60,10 @@ const char *ds_error_name(enum ds_error error)
 	return (unsigned int)error < DS_ERROR_COUNT ? error_names[error] : "unknown error";
 }
 
-struct ds_context *ds_context_task(unsigned int task)
-{
-	return &contexts[task];
-}
-
-struct ds_context *ds_context_cpu(unsigned int cpu)
-{
-	return per_cpu_ptr(cpu_contexts, cpu);
-}
-
 /* Whether target's index is inside its table: checked before ds_lock, which a fault would keep. */
 static bool target_in_range(const struct ds_target *target)
 {
 	return target->index < (target->cpu ? smp_cpus() : SWITCH_TASKS_MAX);
-}
-
-struct ds_context *ds_context_of(const struct ds_target *target)
-{
-	return target->cpu ? ds_context_cpu(target->index) : ds_context_task(target->index);
 }
 
 static uint64_t user_view_offset(enum ds_user user)
@@ -238,10 +227,10 @@ enum ds_error ds_attach_bts(const struct ds_target *target, const struct ds_bts_
 	    !ds_bts_fields(0, config->records * BTS_RECORD_SIZE, config->circular,
 			   config->threshold_records, &fields))
 		return DS_ERROR_CONFIG;
-	flags = spin_lock_irqsave(&ds_lock);
+	flags = ds_lock_irqsave();
 	error = attach_buffer(context, target, DS_USER_BTS, config->records, BTS_RECORD_SIZE);
 	if (error) {
-		spin_unlock_irqrestore(&ds_lock, flags);
+		ds_unlock_irqrestore(flags);
 		return error;
 	}
 	context->bts = *config;
@@ -252,7 +241,7 @@ enum ds_error ds_attach_bts(const struct ds_target *target, const struct ds_bts_
 	context->area->bts_index = fields.index;
 	context->area->bts_max = fields.max;
 	context->area->bts_threshold = fields.threshold;
-	spin_unlock_irqrestore(&ds_lock, flags);
+	ds_unlock_irqrestore(flags);
 	ds_sync_target(target, false);
 	return DS_OK;
 }
@@ -306,10 +295,10 @@ enum ds_error ds_attach_pebs(const struct ds_target *target, const struct ds_peb
 	    !ds_pebs_fields(0, config->records * config->record_size, config->record_size,
 			    config->threshold_records, &fields))
 		return DS_ERROR_CONFIG;
-	flags = spin_lock_irqsave(&ds_lock);
+	flags = ds_lock_irqsave();
 	error = attach_buffer(context, target, DS_USER_PEBS, config->records, config->record_size);
 	if (error) {
-		spin_unlock_irqrestore(&ds_lock, flags);
+		ds_unlock_irqrestore(flags);
 		return error;
 	}
 	context->pebs = *config;
@@ -324,7 +313,7 @@ enum ds_error ds_attach_pebs(const struct ds_target *target, const struct ds_peb
 		if (config->enable & (1ull << bit))
 			context->area->pebs_reset[ds_reset_slot(config->format, bit)] =
 				config->reset_value;
-	spin_unlock_irqrestore(&ds_lock, flags);
+	ds_unlock_irqrestore(flags);
 	ds_sync_target(target, false);
 	return DS_OK;
 }
@@ -349,15 +338,15 @@ enum ds_error ds_detach(const struct ds_target *target, enum ds_user user)
 	if ((unsigned int)user >= DS_USERS)
 		return DS_ERROR_NOT_ATTACHED;
 	context = ds_context_of(target);
-	flags = spin_lock_irqsave(&ds_lock);
+	flags = ds_lock_irqsave();
 	buffer = context->buffers[user];
 
 	if (context->detaching) {
-		spin_unlock_irqrestore(&ds_lock, flags);
+		ds_unlock_irqrestore(flags);
 		return DS_ERROR_DETACHING;
 	}
 	if (!context->area || !buffer.phys) {
-		spin_unlock_irqrestore(&ds_lock, flags);
+		ds_unlock_irqrestore(flags);
 		return DS_ERROR_NOT_ATTACHED;
 	}
 	context->stopping[user] = true;
@@ -369,9 +358,9 @@ enum ds_error ds_detach(const struct ds_target *target, enum ds_user user)
 			user_view_unmap(context->address_space, USER_DS_BASE, 1);
 	}
 	context->detaching = true;
-	spin_unlock_irqrestore(&ds_lock, flags);
+	ds_unlock_irqrestore(flags);
 	ds_sync_target(target, true);
-	flags = spin_lock_irqsave(&ds_lock);
+	flags = ds_lock_irqsave();
 	ds_drain_users(context, target->cpu ? switch_task_current()->index : target->index,
 		       DS_DRAIN_USER(user));
 	context->buffers[user] = (struct ds_buffer){ 0 };
@@ -390,7 +379,7 @@ enum ds_error ds_detach(const struct ds_target *target, enum ds_user user)
 		/* The task exited meanwhile (ds_release_all()): the other user goes too. */
 		context->release_all = false;
 		context->detaching = false;
-		spin_unlock_irqrestore(&ds_lock, flags);
+		ds_unlock_irqrestore(flags);
 		return ds_detach(target, user == DS_USER_BTS ? DS_USER_PEBS : DS_USER_BTS);
 	}
 	if (last) {
@@ -399,7 +388,7 @@ enum ds_error ds_detach(const struct ds_target *target, enum ds_user user)
 	}
 	context->release_all = false;
 	context->detaching = false;
-	spin_unlock_irqrestore(&ds_lock, flags);
+	ds_unlock_irqrestore(flags);
 	return DS_OK;
 }
 
@@ -408,16 +397,16 @@ void ds_release_all(const struct ds_target *target)
 	struct ds_context *context = ds_context_of(target);
 
 	for (;;) {
-		unsigned long flags = spin_lock_irqsave(&ds_lock);
+		unsigned long flags = ds_lock_irqsave();
 		enum ds_user user = context->buffers[DS_USER_BTS].phys ? DS_USER_BTS : DS_USER_PEBS;
 
 		if (context->detaching)
 			context->release_all = true; /* the detach under way finishes the job */
 		if (context->detaching || !context->area) {
-			spin_unlock_irqrestore(&ds_lock, flags);
+			ds_unlock_irqrestore(flags);
 			return;
 		}
-		spin_unlock_irqrestore(&ds_lock, flags);
+		ds_unlock_irqrestore(flags);
 		ds_detach(target, user);
 	}
 }

@@ -8,10 +8,10 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
-#include "ds/internal.h"
+#include "ds/detect.h"
+#include "ds/ds.h"
 #include "ds/records.h"
 #include "lib/format.h"
-#include "lib/ktap.h"
 
 #define PEBS_ENABLE_FIXED_CTR0_SHIFT 32 /* fixed counter i at bit 32 + i */
 
@@ -71,7 +71,7 @@ static void first_missing(char *reason, size_t size, bool pebs)
  * before it PMC0-3 (format 0: PMC0 only, Core 2 and Bonnell). The load-latency and precise-store
  * bits of Nehalem to Skylake are model-specific and never set here (SDM Vol. 4, Linux ds.c).
  */
-static DEFINE_PER_CPU(uint64_t, pebs_enable_here); /* ds_init_cpu() */
+static DEFINE_PER_CPU(uint64_t, pebs_enable_here); /* ds_detect_cpu() */
 
 static uint64_t pebs_counters_here(unsigned int *gp_counters, unsigned int *fixed_counters)
 {
@@ -98,7 +98,7 @@ static uint64_t pebs_counters_here(unsigned int *gp_counters, unsigned int *fixe
  * (SDM CPUID leaf 1AH), so a bit the boot CPU has may #GP on a small core; Linux keeps
  * pebs_events_mask per hybrid PMU for the same reason.
  */
-void ds_init_cpu(void)
+void ds_detect_cpu(void)
 {
 	unsigned int gp, fixed;
 
@@ -117,7 +117,7 @@ static void detect_pebs_counters(void)
 	*this_cpu_ptr(pebs_enable_here) = support.pebs_enable_valid;
 }
 
-static void ds_detect(void)
+void ds_detect(void)
 {
 	struct cpuid_result leaf1 = cpuid(1, 0);
 	uint64_t value = 0;
@@ -140,14 +140,4 @@ static void ds_detect(void)
 	support.ds_area_keeps_value = support.ds && support.dtes64 && ds_area_keeps_value();
 	first_missing(support.bts_reason, sizeof(support.bts_reason), false);
 	first_missing(support.pebs_reason, sizeof(support.pebs_reason), true);
-}
-
-void ds_init(void)
-{
-	ds_detect();
-	ktap_diag(0, "ds: bts=%s pebs=%s pebs_format=%u",
-		  support.bts_reason[0] ? support.bts_reason : "yes",
-		  support.pebs_reason[0] ? support.pebs_reason : "yes", support.pebs_format);
-	ds_switch_init();
-	ds_pmi_init();
 }

@@ -1,5 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* The Debug Store: one DS area per target, shared by a BTS user and a PEBS user. */
+/* The Debug Store: one context (a DS save area and its buffers) per target, for BTS and PEBS. */
+/*
+ * Words: the save area (struct ds_area, ds/save_area.h) is what IA32_DS_AREA points at, as the
+ * SDM lays it out; a buffer holds one user's records, and ds/buffer.h computes its four fields
+ * in the save area; a target's context (struct ds_context, ds/state.h) is its save area, its
+ * buffers and their users' configuration. "Active" means IA32_DS_AREA names the save area
+ * here (ds/activate.c).
+ */
 #ifndef DS_DS_H
 #define DS_DS_H
 
@@ -7,7 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ds/area.h"
+#include "arch/x86/switch_hooks.h"
+#include "ds/records.h"
+#include "ds/save_area.h"
 
 enum ds_user {
 	DS_USER_BTS,
@@ -127,7 +136,21 @@ const struct ds_support *ds_support(void);
 /* PMIs taken since boot. */
 uint64_t ds_pmi_count(void);
 
-/* Detect support, register the switch hooks and the PMI handler. */
+/*
+ * The steps of a switch and of a PMI that are ds/'s, for debugstate/ to run in their order
+ * (debugstate/debugstate.c says why). switch_out credits the records a CPU-mode area took to
+ * the task leaving (the area is shared by every task); switch_in makes the registers what the
+ * incoming task's area (else its CPU's) needs, tracing off while IA32_DS_AREA changes; a task's
+ * area dies with it at task_exit. pmi_drain drains the active area with BTS and PEBS off,
+ * credits the task running here, and acknowledges GLOBAL_STATUS.BUFFER_OVF (SDM §19.6: else no
+ * further PEBS PMI comes).
+ */
+void ds_switch_out(const struct switch_task *prev, const struct switch_task *next);
+void ds_switch_in(const struct switch_task *prev, const struct switch_task *next);
+void ds_task_exit(const struct switch_task *task);
+void ds_pmi_drain(void);
+
+/* Detect support. */
 void ds_init(void);
 /* On each other CPU as it comes up: its own PEBS_ENABLE bits (hybrid parts differ by core). */
 void ds_init_cpu(void);

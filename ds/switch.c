@@ -1,275 +1,38 @@
 /* SPDX-License-Identifier: MIT */
-/* Activating DS areas: IA32_DS_AREA, DEBUGCTL's BTS bits and PEBS_ENABLE, written only on change.
- */
+/* ds/'s steps of a task switch and of a task's exit (debugstate/ runs them in order). */
 #include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
 
-#include "arch/x86/cpu.h"
-#include "arch/x86/debugctl.h"
-#include "arch/x86/msr-index.h"
-#include "arch/x86/msr.h"
-#include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/platform.h"
-#include "arch/x86/smp.h"
 #include "arch/x86/switch_hooks.h"
-#include "ds/internal.h"
+#include "ds/activate.h"
+#include "ds/context.h"
+#include "ds/drain.h"
+#include "ds/ds.h"
+#include "ds/state.h"
 
-#define DS_DEBUGCTL_BITS \
-	(DEBUGCTL_TR | DEBUGCTL_BTS | DEBUGCTL_BTINT | DEBUGCTL_BTS_OFF_OS | DEBUGCTL_BTS_OFF_USR)
-
-struct spinlock ds_lock = SPINLOCK_INIT("ds");
-static DEFINE_PER_CPU(struct ds_registers, held); /* what the CPU (or synthetic file) holds */
-static DEFINE_PER_CPU(uint64_t, quiesced_global_ctrl); /* counters_pause() in ds_quiesce() */
-
-const struct ds_registers *ds_registers_held(void)
-{
-	return this_cpu_ptr(held);
-}
-
-struct ds_registers ds_registers(void)
-{
-	return *this_cpu_ptr(held);
-}
-
-static void write_ds_area(uint64_t value)
-{
-	wrmsr(MSR_IA32_DS_AREA, value);
-	this_cpu_ptr(held)->ds_area = value;
-}
-
-static void write_debugctl(uint64_t value)
-{
-	debugctl_update(DS_DEBUGCTL_BITS, value);
-	this_cpu_ptr(held)->debugctl = value;
-}
-
-/* Only with PEBS off and the buffer drained: records of one size per buffer (Linux ds.c). */
-static void write_pebs_data_cfg(uint64_t value)
-{
-	wrmsr(MSR_PEBS_DATA_CFG, value);
-	this_cpu_ptr(held)->pebs_data_cfg = value;
-}
-
-static void write_pebs_enable(uint64_t value)
-{
-	wrmsr(MSR_IA32_PEBS_ENABLE, value);
-	this_cpu_ptr(held)->pebs_enable = value;
-}
-
-/*
- * PEBS_ENABLE changes only with the counters stopped: Linux sets it before GLOBAL_CTRL and
- * clears a counter before its PEBS bit (intel_pmu_enable_all(), intel_pmu_disable_event()), and
- * drains PEBS with GLOBAL_CTRL cleared; a PEBS counter that overflows while its bit is off is not
- * reloaded, and its records stop. GLOBAL_CTRL is cleared around the change and put back as it
- * was found, so pmu/'s view of it stays true. Returns what to put back (0: nothing ran, or no
- * GLOBAL_CTRL: perfmon version 1).
- */
-static uint64_t counters_pause(void)
-{
-	uint64_t global = 0;
-
-	if (rdmsr_safe(MSR_IA32_PERF_GLOBAL_CTRL, &global) != 0)
-		return 0;
-	if (global)
-		wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
-	return global;
-}
-
-static void counters_resume(uint64_t global)
-{
-	if (global)
-		wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, global);
-}
-
-bool ds_user_live(const struct ds_context *context, enum ds_user user)
-{
-	return context->area && context->buffers[user].phys && !context->stopping[user];
-}
-
-static bool context_live(const struct ds_context *context)
-{
-	return ds_user_live(context, DS_USER_BTS) || ds_user_live(context, DS_USER_PEBS);
-}
-
-/* A task's own area wins over its CPU's. An area whose users are all leaving is no one's. */
-static struct ds_context *context_for(unsigned int task)
-{
-	struct ds_context *context = ds_context_task(task);
-
-	if (context_live(context))
-		return context;
-	context = ds_context_cpu(this_cpu_index());
-	return context_live(context) ? context : NULL;
-}
-
-struct ds_context *ds_context_active(void)
-{
-	return context_for(switch_task_current()->index);
-}
-
-static uint64_t debugctl_for(const struct ds_context *context)
-{
-	uint64_t bits;
-
-	if (!context || !ds_user_live(context, DS_USER_BTS))
-		return 0;
-	bits = DEBUGCTL_TR | DEBUGCTL_BTS;
-	if (!context->bts.circular)
-		bits |= DEBUGCTL_BTINT;
-	if (context->bts.off_os)
-		bits |= DEBUGCTL_BTS_OFF_OS;
-	if (context->bts.off_usr)
-		bits |= DEBUGCTL_BTS_OFF_USR;
-	return bits;
-}
-
-/*
- * The order of Linux's old ds_switch_to(): tracing off, then IA32_DS_AREA, then tracing on, so
- * the CPU never writes a record through an area that is being replaced. With no area wanted,
- * IA32_DS_AREA goes back to 0, as Linux's fini_debug_store_on_cpu() does before the area is
- * freed: a freed page may come back as the next area, and the CPU must never name a page that
- * ds/ no longer owns.
- */
-static void ds_apply(struct ds_context *context)
-{
-	struct ds_registers *now = this_cpu_ptr(held);
-	uint64_t area = context ? (uint64_t)context->area : 0;
-	uint64_t debugctl = debugctl_for(context);
-	bool pebs = context && ds_user_live(context, DS_USER_PEBS);
-	uint64_t pebs_enable = pebs ? context->pebs.enable & ds_pebs_enable_valid_here() : 0;
-	uint64_t data_cfg = pebs ? context->pebs.data_cfg : now->pebs_data_cfg;
-	bool pebs_changes =
-		pebs_enable != now->pebs_enable ||
-		(now->pebs_enable && (area != now->ds_area || data_cfg != now->pebs_data_cfg));
-	uint64_t global = pebs_changes ? counters_pause() : 0;
-
-	if (area != now->ds_area || data_cfg != now->pebs_data_cfg) {
-		if (now->debugctl)
-			write_debugctl(0);
-		if (now->pebs_enable)
-			write_pebs_enable(0);
-	}
-	if (area != now->ds_area)
-		write_ds_area(area);
-	if (data_cfg != now->pebs_data_cfg)
-		write_pebs_data_cfg(data_cfg);
-	if (debugctl != now->debugctl)
-		write_debugctl(debugctl);
-	if (pebs_enable != now->pebs_enable)
-		write_pebs_enable(pebs_enable);
-	counters_resume(global);
-}
-
-/*
- * Tracing off on this CPU while software reads and resets the active area's indexes, as Linux
- * disables BTS before it drains (intel_pmu_disable_bts, intel_bts_disable_local) and drains PEBS
- * with the counters off; ds_resume() turns it back on. ds_lock held.
- */
-void ds_quiesce(void)
-{
-	struct ds_registers *now = this_cpu_ptr(held);
-
-	*this_cpu_ptr(quiesced_global_ctrl) = now->pebs_enable ? counters_pause() : 0;
-	if (now->debugctl)
-		write_debugctl(0);
-	if (now->pebs_enable)
-		write_pebs_enable(0);
-}
-
-void ds_resume(void)
-{
-	ds_apply(ds_context_active());
-	counters_resume(*this_cpu_ptr(quiesced_global_ctrl));
-	*this_cpu_ptr(quiesced_global_ctrl) = 0;
-}
-
-/*
- * Whatever the CPU holds, BTS and PEBS go off before IA32_DS_AREA is written, and come back on
- * after it: the SDM has IA32_DS_AREA written before either is enabled ("Setting Up the DS Save
- * Area"), and the CPU must never store through an area that is being replaced (ds_apply()).
- */
-void ds_registers_rewrite(void)
-{
-	unsigned long flags = spin_lock_irqsave(&ds_lock);
-	const struct ds_registers *now = this_cpu_ptr(held);
-
-	wrmsr(MSR_IA32_PEBS_ENABLE, 0);
-	debugctl_rewrite_without(DS_DEBUGCTL_BITS);
-	wrmsr(MSR_IA32_DS_AREA, now->ds_area);
-	debugctl_rewrite();
-	wrmsr(MSR_IA32_PEBS_ENABLE, now->pebs_enable);
-	spin_unlock_irqrestore(&ds_lock, flags);
-}
-
-void ds_activate_cpu(void)
-{
-	unsigned long flags = spin_lock_irqsave(&ds_lock);
-
-	ds_apply(ds_context_active());
-	spin_unlock_irqrestore(&ds_lock, flags);
-}
-
-/* On the CPU concerned: apply, and forget translations of a user view that was unmapped. */
-static void ds_sync_here(void *unmapped_root)
-{
-	ds_activate_cpu();
-	if (unmapped_root)
-		address_space_flush_if_loaded((uint64_t)unmapped_root);
-}
-
-void ds_sync_target(const struct ds_target *target, bool detaching)
-{
-	int cpu = target->cpu ? (int)target->index : switch_task_running_cpu(target->index);
-
-	if (cpu < 0 || (unsigned int)cpu >= smp_cpus())
-		return;
-	/* Another CPU's area: allocated here, activated there by ds_activate_cpu(). */
-	if (target->cpu && !detaching && (unsigned int)cpu != this_cpu_index())
-		return;
-	if (!smp_call((unsigned int)cpu, ds_sync_here,
-		      detaching ? (void *)ds_context_of(target)->address_space : NULL))
-		platform_bail_out("ds: CPU %d did not apply a DS change within %u ms", cpu,
-				  SMP_CALL_TIMEOUT_MS);
-}
-
-/* A CPU-mode area is shared by every task: credit what it took since to the task leaving. */
-static void ds_switch_out(const struct switch_task *prev, const struct switch_task *next)
+void ds_switch_out(const struct switch_task *prev, const struct switch_task *next)
 {
 	struct ds_context *context;
 
 	(void)next;
-	spin_lock(&ds_lock);
-	context = context_for(prev->index);
+	ds_lock_irqs_off();
+	context = ds_context_for(prev->index);
 	if (context && context == ds_context_cpu(this_cpu_index()))
 		ds_credit_context(context, prev->index);
-	spin_unlock(&ds_lock);
+	ds_unlock_irqs_off();
 }
 
-static void ds_switch_in(const struct switch_task *prev, const struct switch_task *next)
+void ds_switch_in(const struct switch_task *prev, const struct switch_task *next)
 {
 	(void)prev;
-	spin_lock(&ds_lock);
-	ds_apply(context_for(next->index));
-	spin_unlock(&ds_lock);
+	ds_lock_irqs_off();
+	ds_apply(ds_context_for(next->index));
+	ds_unlock_irqs_off();
 }
 
-/* A task's area dies with it: its owner is gone. */
-static void ds_task_exit(const struct switch_task *task)
+void ds_task_exit(const struct switch_task *task)
 {
 	struct ds_target target = { false, task->index };
 
 	ds_release_all(&target);
-}
-
-static const struct switch_hooks ds_hooks = {
-	.switch_out = ds_switch_out,
-	.switch_in = ds_switch_in,
-	.task_exit = ds_task_exit,
-};
-
-void ds_switch_init(void)
-{
-	switch_hooks_register(&ds_hooks);
 }

@@ -230,42 +230,32 @@ static bool pmu_task_pebs(unsigned int task)
 
 /*
  * Where the outgoing or the incoming task samples with PEBS, ds/'s switch-in changes
- * PEBS_ENABLE: the counters stop here first, and the next task's start after it (pmu/'s
- * switch-in runs after ds/'s, boot/main.c), as Linux sets PEBS_ENABLE only with the counter
- * off (intel_pmu_enable_all(), intel_pmu_disable_event()). Other switches write nothing here.
+ * PEBS_ENABLE: the counters stop here first, and the next task's start after it
+ * (debugstate_switch_out(), _in()), as Linux sets PEBS_ENABLE only with the counter off
+ * (intel_pmu_enable_all(), intel_pmu_disable_event()). Other switches write nothing here.
  */
-static void pmu_switch_out(const struct switch_task *prev, const struct switch_task *next)
+void pmu_switch_out(const struct switch_task *prev, const struct switch_task *next)
 {
-	if (pmu_usable() && (pmu_task_pebs(prev->index) || pmu_task_pebs(next->index)))
+	if (!pmu_usable())
+		return;
+	if (pmu_task_pebs(prev->index) || pmu_task_pebs(next->index))
 		pmu_stop();
 	if (tasks[prev->index].used)
 		pmu_account(prev->index);
 }
 
-static void pmu_switch_in(const struct switch_task *prev, const struct switch_task *next)
+void pmu_switch_in(const struct switch_task *prev, const struct switch_task *next)
 {
 	(void)prev;
-	pmu_apply(next->index);
+	if (pmu_usable())
+		pmu_apply(next->index);
 }
 
-static void pmu_task_exit(const struct switch_task *task)
+void pmu_task_exit(const struct switch_task *task)
 {
-	pmu_release(task->index);
+	if (pmu_usable())
+		pmu_release(task->index);
 }
-
-/*
- * Two registrations: the switch hooks after ds/'s (pmu_switch_init()), the exit hook before
- * them, so that a task's counters stop before ds/ turns its PEBS off (the counter off before its
- * PEBS bit, as Linux's intel_pmu_disable_event() does).
- */
-static const struct switch_hooks pmu_hooks = {
-	.switch_out = pmu_switch_out,
-	.switch_in = pmu_switch_in,
-};
-
-static const struct switch_hooks pmu_exit_hooks = {
-	.task_exit = pmu_task_exit,
-};
 
 /* Timer hook: multiplexing. Rotate the running task's events when they do not all fit. */
 static void pmu_tick(struct cpu_regs *regs)
@@ -281,36 +271,39 @@ static void pmu_tick(struct cpu_regs *regs)
 }
 
 /*
- * The PMI, bracketing ds/'s drain as Linux's intel_pmu_handle_irq() does (SDM Vol. 3B 21.8):
- * enter disables every counter and reads the status; exit counts and reloads each sampling
- * counter that overflowed, acknowledges every counter overflow it was called for (a sampling
- * event's or not: a bit left set is found again by every later PMI; a counting event's wrap is
- * already in its delta), and re-enables the counters as they were. A PEBS event's status bit
- * is acknowledged and otherwise ignored, as handle_pmi_common() ignores the PEBS-enabled bits:
- * its overflow only armed PEBS, and the assist reloads the counter from its reset slot.
+ * The PMI's counter steps, which debugstate_pmi() runs around ds/'s drain as Linux's
+ * intel_pmu_handle_irq() does (SDM Vol. 3B 21.8). Each does nothing where counters are not
+ * usable (GLOBAL_STATUS may not exist there).
  */
-static DEFINE_PER_CPU(uint64_t, pmi_status);
-static DEFINE_PER_CPU(uint64_t, pmi_global_ctrl);
-
-static void pmu_pmi_enter(struct cpu_regs *regs)
+uint64_t pmu_pmi_stop(void)
 {
 	struct pmu_cpu *cpu = this_pmu_cpu();
+	uint64_t global_ctrl = cpu->held.global_ctrl;
 
-	(void)regs;
-	*this_cpu_ptr(pmi_global_ctrl) = cpu->held.global_ctrl;
-	if (cpu->held.global_ctrl)
+	if (pmu_usable() && global_ctrl)
 		wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
-	*this_cpu_ptr(pmi_status) = rdmsr(MSR_IA32_PERF_GLOBAL_STATUS);
+	return pmu_usable() ? global_ctrl : 0;
 }
 
-static void pmu_pmi_exit(struct cpu_regs *regs)
+uint64_t pmu_pmi_status(void)
+{
+	return pmu_usable() ? rdmsr(MSR_IA32_PERF_GLOBAL_STATUS) : 0;
+}
+
+/*
+ * Count and reload each sampling counter that overflowed, then acknowledge every counter
+ * overflow in status (a sampling event's or not: a bit left set is found again by every later
+ * PMI; a counting event's wrap is already in its delta). A PEBS event's status bit is
+ * acknowledged and otherwise ignored, as handle_pmi_common() ignores the PEBS-enabled bits: its
+ * overflow only armed PEBS, and the assist reloads the counter from its reset slot.
+ */
+void pmu_pmi_reload_and_acknowledge(uint64_t status)
 {
 	struct pmu_task *state = &tasks[switch_task_current()->index];
-	uint64_t status = *this_cpu_ptr(pmi_status);
 	uint64_t overflowed = status & this_pmu_cpu()->status_bits;
-	uint64_t global_ctrl = *this_cpu_ptr(pmi_global_ctrl);
 
-	(void)regs;
+	if (!pmu_usable())
+		return;
 	for (unsigned int i = 0; state->used && i < state->set.nr_events; i++) {
 		unsigned int counter = event_counter(&state->set.events[i]);
 		uint32_t msr;
@@ -329,14 +322,13 @@ static void pmu_pmi_exit(struct cpu_regs *regs)
 	}
 	if (overflowed)
 		wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, overflowed);
-	if (global_ctrl)
-		wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, global_ctrl);
 }
 
-static const struct pmi_hooks pmu_pmi_hooks = {
-	.enter = pmu_pmi_enter,
-	.exit = pmu_pmi_exit,
-};
+void pmu_pmi_restart(uint64_t global_ctrl)
+{
+	if (pmu_usable() && global_ctrl)
+		wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, global_ctrl);
+}
 
 static int pmu_add(unsigned int task, int index, uint64_t period)
 {
@@ -531,13 +523,5 @@ void pmu_init(void)
 	gp_mask = info->gp_width >= 64 ? UINT64_MAX : (1ull << info->gp_width) - 1;
 	fixed_mask = info->fixed_width >= 64 ? UINT64_MAX : (1ull << info->fixed_width) - 1;
 	pmu_init_cpu();
-	switch_hooks_register(&pmu_exit_hooks);
 	timer_register_hook(pmu_tick);
-	pmi_register(&pmu_pmi_hooks);
-}
-
-void pmu_switch_init(void)
-{
-	if (pmu_usable())
-		switch_hooks_register(&pmu_hooks);
 }

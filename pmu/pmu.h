@@ -6,17 +6,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arch/x86/switch_hooks.h"
 #include "pmu/detect.h"
 #include "pmu/event.h"
 
-/* Detect; where counters are usable, register the task-exit, tick and PMI hooks. */
+/* Detect; where counters are usable, register the tick hook (multiplexing). */
 void pmu_init(void);
-/*
- * Register the switch hooks, after ds/'s: at a switch-in, the next task's PEBS_ENABLE and
- * IA32_DS_AREA are in place before its counters start (SDM "Setting Up the DS Save Area";
- * Linux intel_pmu_enable_all() writes PEBS_ENABLE before GLOBAL_CTRL).
- */
-void pmu_switch_init(void);
 /* On each other CPU as it starts: stop whatever counters firmware left running there. */
 void pmu_init_cpu(void);
 
@@ -57,5 +52,25 @@ bool pmu_task_used(unsigned int task);
 
 /* True when this CPU's counters are all stopped, as pmu/'s shadow has them. */
 bool pmu_idle(void);
+
+/*
+ * The steps of a switch and of a PMI that are pmu/'s, for debugstate/ to run in their order
+ * (debugstate/debugstate.c says why). Each does nothing where counters are not usable.
+ * Switch: switch_out stops the counters where either task samples with PEBS, and accounts the
+ * outgoing task's slice; switch_in programs the incoming task's counters; task_exit drops an
+ * ended task's events.
+ */
+void pmu_switch_out(const struct switch_task *prev, const struct switch_task *next);
+void pmu_switch_in(const struct switch_task *prev, const struct switch_task *next);
+void pmu_task_exit(const struct switch_task *task);
+/*
+ * PMI: stop clears GLOBAL_CTRL and returns what it held; status reads GLOBAL_STATUS;
+ * reload_and_acknowledge reloads each sampling counter that overflowed in status and writes
+ * its overflow bits to GLOBAL_OVF_CTRL; restart writes GLOBAL_CTRL back as stop found it.
+ */
+uint64_t pmu_pmi_stop(void);
+uint64_t pmu_pmi_status(void);
+void pmu_pmi_reload_and_acknowledge(uint64_t status);
+void pmu_pmi_restart(uint64_t global_ctrl);
 
 #endif

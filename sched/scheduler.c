@@ -148,6 +148,8 @@ static void switch_to(struct run_queue *queue, struct task *prev, struct task *n
 	next->switches_in++;
 	struct switch_task prev_view = task_switch_view(prev), next_view = task_switch_view(next);
 
+	/* The per-task debug state (dr/, ds/, pmu/), in debugstate_switch_out() and _in()'s order,
+	 * before the stacks change: the registers are the next task's when it resumes. */
 	switch_hooks_run(&prev_view, &next_view);
 	/*
 	 * Ring 3's GS base is in KERNEL_GS_BASE while its task is in the kernel. A task cannot set

@@ -10,7 +10,7 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/traps.h"
-#include "dr/internal.h" /* dr_lock and the hit rings, to name their real addresses */
+#include "dr/state.h" /* dr_lock and the hit rings, to name their real addresses */
 #include "lib/format.h"
 #include "runner/test.h"
 #include "sched/sched.h"
@@ -245,7 +245,7 @@ TEST(dr, kernel_breakpoints_on_memory_db_uses_are_refused)
 	check_refused(target->index, "#DB stack where the handler ran", stack, DR_TYPE_WRITE);
 	check_refused(target->index, "per-CPU write counter", (uint64_t)&this_cpu()->writes.dr,
 		      DR_TYPE_WRITE);
-	check_refused(target->index, "dr_lock", (uint64_t)&dr_lock, DR_TYPE_WRITE);
+	check_refused(target->index, "dr_lock", (uint64_t)dr_lock_address(), DR_TYPE_WRITE);
 	check_refused(target->index, "the running task's hit ring",
 		      (uint64_t)&dr_task_get(sched_current()->index)->hits[0], DR_TYPE_WRITE);
 	check_refused(target->index, "the target's own hit ring",

@@ -4,6 +4,7 @@
 #include <stdint.h>
 
 #include "arch/x86/probe.h"
+#include "ds/buffer.h"
 #include "ds/ds.h"
 #include "pmu/pmu.h"
 #include "runner/test.h"

@@ -6,6 +6,7 @@
 #include "arch/x86/paging.h"
 #include "arch/x86/probe.h"
 #include "arch/x86/witness_marker.h"
+#include "ds/buffer.h"
 #include "ds/ds.h"
 #include "ds/records.h"
 #include "pmu/pmu.h"

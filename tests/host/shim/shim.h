@@ -32,7 +32,8 @@ void shim_run(const char *name, const char *cpu, void (*body)(void));
 
 /*
  * Boot as boot/main.c does on the boot CPU: IA32_DEBUGCTL's shadow from the MSR (dr_init()),
- * pmu_init(), ds_init(). Then the log is emptied; the console capture keeps their diagnostics.
+ * pmu_init(), ds_init(), debugstate_init(). Then the log is emptied; the console capture keeps
+ * their diagnostics.
  */
 void shim_boot(void);
 

@@ -1,38 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* The PMI and draining: records leave the buffers, credited to the task that was running. */
+/* Draining: records leave the buffers, credited to the task that was running; the PMI's drain. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "arch/x86/apic.h"
-#include "arch/x86/cpu.h"
-#include "arch/x86/exceptions.h"
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
-#include "arch/x86/paging.h"
 #include "arch/x86/switch_hooks.h"
-#include "arch/x86/traps.h"
-#include "ds/internal.h"
+#include "ds/activate.h"
+#include "ds/drain.h"
+#include "ds/ds.h"
 #include "ds/records.h"
-
-static struct ds_credit credits[SWITCH_TASKS_MAX];
-static uint64_t pmis;
-
-struct ds_credit ds_credit(unsigned int task)
-{
-	return task < SWITCH_TASKS_MAX ? credits[task] : (struct ds_credit){ 0 };
-}
-
-void ds_credit_reset(unsigned int task)
-{
-	if (task < SWITCH_TASKS_MAX)
-		credits[task] = (struct ds_credit){ 0 };
-}
-
-uint64_t ds_pmi_count(void)
-{
-	return pmis;
-}
+#include "ds/save_area.h"
+#include "ds/state.h"
 
 /*
  * Credit the BTS records since the last credit, in interrupt mode only (a circular buffer is a
@@ -105,8 +85,8 @@ void ds_credit_context(struct ds_context *context, unsigned int credit_task)
 {
 	if (!context->area)
 		return;
-	credit_bts(context, &credits[credit_task]);
-	credit_pebs(context, &credits[credit_task]);
+	credit_bts(context, ds_credit_of(credit_task));
+	credit_pebs(context, ds_credit_of(credit_task));
 }
 
 /*
@@ -146,41 +126,25 @@ void ds_drain_users(struct ds_context *context, unsigned int credit_task, unsign
 
 void ds_drain(const struct ds_target *target)
 {
-	unsigned long flags = spin_lock_irqsave(&ds_lock);
+	unsigned long flags = ds_lock_irqsave();
 
 	ds_drain_context(ds_context_of(target), switch_task_current()->index);
-	spin_unlock_irqrestore(&ds_lock, flags);
+	ds_unlock_irqrestore(flags);
 }
 
-/*
- * A BTS or PEBS threshold was reached (or a counter overflowed): drain the active area, with
- * BTS and PEBS off (ds_drain_context()) and, when pmu/ is in use, inside its bracket with the
- * counters disabled. The PMI interrupt (arch/x86/apic.c) unmasks LVTPC after every hook: N
- * thresholds, N PMIs.
- */
-static void ds_pmi(struct cpu_regs *regs)
+void ds_pmi_drain(void)
 {
 	struct ds_context *context;
 	uint64_t status = 0;
 
-	(void)regs;
-	__atomic_add_fetch(&pmis, 1, __ATOMIC_RELAXED);
-	spin_lock(&ds_lock);
+	ds_pmi_counted();
+	ds_lock_irqs_off();
 	context = ds_context_active();
 	if (context)
 		ds_drain_context(context, switch_task_current()->index);
-	spin_unlock(&ds_lock);
+	ds_unlock_irqs_off();
 	/* Acknowledge the DS buffer overflow, or no further PEBS PMI comes (§19.6). */
 	if (ds_support()->pdcm && rdmsr_safe(MSR_IA32_PERF_GLOBAL_STATUS, &status) == 0 &&
 	    (status & PERF_GLOBAL_STATUS_BUFFER_OVF))
 		wrmsr_safe(MSR_IA32_PERF_GLOBAL_OVF_CTRL, PERF_GLOBAL_STATUS_BUFFER_OVF);
-}
-
-static const struct pmi_hooks ds_pmi_hooks = {
-	.enter = ds_pmi,
-};
-
-void ds_pmi_init(void)
-{
-	pmi_register(&ds_pmi_hooks);
 }

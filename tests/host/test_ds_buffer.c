@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Host tests of ds/area.c: BTS and PEBS buffer fields, circular and interrupt thresholds. */
+/* Host tests of ds/buffer.c: BTS and PEBS buffer fields, circular and interrupt thresholds. */
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ds/area.h"
+#include "ds/buffer.h"
 #include "tests/host/host_test.h"
 
 #define BASE 0xffff800001000000ull

@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ds/area.h"
+#include "ds/buffer.h"
 
 bool ds_bts_fields(uint64_t base, size_t bytes, bool circular, size_t threshold_records,
 		   struct ds_buffer_fields *out)
