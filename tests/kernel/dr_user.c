@@ -3,7 +3,7 @@
 #include "arch/x86/debugreg.h"
 #include "arch/x86/paging.h"
 #include "dr/dr.h"
-#include "dr/internal.h"
+#include "dr/state.h"
 #include "emulator/decode.h"
 #include "lib/string.h"
 #include "runner/test.h"
