@@ -85,6 +85,7 @@ OBJS := \
 	lib/format.o \
 	lib/glob.o \
 	lib/ktap.o \
+	lib/panic.o \
 	lib/report.o \
 	lib/sort.o \
 	lib/string.o \
@@ -293,6 +294,7 @@ HOST_LIB_SRCS := \
 	lib/format.c \
 	lib/glob.c \
 	lib/ktap.c \
+	lib/panic.c \
 	lib/report.c \
 	lib/sort.c \
 	lib/uart.c \
@@ -338,6 +340,7 @@ HOST_SHIM_SRCS := \
 	lib/crc32.c \
 	lib/format.c \
 	lib/ktap.c \
+	lib/panic.c \
 	pmu/detect.c \
 	pmu/event.c \
 	pmu/pmu.c \

@@ -25,6 +25,7 @@
 #include "lib/cmdline.h"
 #include "lib/console.h"
 #include "lib/ktap.h"
+#include "lib/panic.h"
 #include "pmu/pmu.h"
 #include "runner/isolation.h"
 #include "runner/options.h"
@@ -59,7 +60,7 @@ static void memory_init(void)
 		  boot_info.protocol, boot_info.loader_name, boot_info.region_count, pages,
 		  pages / 256);
 	if (pages == 0)
-		platform_bail_out("no free memory in the boot memory map");
+		panic("no free memory in the boot memory map");
 }
 
 static void time_init(void)
@@ -70,14 +71,14 @@ static void time_init(void)
 	case APIC_INIT_OK:
 		break;
 	case APIC_INIT_NO_APIC:
-		platform_bail_out("%s", error);
+		panic("%s", error);
 	case APIC_INIT_USAGE_ERROR:
 		runner_usage_error(error);
 		platform_exit(EXIT_USAGE);
 	}
 	if (!tsc_calibrate(boot_info.rsdp, boot_info.rsdp_length, error, sizeof(error))) {
 		if (!tsc_source_forced())
-			platform_bail_out("%s", error);
+			panic("%s", error);
 		runner_usage_error(error);
 		platform_exit(EXIT_USAGE);
 	}
@@ -179,7 +180,7 @@ static void __attribute__((noreturn)) start_kernel_guarded(void)
 	isolation_init(); /* before the scheduler: its tick hook must run first */
 	sched_init(); /* the boot context becomes the runner task */
 	if (!user_syscall_select())
-		platform_bail_out("user tasks cannot make system calls");
+		panic("user tasks cannot make system calls");
 	emulator_init(); /* where the CPU has no Debug Store: the emulated one, under the accessors
 			  */
 	dr_init(); /* breakpoints: switch hooks, #DB, CR4.DE */
@@ -196,7 +197,8 @@ void start_kernel(uint32_t magic, uint32_t info_phys)
 {
 	uint64_t runner_stack;
 
-	percpu_init(0); /* first: the accessors count writes through %gs */
+	platform_init(); /* first: panic() ends the run from here on */
+	percpu_init(0); /* the accessors count writes through %gs */
 	gdt_init(); /* the TSS and its IST stacks for #DF, NMI and #MC */
 	idt_init(); /* from here on every exception is reported */
 	gdt_umip_enable(); /* CR4.UMIP: ring 3 cannot read where the GDT, IDT and TSS are */
@@ -204,6 +206,6 @@ void start_kernel(uint32_t magic, uint32_t info_phys)
 	memory_init(); /* the page allocator, and the stack area's tables */
 	runner_stack = kernel_stack_top(KERNEL_STACK_RUNNER);
 	if (!runner_stack)
-		platform_bail_out("no memory for the runner's stack");
+		panic("no memory for the runner's stack");
 	run_on_stack(runner_stack, start_kernel_guarded);
 }

@@ -11,12 +11,12 @@
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/pfa.h"
-#include "arch/x86/platform.h"
 #include "arch/x86/processor-flags.h"
 #include "arch/x86/spinlock.h"
 #include "arch/x86/switch_hooks.h"
 #include "arch/x86/traps.h"
 #include "dr/internal.h"
+#include "lib/panic.h"
 
 /* Every task's hit ring: written in #DB on the task's CPU, read by dr_read_hits() anywhere. */
 static struct spinlock hits_lock = SPINLOCK_INIT("dr hits");
@@ -271,7 +271,7 @@ static void dr_find_debug_regions(void)
 	uint64_t start, end;
 
 	if (!phys)
-		platform_bail_out("dr: no memory for the #DB regions of %u CPUs", percpu_count());
+		panic("dr: no memory for the #DB regions of %u CPUs", percpu_count());
 	debug_regions = phys_to_virt(phys);
 	idt_range(&start, &end);
 	dr_add_region("IDT", start, end);

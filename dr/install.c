@@ -8,7 +8,6 @@
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/pfa.h"
-#include "arch/x86/platform.h"
 #include "arch/x86/processor-flags.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/spinlock.h"
@@ -17,6 +16,7 @@
 #include "dr/internal.h"
 #include "dr/reserve.h"
 #include "lib/bitops.h"
+#include "lib/panic.h"
 #include "lib/string.h"
 
 static struct dr_task tasks[SWITCH_TASKS_MAX];
@@ -59,7 +59,7 @@ void dr_install_init(void)
 	uint64_t pinned = pfa_alloc_pages(pages);
 
 	if (!pinned)
-		platform_bail_out("dr: no memory for the pinned counts of %u CPUs", cpus);
+		panic("dr: no memory for the pinned counts of %u CPUs", cpus);
 	dr_reservation_init(&reservation, phys_to_virt(pinned), cpus);
 }
 

@@ -11,10 +11,10 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/platform.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/switch_hooks.h"
 #include "ds/internal.h"
+#include "lib/panic.h"
 
 #define DS_DEBUGCTL_BITS \
 	(DEBUGCTL_TR | DEBUGCTL_BTS | DEBUGCTL_BTINT | DEBUGCTL_BTS_OFF_OS | DEBUGCTL_BTS_OFF_USR)
@@ -230,8 +230,8 @@ void ds_sync_target(const struct ds_target *target, bool detaching)
 		return;
 	if (!smp_call((unsigned int)cpu, ds_sync_here,
 		      detaching ? (void *)ds_context_of(target)->address_space : NULL))
-		platform_bail_out("ds: CPU %d did not apply a DS change within %u ms", cpu,
-				  SMP_CALL_TIMEOUT_MS);
+		panic("ds: CPU %d did not apply a DS change within %u ms", cpu,
+		      SMP_CALL_TIMEOUT_MS);
 }
 
 /* A CPU-mode area is shared by every task: credit what it took since to the task leaving. */

@@ -11,7 +11,6 @@
 #include "arch/x86/gdt.h"
 #include "arch/x86/nmi.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/platform.h"
 #include "arch/x86/processor-flags.h"
 #include "arch/x86/setjmp.h"
 #include "arch/x86/smp.h"
@@ -20,6 +19,7 @@
 #include "arch/x86/tsc.h"
 #include "lib/format.h"
 #include "lib/ktap.h"
+#include "lib/panic.h"
 #include "lib/report.h"
 #include "runner/isolation.h"
 #include "runner/runner.h"
@@ -82,9 +82,9 @@ static void unwind_locks(unsigned int base, const char *why)
 			length += (size_t)format(names + length, sizeof(names) - length, "%s%s",
 						 i > base ? ", " : "", lock ? lock->name : "?");
 		}
-		platform_bail_out("%s in test %s under spinlock %s (CPU %u): the kernel's state "
-				  "cannot be unwound",
-				  why, runner_running_test(), names, this_cpu_index());
+		panic("%s in test %s under spinlock %s (CPU %u): the kernel's state "
+		      "cannot be unwound",
+		      why, runner_running_test(), names, this_cpu_index());
 	}
 	while (cpu->spinlocks_held > base)
 		spin_unlock(cpu->held_locks[cpu->spinlocks_held - 1]);
@@ -204,17 +204,16 @@ static void isolation_watchdog(struct cpu_regs *regs)
 			return;
 		}
 		if (held)
-			platform_bail_out(
-				"NMI watchdog: the running test spins with interrupts off "
-				"past its time limit, holding %u spinlocks, at rip=%#llx: it "
-				"cannot be ended",
-				held, (unsigned long long)regs->rip);
+			panic("NMI watchdog: the running test spins with interrupts off "
+			      "past its time limit, holding %u spinlocks, at rip=%#llx: it "
+			      "cannot be ended",
+			      held, (unsigned long long)regs->rip);
 		set_overrun_everywhere(true);
 		if (frames[i].owner == sched_current())
 			isolation_unwind(i, ISOLATION_TIMEOUT);
-		platform_bail_out("NMI watchdog: task %u of the running test spins with interrupts "
-				  "off past the time limit",
-				  sched_current()->id);
+		panic("NMI watchdog: task %u of the running test spins with interrupts "
+		      "off past the time limit",
+		      sched_current()->id);
 	}
 }
 
@@ -304,7 +303,7 @@ static void __attribute__((noreturn)) isolation_end_current(enum isolation_end e
 
 	(void)flags;
 	if (depth == 0)
-		platform_bail_out("test_skip() or test_abort() called outside a test");
+		panic("test_skip() or test_abort() called outside a test");
 	unwind_locks(lock_base(depth - 1),
 		     end == ISOLATION_SKIPPED ? "test_skip()" : "test_abort()");
 	isolation_end(depth - 1, end);

@@ -13,13 +13,13 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/platform.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/spinlock.h"
 #include "arch/x86/traps.h"
 #include "arch/x86/tsc.h"
 #include "lib/cmdline.h"
 #include "lib/format.h"
+#include "lib/panic.h"
 #include "sched/internal.h"
 #include "sched/sched.h"
 
@@ -457,7 +457,7 @@ void sched_start_cpu(void)
 	format(name, sizeof(name), "idle/%u", this_cpu_index());
 	idle = task_alloc(name, NULL, false);
 	if (!idle)
-		platform_bail_out("CPU %u: no task slot for its idle task", this_cpu_index());
+		panic("CPU %u: no task slot for its idle task", this_cpu_index());
 	queue->idle = idle;
 	run_queue_init(queue, idle);
 }

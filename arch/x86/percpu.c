@@ -4,7 +4,7 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/pfa.h"
-#include "arch/x86/platform.h"
+#include "lib/panic.h"
 
 #include <stddef.h>
 
@@ -42,8 +42,7 @@ unsigned int percpu_count(void)
 void *percpu_address(const void *address, unsigned int cpu)
 {
 	if (cpu >= count)
-		platform_bail_out("per-CPU data of CPU %u asked for: %u CPUs have some", cpu,
-				  count);
+		panic("per-CPU data of CPU %u asked for: %u CPUs have some", cpu, count);
 	return (void *)((uintptr_t)address + offsets[cpu]);
 }
 
@@ -55,12 +54,12 @@ unsigned int percpu_setup(unsigned int wanted)
 	uint64_t table;
 
 	if (count != 1)
-		platform_bail_out("percpu_setup() called twice");
+		panic("percpu_setup() called twice");
 	if (wanted <= 1)
 		return count;
 	if (pages > PERCPU_PAGES_MAX || table_pages > PERCPU_PAGES_MAX)
-		platform_bail_out("per-CPU data: %u pages per CPU and %u for the table, at most %u",
-				  pages, table_pages, PERCPU_PAGES_MAX);
+		panic("per-CPU data: %u pages per CPU and %u for the table, at most %u", pages,
+		      table_pages, PERCPU_PAGES_MAX);
 	table = pfa_alloc_pages(table_pages);
 	if (!table)
 		return count;

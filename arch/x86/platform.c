@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* Ending a run. */
-#include <stdarg.h>
 #include <stdbool.h>
 
 #include "arch/x86/cpu.h"
@@ -8,8 +7,8 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/smp.h"
-#include "lib/format.h"
 #include "lib/ktap.h"
+#include "lib/panic.h"
 
 static bool isa_debug_exit;
 static unsigned int exiting_cpu; /* 1 + the index of the CPU that ends the run; 0 until then */
@@ -40,15 +39,16 @@ void platform_exit(enum platform_exit_code code)
 		halt();
 }
 
-void platform_bail_out(const char *fmt, ...)
+/* The panic handler (lib/panic.h): "Bail out! reason" unless the run is ending already, then
+ * platform_exit(EXIT_BAIL_OUT). */
+static void __attribute__((noreturn)) platform_panic(const char *reason)
 {
-	char reason[320]; /* a test name (96) and the locks it held fit */
-	va_list args;
-
-	va_start(args, fmt);
-	vformat(reason, sizeof(reason), fmt, args);
-	va_end(args);
 	if (!__atomic_load_n(&exiting_cpu, __ATOMIC_ACQUIRE))
 		ktap_bail_out(reason);
 	platform_exit(EXIT_BAIL_OUT);
+}
+
+void platform_init(void)
+{
+	panic_set_handler(platform_panic);
 }

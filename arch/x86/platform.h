@@ -21,7 +21,8 @@ void platform_set_isa_debug_exit(bool enable);
 /* Print the final line, then exit through isa-debug-exit if enabled, else halt for ever. */
 void __attribute__((noreturn)) platform_exit(enum platform_exit_code code);
 
-/* "Bail out! reason" at the top level, then platform_exit(EXIT_BAIL_OUT). */
-void __attribute__((noreturn, format(printf, 1, 2))) platform_bail_out(const char *fmt, ...);
+/* Register the panic handler (lib/panic.h): "Bail out! reason" at the top level, then
+ * platform_exit(EXIT_BAIL_OUT). First thing at boot, so that every panic() ends the run. */
+void platform_init(void);
 
 #endif

@@ -14,7 +14,6 @@
 #include "arch/x86/nmi.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/platform.h"
 #include "arch/x86/processor-flags.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/syscall.h"
@@ -24,6 +23,7 @@
 #include "lib/cmdline.h"
 #include "lib/format.h"
 #include "lib/ktap.h"
+#include "lib/panic.h"
 #include "lib/string.h"
 
 /* The BIOS areas where an RSDP may be (ACPI 6.5 §5.2.5.1). */
@@ -156,8 +156,8 @@ bool smp_call(unsigned int cpu, void (*fn)(void *), void *arg)
 			return false;
 		}
 		if (rdtsc_ordered() - start > 4 * limit)
-			platform_bail_out("smp_call: CPU %u runs a call for over %u ms", cpu,
-					  4 * SMP_CALL_TIMEOUT_MS);
+			panic("smp_call: CPU %u runs a call for over %u ms", cpu,
+			      4 * SMP_CALL_TIMEOUT_MS);
 	}
 	__atomic_store_n(&call->state, CALL_EMPTY, __ATOMIC_RELAXED);
 	if (rdtsc_ordered() - start > slowest_call)
@@ -227,7 +227,7 @@ static void __attribute__((noreturn)) ap_entry(unsigned int index)
 	syscall_init_cpu();
 	apic_init_cpu();
 	ap_main();
-	platform_bail_out("CPU %u: ap_main() returned", index);
+	panic("CPU %u: ap_main() returned", index);
 }
 
 static const void *acpi_map_direct(uint64_t phys, size_t length, void *context)
@@ -437,8 +437,8 @@ unsigned int smp_start(const struct smp_start_info *info)
 							     : "did not start",
 				  READY_TIMEOUT_MS);
 			if (*per_cpu_ptr(alive, index))
-				platform_bail_out("CPU %u (APIC id %u) is stuck in its set-up",
-						  index, cpu->apic_id);
+				panic("CPU %u (APIC id %u) is stuck in its set-up", index,
+				      cpu->apic_id);
 			pfa_free_pages(stack, AP_STACK_PAGES);
 			continue;
 		}

@@ -12,12 +12,12 @@
 #include "arch/x86/gdt.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/platform.h"
 #include "arch/x86/processor-flags.h"
 #include "arch/x86/switch_hooks.h"
 #include "arch/x86/traps.h"
 #include "arch/x86/witness_marker.h"
 #include "lib/ktap.h"
+#include "lib/panic.h"
 #include "lib/report.h"
 
 #define IDT_GATE_INTERRUPT 0x8e00 /* present, DPL 0, 64-bit interrupt gate */
@@ -192,8 +192,8 @@ void fatal_exception(const struct cpu_regs *regs)
 		  regs->r11, regs->r12);
 	ktap_diag(0, "r13=0x%016lx r14=0x%016lx r15=0x%016lx cr3=0x%lx", regs->r13, regs->r14,
 		  regs->r15, read_cr3());
-	platform_bail_out("unexpected exception %s in the kernel at rip=0x%lx",
-			  exception_name(regs->vector), regs->rip);
+	panic("unexpected exception %s in the kernel at rip=0x%lx", exception_name(regs->vector),
+	      regs->rip);
 }
 
 /*
