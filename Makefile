@@ -25,7 +25,7 @@ OBJS := \
 	boot/console.o \
 	boot/main.o \
 	boot/multiboot.o \
-	arch/x86/acpi_tables.o \
+	platform/pc/acpi_tables.o \
 	arch/x86/apic.o \
 	arch/x86/context.o \
 	arch/x86/cpuid.o \
@@ -34,15 +34,15 @@ OBJS := \
 	arch/x86/entry.o \
 	arch/x86/fpu.o \
 	arch/x86/gdt.o \
-	arch/x86/ioapic.o \
+	platform/pc/ioapic.o \
 	arch/x86/nmi.o \
 	arch/x86/paging.o \
 	arch/x86/percpu.o \
 	arch/x86/pfa.o \
-	arch/x86/platform.o \
+	kernel/shutdown.o \
 	arch/x86/platform_report.o \
 	arch/x86/probe.o \
-	arch/x86/serial.o \
+	platform/pc/serial.o \
 	arch/x86/setjmp.o \
 	arch/x86/smp.o \
 	arch/x86/spinlock.o \
@@ -53,6 +53,8 @@ OBJS := \
 	arch/x86/traps.o \
 	arch/x86/trampoline.o \
 	arch/x86/tsc.o \
+	platform/pc/nmi_timer.o \
+	platform/pc/tsc_calibrate.o \
 	arch/x86/user.o \
 	arch/x86/user_entry.o \
 	arch/x86/user_probes.o \
@@ -380,7 +382,7 @@ $(BUILD)/host/decode-check: $(DECODE_CHECK_OBJS) Makefile
 	@echo "  HOSTLD  $@"
 	@$(HOST_CC) $(HOST_CFLAGS) -o $@ $(DECODE_CHECK_OBJS)
 
-FORMAT_SRCS := $(sort $(wildcard boot/*.[ch] arch/x86/*.[ch] dr/*.[ch] ds/*.[ch] lib/*.[ch] pmu/*.[ch] runner/*.[ch] sched/*.[ch] \
+FORMAT_SRCS := $(sort $(wildcard boot/*.[ch] arch/x86/*.[ch] platform/pc/*.[ch] kernel/*.[ch] dr/*.[ch] ds/*.[ch] lib/*.[ch] pmu/*.[ch] runner/*.[ch] sched/*.[ch] \
 	emulator/*.[ch] tests/kernel/*.c tests/host/*.[ch] tests/decode_check/*.c witness/*.[ch]))
 
 format-check:

@@ -12,7 +12,6 @@
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/pfa.h"
-#include "arch/x86/platform.h"
 #include "arch/x86/platform_report.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/traps.h"
@@ -22,10 +21,12 @@
 #include "dr/dr.h"
 #include "ds/ds.h"
 #include "emulator/emulator.h"
+#include "kernel/shutdown.h"
 #include "lib/cmdline.h"
 #include "lib/console.h"
 #include "lib/ktap.h"
 #include "lib/panic.h"
+#include "platform/pc/tsc_calibrate.h"
 #include "pmu/pmu.h"
 #include "runner/isolation.h"
 #include "runner/options.h"
@@ -74,13 +75,13 @@ static void time_init(void)
 		panic("%s", error);
 	case APIC_INIT_USAGE_ERROR:
 		runner_usage_error(error);
-		platform_exit(EXIT_USAGE);
+		shutdown_exit(EXIT_USAGE);
 	}
 	if (!tsc_calibrate(boot_info.rsdp, boot_info.rsdp_length, error, sizeof(error))) {
 		if (!tsc_source_forced())
 			panic("%s", error);
 		runner_usage_error(error);
-		platform_exit(EXIT_USAGE);
+		shutdown_exit(EXIT_USAGE);
 	}
 	timer_start(TICK_HZ);
 	local_irq_enable();
@@ -149,7 +150,7 @@ static void boot_options(uint32_t magic, uint32_t info_phys)
 	valid = boot_console_start(&run_options.console, valid,
 				   boot_info.rsdp_length ? boot_info.rsdp : NULL,
 				   boot_info.rsdp_length, error, sizeof(error));
-	platform_set_isa_debug_exit(run_options.isa_debug_exit);
+	shutdown_set_isa_debug_exit(run_options.isa_debug_exit);
 	console_fresh_line(); /* ends the firmware's unterminated text; not in the CRC */
 	ktap_version(0);
 	ktap_diag(0, "switchyard %s (x86-64)", SWITCHYARD_VERSION);
@@ -158,7 +159,7 @@ static void boot_options(uint32_t magic, uint32_t info_phys)
 	boot_console_report();
 	if (!valid) {
 		runner_usage_error(error);
-		platform_exit(EXIT_USAGE);
+		shutdown_exit(EXIT_USAGE);
 	}
 	if (run_options.boot_file[0]) {
 		cmdline_escape(shown, sizeof(shown), run_options.boot_file);
@@ -190,14 +191,14 @@ static void __attribute__((noreturn)) start_kernel_guarded(void)
 	smp_init(); /* the other CPUs, each with its own run queue, idle until given work */
 	platform_report();
 	seed_init();
-	platform_exit(runner_run(&run_options));
+	shutdown_exit(runner_run(&run_options));
 }
 
 void start_kernel(uint32_t magic, uint32_t info_phys)
 {
 	uint64_t runner_stack;
 
-	platform_init(); /* first: panic() ends the run from here on */
+	shutdown_init(); /* first: panic() ends the run from here on */
 	percpu_init(0); /* the accessors count writes through %gs */
 	gdt_init(); /* the TSS and its IST stacks for #DF, NMI and #MC */
 	idt_init(); /* from here on every exception is reported */

@@ -570,7 +570,7 @@ void runner_usage_error(const char *error)
 	ktap_bail_out("invalid kernel command line");
 }
 
-enum platform_exit_code runner_run(const struct run_options *run_options)
+enum exit_code runner_run(const struct run_options *run_options)
 {
 	struct totals totals = { 0 };
 	unsigned int suites = 0, number = 0;

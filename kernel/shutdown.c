@@ -1,24 +1,24 @@
 /* SPDX-License-Identifier: MIT */
-/* Ending a run. */
+/* Ending a run: stop the other CPUs, the final line, then the exit port or a halt. */
 #include <stdbool.h>
 
 #include "arch/x86/cpu.h"
-#include "arch/x86/io.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/platform.h"
 #include "arch/x86/smp.h"
+#include "kernel/shutdown.h"
 #include "lib/ktap.h"
 #include "lib/panic.h"
+#include "platform/pc/exit_port.h"
 
 static bool isa_debug_exit;
 static unsigned int exiting_cpu; /* 1 + the index of the CPU that ends the run; 0 until then */
 
-void platform_set_isa_debug_exit(bool enable)
+void shutdown_set_isa_debug_exit(bool enable)
 {
 	isa_debug_exit = enable;
 }
 
-void platform_exit(enum platform_exit_code code)
+void shutdown_exit(enum exit_code code)
 {
 	local_irq_disable();
 	/* One CPU prints the final line, once: a fault while printing it, or a second CPU that
@@ -34,21 +34,21 @@ void platform_exit(enum platform_exit_code code)
 			halt();
 	}
 	if (isa_debug_exit)
-		outl(ISA_DEBUG_EXIT_PORT, code);
+		exit_port_write(code);
 	for (;;)
 		halt();
 }
 
 /* The panic handler (lib/panic.h): "Bail out! reason" unless the run is ending already, then
- * platform_exit(EXIT_BAIL_OUT). */
-static void __attribute__((noreturn)) platform_panic(const char *reason)
+ * shutdown_exit(EXIT_BAIL_OUT). */
+static void __attribute__((noreturn)) shutdown_panic(const char *reason)
 {
 	if (!__atomic_load_n(&exiting_cpu, __ATOMIC_ACQUIRE))
 		ktap_bail_out(reason);
-	platform_exit(EXIT_BAIL_OUT);
+	shutdown_exit(EXIT_BAIL_OUT);
 }
 
-void platform_init(void)
+void shutdown_init(void)
 {
-	panic_set_handler(platform_panic);
+	panic_set_handler(shutdown_panic);
 }

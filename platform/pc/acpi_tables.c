@@ -4,10 +4,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "arch/x86/acpi_tables.h"
 #include "arch/x86/paging.h"
 #include "lib/acpi.h"
 #include "lib/string.h"
+#include "platform/pc/acpi_tables.h"
 
 #define BDA_EBDA_SEGMENT 0x40e /* u16: the EBDA's real-mode segment */
 #define EBDA_SEARCH_LENGTH 1024

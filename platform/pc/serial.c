@@ -9,11 +9,11 @@
 #include "arch/x86/mmio.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/serial.h"
 #include "arch/x86/spinlock.h"
 #include "arch/x86/tsc.h"
 #include "lib/console.h"
 #include "lib/format.h"
+#include "platform/pc/serial.h"
 
 #define UART_FIFO_SIZE 16
 /*
@@ -141,7 +141,7 @@ static void serial_write(const char *text, size_t length)
 /*
  * One line at a time from any CPU. A CPU may print while it holds the lock (an exception
  * report in the middle of a line), so the lock nests per CPU; a holder that never lets go (it
- * faulted, or was stopped by platform_exit()) loses the lock after CONSOLE_STEAL_MS rather
+ * faulted, or was stopped by shutdown_exit()) loses the lock after CONSOLE_STEAL_MS rather
  * than silence the run.
  */
 #define CONSOLE_STEAL_MS 1000

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The firmware's ACPI tables, found through the loader's RSDP or the BIOS areas (lib/acpi.h). */
-#ifndef ARCH_X86_ACPI_TABLES_H
-#define ARCH_X86_ACPI_TABLES_H
+#ifndef PLATFORM_PC_ACPI_TABLES_H
+#define PLATFORM_PC_ACPI_TABLES_H
 
 #include <stddef.h>
 
