@@ -38,16 +38,19 @@ OBJS := \
 	arch/x86/nmi.o \
 	arch/x86/paging.o \
 	arch/x86/percpu.o \
-	arch/x86/pfa.o \
+	kernel/address_space.o \
+	kernel/percpu.o \
+	kernel/console_lock.o \
+	kernel/pfa.o \
 	kernel/shutdown.o \
+	kernel/spinlock.o \
 	arch/x86/platform_report.o \
 	arch/x86/probe.o \
 	platform/pc/serial.o \
 	arch/x86/setjmp.o \
 	arch/x86/smp.o \
-	arch/x86/spinlock.o \
 	arch/x86/switch.o \
-	arch/x86/switch_hooks.o \
+	kernel/switch_hooks.o \
 	arch/x86/syscall.o \
 	arch/x86/syscall_entry.o \
 	arch/x86/traps.o \
@@ -329,7 +332,7 @@ HOST_SHIM_SRCS := \
 	tests/host/console_capture.c \
 	arch/x86/cpuid.c \
 	arch/x86/debugctl.c \
-	arch/x86/switch_hooks.c \
+	kernel/switch_hooks.c \
 	ds/area.c \
 	ds/context.c \
 	ds/detect.c \

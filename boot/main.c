@@ -11,7 +11,6 @@
 #include "arch/x86/gdt.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/pfa.h"
 #include "arch/x86/platform_report.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/traps.h"
@@ -21,6 +20,9 @@
 #include "dr/dr.h"
 #include "ds/ds.h"
 #include "emulator/emulator.h"
+#include "kernel/address_space.h"
+#include "kernel/console_lock.h"
+#include "kernel/pfa.h"
 #include "kernel/shutdown.h"
 #include "lib/cmdline.h"
 #include "lib/console.h"
@@ -200,6 +202,7 @@ void start_kernel(uint32_t magic, uint32_t info_phys)
 
 	shutdown_init(); /* first: panic() ends the run from here on */
 	percpu_init(0); /* the accessors count writes through %gs */
+	console_lock_init(); /* one line at a time, from any CPU */
 	gdt_init(); /* the TSS and its IST stacks for #DF, NMI and #MC */
 	idt_init(); /* from here on every exception is reported */
 	gdt_umip_enable(); /* CR4.UMIP: ring 3 cannot read where the GDT, IDT and TSS are */

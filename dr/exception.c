@@ -10,12 +10,12 @@
 #include "arch/x86/gdt.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/pfa.h"
 #include "arch/x86/processor-flags.h"
-#include "arch/x86/spinlock.h"
-#include "arch/x86/switch_hooks.h"
 #include "arch/x86/traps.h"
 #include "dr/internal.h"
+#include "kernel/pfa.h"
+#include "kernel/spinlock.h"
+#include "kernel/switch_hooks.h"
 #include "lib/panic.h"
 
 /* Every task's hit ring: written in #DB on the task's CPU, read by dr_read_hits() anywhere. */

@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "arch/x86/spinlock.h"
 #include "dr/dr.h"
+#include "kernel/spinlock.h"
 
 #define DR_HITS_MAX 16
 

@@ -8,11 +8,12 @@
 #include "arch/x86/cpuid.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/pfa.h"
 #include "arch/x86/smp.h"
-#include "arch/x86/switch_hooks.h"
 #include "arch/x86/user-abi.h"
 #include "ds/internal.h"
+#include "kernel/address_space.h"
+#include "kernel/pfa.h"
+#include "kernel/switch_hooks.h"
 #include "lib/string.h"
 
 #define DS_CANARY 0xa5

@@ -7,9 +7,9 @@
 #include <stdint.h>
 
 #include "arch/x86/percpu.h"
-#include "arch/x86/spinlock.h"
-#include "arch/x86/switch_hooks.h"
 #include "ds/ds.h"
+#include "kernel/spinlock.h"
+#include "kernel/switch_hooks.h"
 
 struct ds_buffer {
 	uint64_t phys; /* 0 when the user is not attached */

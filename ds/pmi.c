@@ -10,10 +10,10 @@
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
-#include "arch/x86/switch_hooks.h"
 #include "arch/x86/traps.h"
 #include "ds/internal.h"
 #include "ds/records.h"
+#include "kernel/switch_hooks.h"
 
 static struct ds_credit credits[SWITCH_TASKS_MAX];
 static uint64_t pmis;

@@ -12,8 +12,9 @@
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/smp.h"
-#include "arch/x86/switch_hooks.h"
 #include "ds/internal.h"
+#include "kernel/address_space.h"
+#include "kernel/switch_hooks.h"
 #include "lib/panic.h"
 
 #define DS_DEBUGCTL_BITS \

@@ -14,9 +14,9 @@
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/smp.h"
-#include "arch/x86/spinlock.h"
 #include "arch/x86/traps.h"
 #include "arch/x86/tsc.h"
+#include "kernel/spinlock.h"
 #include "lib/cmdline.h"
 #include "lib/format.h"
 #include "lib/panic.h"
@@ -421,7 +421,7 @@ static void run_queue_init(struct run_queue *queue, struct task *current)
 	current->switched_in_tsc = rdtsc_ordered();
 	/*
 	 * It runs already: its first switch-in is a return, not a start (first_run), and it
-	 * resumes at whatever interrupt depth it left at (arch/x86/switch_hooks.c).
+	 * resumes at whatever interrupt depth it left at (kernel/switch_hooks.c).
 	 */
 	current->switches_in = 1;
 	queue->current = current;

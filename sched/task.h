@@ -8,7 +8,7 @@
 
 #include "arch/x86/context.h"
 #include "arch/x86/fpu.h"
-#include "arch/x86/switch_hooks.h"
+#include "kernel/switch_hooks.h"
 
 #define TASK_NAME_MAX 24
 #define TASKS_MAX SWITCH_TASKS_MAX

@@ -19,6 +19,8 @@
 #include "arch/x86/syscall.h"
 #include "arch/x86/traps.h"
 #include "arch/x86/tsc.h"
+#include "kernel/percpu.h"
+#include "kernel/pfa.h"
 #include "lib/acpi.h"
 #include "lib/cmdline.h"
 #include "lib/format.h"

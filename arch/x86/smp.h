@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "arch/x86/pfa.h"
+#include "kernel/pfa.h"
 #include "lib/acpi.h"
 
 /* The real-mode start-up page (arch/x86/trampoline.asm assembles for it). */

@@ -13,7 +13,6 @@
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/processor-flags.h"
-#include "arch/x86/switch_hooks.h"
 #include "arch/x86/traps.h"
 #include "arch/x86/witness_marker.h"
 #include "lib/ktap.h"
@@ -212,8 +211,8 @@ static void report_stack_overflow(const struct cpu_regs *regs)
 	top = KERNEL_STACKS_BASE + (uint64_t)(slot + 1) * KERNEL_STACK_SLOT_SIZE;
 	report_diag("kernel stack overflow: task %u ran off the bottom of its stack "
 		    "(slot %d, 0x%lx-0x%lx) into the guard page at 0x%lx, rsp=0x%lx rip=0x%lx",
-		    switch_task_current()->id, slot, top - KERNEL_STACK_PAGES * PAGE_SIZE, top - 1,
-		    cr2, regs->rsp, regs->rip);
+		    this_cpu()->task_id, slot, top - KERNEL_STACK_PAGES * PAGE_SIZE, top - 1, cr2,
+		    regs->rsp, regs->rip);
 }
 
 /*

@@ -5,8 +5,8 @@
 #include <stdint.h>
 
 #include "arch/x86/paging.h"
-#include "arch/x86/pfa.h"
-#include "arch/x86/spinlock.h"
+#include "kernel/pfa.h"
+#include "kernel/spinlock.h"
 #include "lib/bitops.h"
 #include "lib/panic.h"
 

@@ -5,7 +5,7 @@
 
 #include "arch/x86/percpu.h"
 #include "arch/x86/smp.h"
-#include "arch/x86/switch_hooks.h"
+#include "kernel/switch_hooks.h"
 
 static const struct switch_hooks *registered[SWITCH_HOOKS_MAX];
 static DEFINE_PER_CPU(struct switch_task, current);
@@ -75,6 +75,7 @@ void switch_hooks_run_exit(const struct switch_task *task)
 void switch_hooks_set_current(const struct switch_task *task)
 {
 	*this_cpu_ptr(current) = *task;
+	this_cpu()->task_id = task->id;
 }
 
 void switch_task_set_live(unsigned int index, bool is_live)

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* Spinlocks between CPUs (arch/x86/spinlock.h). */
+/* Spinlocks between CPUs (kernel/spinlock.h). */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "arch/x86/cpu.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/spinlock.h"
 #include "arch/x86/tsc.h"
+#include "kernel/spinlock.h"
 #include "lib/panic.h"
 
 /* Before the TSC is calibrated: a bound that no boot-time critical section comes near. */
