@@ -26,6 +26,7 @@ OBJS := \
 	boot/main.o \
 	boot/multiboot.o \
 	platform/pc/acpi_tables.o \
+	arch/x86/ap_start.o \
 	arch/x86/apic.o \
 	arch/x86/context.o \
 	arch/x86/cpuid.o \
@@ -48,7 +49,7 @@ OBJS := \
 	arch/x86/probe.o \
 	platform/pc/serial.o \
 	arch/x86/setjmp.o \
-	arch/x86/smp.o \
+	kernel/smp.o \
 	arch/x86/switch.o \
 	kernel/switch_hooks.o \
 	arch/x86/syscall.o \

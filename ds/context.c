@@ -8,11 +8,11 @@
 #include "arch/x86/cpuid.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/smp.h"
 #include "arch/x86/user-abi.h"
 #include "ds/internal.h"
 #include "kernel/address_space.h"
 #include "kernel/pfa.h"
+#include "kernel/smp.h"
 #include "kernel/switch_hooks.h"
 #include "lib/string.h"
 

@@ -11,9 +11,9 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/smp.h"
 #include "ds/internal.h"
 #include "kernel/address_space.h"
+#include "kernel/smp.h"
 #include "kernel/switch_hooks.h"
 #include "lib/panic.h"
 

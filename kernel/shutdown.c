@@ -4,8 +4,8 @@
 
 #include "arch/x86/cpu.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/smp.h"
 #include "kernel/shutdown.h"
+#include "kernel/smp.h"
 #include "lib/ktap.h"
 #include "lib/panic.h"
 #include "platform/pc/exit_port.h"

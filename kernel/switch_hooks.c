@@ -4,7 +4,7 @@
 #include <stdint.h>
 
 #include "arch/x86/percpu.h"
-#include "arch/x86/smp.h"
+#include "kernel/smp.h"
 #include "kernel/switch_hooks.h"
 
 static const struct switch_hooks *registered[SWITCH_HOOKS_MAX];

@@ -25,7 +25,7 @@
  *   this_cpu_ptr(var) is the calling CPU's, one %gs load, valid once percpu_init() ran on it.
  * - A copy never moves or goes away: pointers into it stay valid for the whole run.
  * There is no compile-time bound on the number of CPUs here; smp.cpus=N's bound (SMP_CPUS_MAX,
- * arch/x86/smp.h) is the only one.
+ * kernel/smp.h) is the only one.
  */
 #define DEFINE_PER_CPU(type, name) __attribute__((section(".bss.percpu"))) __typeof__(type) name
 #define per_cpu_ptr(var, cpu) ((__typeof__(&(var)))percpu_address((const void *)&(var), (cpu)))

@@ -22,32 +22,46 @@ static const void *map_direct(uint64_t phys, size_t length, void *context)
 	return phys_to_virt(phys);
 }
 
-static const void *rsdp_scan(size_t *length)
+/* The RSDP in the first KiB of the EBDA, else in 0xE0000-0xFFFFF (ACPI 6.5 §5.2.5.1). */
+static const void *rsdp_scan(size_t *length, const char **source)
 {
 	uint16_t ebda_segment;
 	const void *found = NULL;
 
 	memcpy(&ebda_segment, phys_to_virt(BDA_EBDA_SEGMENT), sizeof(ebda_segment));
 	*length = ACPI_RSDP_V2_SIZE;
+	*source = "EBDA";
 	if (ebda_segment)
 		found = acpi_rsdp_find(phys_to_virt((uint64_t)ebda_segment << 4),
 				       EBDA_SEARCH_LENGTH);
-	return found ? found : acpi_rsdp_find(phys_to_virt(BIOS_AREA_START), BIOS_AREA_LENGTH);
+	if (found)
+		return found;
+	*source = "BIOS area scan";
+	return acpi_rsdp_find(phys_to_virt(BIOS_AREA_START), BIOS_AREA_LENGTH);
+}
+
+enum acpi_error acpi_tables_root(const void *rsdp, size_t rsdp_length, struct acpi_root *root)
+{
+	root->source = "multiboot2";
+	if (!rsdp_length)
+		rsdp = rsdp_scan(&rsdp_length, &root->source);
+	if (!rsdp)
+		return ACPI_ERROR_NO_RSDP;
+	return acpi_rsdp_parse(rsdp, rsdp_length, &root->address, &root->extended);
+}
+
+enum acpi_error acpi_tables_find_in(const struct acpi_root *root, const char signature[4],
+				    const void **table, size_t *length)
+{
+	return acpi_table_find(root->address, root->extended, signature, map_direct, NULL, table,
+			       length);
 }
 
 enum acpi_error acpi_tables_find(const void *rsdp, size_t rsdp_length, const char signature[4],
 				 const void **table, size_t *length)
 {
-	enum acpi_error error;
-	uint64_t root;
-	bool extended;
+	struct acpi_root root;
+	enum acpi_error error = acpi_tables_root(rsdp, rsdp_length, &root);
 
-	if (!rsdp_length)
-		rsdp = rsdp_scan(&rsdp_length);
-	if (!rsdp)
-		return ACPI_ERROR_NO_RSDP;
-	error = acpi_rsdp_parse(rsdp, rsdp_length, &root, &extended);
-	if (error)
-		return error;
-	return acpi_table_find(root, extended, signature, map_direct, NULL, table, length);
+	return error ? error : acpi_tables_find_in(&root, signature, table, length);
 }

@@ -4,8 +4,8 @@
 #include "arch/x86/exceptions.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/smp.h"
 #include "arch/x86/user.h"
+#include "kernel/smp.h"
 #include "tests/kernel/ds_util.h"
 #include "tests/kernel/smp_util.h"
 

@@ -4,7 +4,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/exceptions.h"
 #include "arch/x86/paging.h"
-#include "arch/x86/smp.h"
+#include "kernel/smp.h"
 #include "tests/kernel/smp_util.h"
 
 #define FAULT_TIMEOUT_MS 2000 /* the time limit is not what ends these */
