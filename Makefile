@@ -45,7 +45,7 @@ OBJS := \
 	kernel/pfa.o \
 	kernel/shutdown.o \
 	kernel/spinlock.o \
-	arch/x86/platform_report.o \
+	kernel/platform_report.o \
 	arch/x86/probe.o \
 	platform/pc/serial.o \
 	arch/x86/setjmp.o \
@@ -57,6 +57,7 @@ OBJS := \
 	arch/x86/traps.o \
 	arch/x86/trampoline.o \
 	arch/x86/tsc.o \
+	platform/pc/cpu_identity.o \
 	platform/pc/nmi_timer.o \
 	platform/pc/tsc_calibrate.o \
 	arch/x86/user.o \
@@ -304,6 +305,7 @@ HOST_LIB_SRCS := \
 	lib/report.c \
 	lib/sort.c \
 	lib/uart.c \
+	platform/pc/cpu_identity.c \
 	pmu/event.c \
 	pmu/rotate.c \
 	pmu/scale.c \
