@@ -25,7 +25,6 @@ OBJS := \
 	boot/console.o \
 	boot/main.o \
 	boot/multiboot.o \
-	platform/pc/acpi_tables.o \
 	arch/x86/ap_start.o \
 	arch/x86/apic.o \
 	arch/x86/context.o \
@@ -35,54 +34,35 @@ OBJS := \
 	arch/x86/entry.o \
 	arch/x86/fpu.o \
 	arch/x86/gdt.o \
-	platform/pc/ioapic.o \
 	arch/x86/nmi.o \
 	arch/x86/paging.o \
 	arch/x86/percpu.o \
-	kernel/address_space.o \
-	kernel/percpu.o \
-	kernel/console_lock.o \
-	kernel/pfa.o \
-	kernel/shutdown.o \
-	kernel/spinlock.o \
-	kernel/platform_report.o \
 	arch/x86/probe.o \
-	platform/pc/serial.o \
 	arch/x86/setjmp.o \
-	kernel/smp.o \
 	arch/x86/switch.o \
-	kernel/switch_hooks.o \
 	arch/x86/syscall.o \
 	arch/x86/syscall_entry.o \
-	arch/x86/traps.o \
 	arch/x86/trampoline.o \
+	arch/x86/traps.o \
 	arch/x86/tsc.o \
-	platform/pc/cpu_identity.o \
-	platform/pc/nmi_timer.o \
-	platform/pc/tsc_calibrate.o \
 	arch/x86/user.o \
 	arch/x86/user_entry.o \
 	arch/x86/user_probes.o \
-	dr/breakpoint.o \
-	dr/exception.o \
-	dr/install.o \
-	dr/layout.o \
-	dr/reserve.o \
-	dr/switch.o \
-	dr/syscall.o \
-	ds/area.o \
-	ds/context.o \
-	ds/detect.o \
-	ds/pmi.o \
-	ds/records.o \
-	ds/switch.o \
-	emulator/core.o \
-	emulator/decode.o \
-	emulator/pebs_record.o \
-	emulator/profile.o \
-	emulator/registers.o \
-	emulator/step.o \
-	emulator/store.o \
+	platform/pc/acpi_tables.o \
+	platform/pc/cpu_identity.o \
+	platform/pc/ioapic.o \
+	platform/pc/nmi_timer.o \
+	platform/pc/serial.o \
+	platform/pc/tsc_calibrate.o \
+	kernel/address_space.o \
+	kernel/console_lock.o \
+	kernel/percpu.o \
+	kernel/pfa.o \
+	kernel/platform_report.o \
+	kernel/shutdown.o \
+	kernel/smp.o \
+	kernel/spinlock.o \
+	kernel/switch_hooks.o \
 	lib/acpi.o \
 	lib/acpi_spcr.o \
 	lib/acpi_timer.o \
@@ -97,25 +77,45 @@ OBJS := \
 	lib/sort.o \
 	lib/string.o \
 	lib/uart.o \
+	emulator/core.o \
+	emulator/decode.o \
+	emulator/pebs_record.o \
+	emulator/profile.o \
+	emulator/registers.o \
+	emulator/step.o \
+	emulator/store.o \
+	dr/breakpoint.o \
+	dr/exception.o \
+	dr/install.o \
+	dr/layout.o \
+	dr/reserve.o \
+	dr/switch.o \
+	dr/syscall.o \
+	ds/area.o \
+	ds/context.o \
+	ds/detect.o \
+	ds/pmi.o \
+	ds/records.o \
+	ds/switch.o \
 	pmu/detect.o \
 	pmu/event.o \
 	pmu/pmu.o \
 	pmu/rotate.o \
 	pmu/scale.o \
 	pmu/switch.o \
-	runner/debug_state.o \
-	runner/identity.o \
-	runner/identity_probe.o \
-	runner/isolation.o \
-	runner/host_sync.o \
-	runner/known_defects.o \
-	runner/options.o \
-	runner/runner.o \
 	sched/scheduler.o \
 	sched/syscall.o \
 	sched/task.o \
 	sched/user.o \
-	sched/wait.o
+	sched/wait.o \
+	runner/debug_state.o \
+	runner/host_sync.o \
+	runner/identity.o \
+	runner/identity_probe.o \
+	runner/isolation.o \
+	runner/known_defects.o \
+	runner/options.o \
+	runner/runner.o
 
 TEST_OBJS := $(patsubst %.c,%.o,$(sort $(wildcard tests/kernel/*.c))) \
 	$(patsubst %.asm,%.o,$(sort $(wildcard tests/kernel/*.asm)))
@@ -224,7 +224,7 @@ CHECK_WORKERS ?= 2
 
 ifeq ($(LOG),)
 check: deps
-	@$(MAKE) --no-print-directory -j$(CHECK_WORKERS) all host-test
+	@$(MAKE) --no-print-directory -j$(CHECK_WORKERS) all host-test layout-check
 	$(PYTHON) -m pytest -n $(CHECK_WORKERS) --dist loadfile $(JUNIT)
 else
 check: deps
@@ -335,6 +335,8 @@ HOST_SHIM_SRCS := \
 	tests/host/console_capture.c \
 	arch/x86/cpuid.c \
 	arch/x86/debugctl.c \
+	arch/x86/tsc.c \
+	kernel/spinlock.c \
 	kernel/switch_hooks.c \
 	ds/area.c \
 	ds/context.c \
@@ -388,6 +390,12 @@ $(BUILD)/host/decode-check: $(DECODE_CHECK_OBJS) Makefile
 	@echo "  HOSTLD  $@"
 	@$(HOST_CC) $(HOST_CFLAGS) -o $@ $(DECODE_CHECK_OBJS)
 
+# The layout (README.md, Layout): lib/ below arch/x86 below platform/pc below kernel/, each lower
+# one including only those below it, and no include or link cycle across folders. The link graph
+# is read from the kernel's objects (nm), hence the build first. --stats: files, lines, cycles.
+layout-check: $(BUILD)/switchyard.elf
+	$(PYTHON) scripts/check_layout --objects $(BUILD)
+
 FORMAT_SRCS := $(sort $(wildcard boot/*.[ch] arch/x86/*.[ch] platform/pc/*.[ch] kernel/*.[ch] dr/*.[ch] ds/*.[ch] lib/*.[ch] pmu/*.[ch] runner/*.[ch] sched/*.[ch] \
 	emulator/*.[ch] tests/kernel/*.c tests/host/*.[ch] tests/decode_check/*.c witness/*.[ch]))
 
@@ -397,6 +405,6 @@ format-check:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all run check bench fuzz compare soak deps host-test format-check clean iso pxe delivery lava
+.PHONY: all run check bench fuzz compare soak deps host-test layout-check format-check clean iso pxe delivery lava
 
 -include $(KERNEL_OBJS:.o=.d) $(sort $(HOST_OBJS:.o=.d) $(DECODE_CHECK_OBJS:.o=.d))

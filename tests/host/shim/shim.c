@@ -777,16 +777,6 @@ unsigned int shim_smp_call_target(unsigned int i)
 	return calls[i];
 }
 
-void spin_lock_contended(struct spinlock *lock)
-{
-	fail_now("deadlock: lock %s taken again, held by CPU %u", lock->name, lock->holder);
-}
-
-void spin_held_forget(struct spinlock *lock)
-{
-	(void)lock; /* nothing in the host tests reads the held-lock names */
-}
-
 /* The CPU's own side. */
 
 void shim_bts_store(uint64_t from, uint64_t to)
