@@ -143,6 +143,9 @@ static void switch_to(struct run_queue *queue, struct task *prev, struct task *n
 		timer_start_cpu();
 		queue->tick_stopped = false;
 	}
+	/* A task switched inside an interrupt handler resumes inside it: the depth is its own. */
+	prev->interrupt_depth = this_cpu()->interrupt_depth;
+	this_cpu()->interrupt_depth = next->switches_in ? next->interrupt_depth : 0;
 	prev->runtime_cycles += now - prev->switched_in_tsc;
 	next->switched_in_tsc = now;
 	next->switches_in++;
