@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "arch/x86/pfa.h"
+#include "kernel/pfa.h"
 #include "lib/cmdline.h"
 
 #define BOOT_REGIONS_MAX 64

@@ -4,12 +4,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "arch/x86/acpi_tables.h"
-#include "arch/x86/serial.h"
 #include "boot/console.h"
 #include "lib/acpi_spcr.h"
 #include "lib/format.h"
 #include "lib/ktap.h"
+#include "platform/pc/acpi_tables.h"
+#include "platform/pc/serial.h"
 
 #define REASON_MAX 192
 #define COM1_PORT 0x3f8

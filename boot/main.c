@@ -11,10 +11,6 @@
 #include "arch/x86/gdt.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/pfa.h"
-#include "arch/x86/platform.h"
-#include "arch/x86/platform_report.h"
-#include "arch/x86/smp.h"
 #include "arch/x86/traps.h"
 #include "arch/x86/tsc.h"
 #include "boot/boot_info.h"
@@ -23,9 +19,17 @@
 #include "dr/dr.h"
 #include "ds/ds.h"
 #include "emulator/emulator.h"
+#include "kernel/address_space.h"
+#include "kernel/console_lock.h"
+#include "kernel/pfa.h"
+#include "kernel/platform_report.h"
+#include "kernel/shutdown.h"
+#include "kernel/smp.h"
 #include "lib/cmdline.h"
 #include "lib/console.h"
 #include "lib/ktap.h"
+#include "lib/panic.h"
+#include "platform/pc/tsc_calibrate.h"
 #include "pmu/pmu.h"
 #include "runner/isolation.h"
 #include "runner/options.h"
@@ -60,7 +64,7 @@ static void memory_init(void)
 		  boot_info.protocol, boot_info.loader_name, boot_info.region_count, pages,
 		  pages / 256);
 	if (pages == 0)
-		platform_bail_out("no free memory in the boot memory map");
+		panic("no free memory in the boot memory map");
 }
 
 static void time_init(void)
@@ -71,16 +75,16 @@ static void time_init(void)
 	case APIC_INIT_OK:
 		break;
 	case APIC_INIT_NO_APIC:
-		platform_bail_out("%s", error);
+		panic("%s", error);
 	case APIC_INIT_USAGE_ERROR:
 		runner_usage_error(error);
-		platform_exit(EXIT_USAGE);
+		shutdown_exit(EXIT_USAGE);
 	}
 	if (!tsc_calibrate(boot_info.rsdp, boot_info.rsdp_length, error, sizeof(error))) {
 		if (!tsc_source_forced())
-			platform_bail_out("%s", error);
+			panic("%s", error);
 		runner_usage_error(error);
-		platform_exit(EXIT_USAGE);
+		shutdown_exit(EXIT_USAGE);
 	}
 	timer_start(TICK_HZ);
 	local_irq_enable();
@@ -149,7 +153,7 @@ static void boot_options(uint32_t magic, uint32_t info_phys)
 	valid = boot_console_start(&run_options.console, valid,
 				   boot_info.rsdp_length ? boot_info.rsdp : NULL,
 				   boot_info.rsdp_length, error, sizeof(error));
-	platform_set_isa_debug_exit(run_options.isa_debug_exit);
+	shutdown_set_isa_debug_exit(run_options.isa_debug_exit);
 	console_fresh_line(); /* ends the firmware's unterminated text; not in the CRC */
 	ktap_version(0);
 	ktap_diag(0, "switchyard %s (x86-64)", SWITCHYARD_VERSION);
@@ -158,7 +162,7 @@ static void boot_options(uint32_t magic, uint32_t info_phys)
 	boot_console_report();
 	if (!valid) {
 		runner_usage_error(error);
-		platform_exit(EXIT_USAGE);
+		shutdown_exit(EXIT_USAGE);
 	}
 	if (run_options.boot_file[0]) {
 		cmdline_escape(shown, sizeof(shown), run_options.boot_file);
@@ -180,7 +184,7 @@ static void __attribute__((noreturn)) start_kernel_guarded(void)
 	isolation_init(); /* before the scheduler: its tick hook must run first */
 	sched_init(); /* the boot context becomes the runner task */
 	if (!user_syscall_select())
-		platform_bail_out("user tasks cannot make system calls");
+		panic("user tasks cannot make system calls");
 	emulator_init(); /* where the CPU has no Debug Store: the emulated one, under the accessors
 			  */
 	dr_init(); /* breakpoints: #DB, CR4.DE */
@@ -190,14 +194,16 @@ static void __attribute__((noreturn)) start_kernel_guarded(void)
 	smp_init(); /* the other CPUs, each with its own run queue, idle until given work */
 	platform_report();
 	seed_init();
-	platform_exit(runner_run(&run_options));
+	shutdown_exit(runner_run(&run_options));
 }
 
 void start_kernel(uint32_t magic, uint32_t info_phys)
 {
 	uint64_t runner_stack;
 
-	percpu_init(0); /* first: the accessors count writes through %gs */
+	shutdown_init(); /* first: panic() ends the run from here on */
+	percpu_init(0); /* the accessors count writes through %gs */
+	console_lock_init(); /* one line at a time, from any CPU */
 	gdt_init(); /* the TSS and its IST stacks for #DF, NMI and #MC */
 	idt_init(); /* from here on every exception is reported */
 	gdt_umip_enable(); /* CR4.UMIP: ring 3 cannot read where the GDT, IDT and TSS are */
@@ -205,6 +211,6 @@ void start_kernel(uint32_t magic, uint32_t info_phys)
 	memory_init(); /* the page allocator, and the stack area's tables */
 	runner_stack = kernel_stack_top(KERNEL_STACK_RUNNER);
 	if (!runner_stack)
-		platform_bail_out("no memory for the runner's stack");
+		panic("no memory for the runner's stack");
 	run_on_stack(runner_stack, start_kernel_guarded);
 }

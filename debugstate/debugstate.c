@@ -4,10 +4,10 @@
 
 #include "arch/x86/apic.h"
 #include "arch/x86/regs.h"
-#include "arch/x86/switch_hooks.h"
 #include "debugstate/debugstate.h"
 #include "dr/dr.h"
 #include "ds/ds.h"
+#include "kernel/switch_hooks.h"
 #include "pmu/pmu.h"
 
 /*

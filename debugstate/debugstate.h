@@ -4,7 +4,7 @@
 #define DEBUGSTATE_DEBUGSTATE_H
 
 #include "arch/x86/regs.h"
-#include "arch/x86/switch_hooks.h"
+#include "kernel/switch_hooks.h"
 
 /*
  * A switch, as the scheduler runs it through the switch hooks (interrupts off, before the

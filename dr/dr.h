@@ -8,9 +8,9 @@
 #include <stdint.h>
 
 #include "arch/x86/regs.h"
-#include "arch/x86/switch_hooks.h"
 #include "dr/breakpoint.h"
 #include "dr/layout.h"
+#include "kernel/switch_hooks.h"
 
 /* One #DB, as recorded for the breakpoint's owner. */
 struct dr_hit {

@@ -8,10 +8,10 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/processor-flags.h"
 #include "arch/x86/regs.h"
-#include "arch/x86/switch_hooks.h"
 #include "dr/dr.h"
 #include "dr/exception.h"
 #include "dr/state.h"
+#include "kernel/switch_hooks.h"
 
 static void dr_record(struct dr_task *state, const struct dr_hit *hit)
 {

@@ -7,12 +7,12 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/processor-flags.h"
-#include "arch/x86/smp.h"
-#include "arch/x86/switch_hooks.h"
 #include "dr/dr.h"
 #include "dr/reserve.h"
 #include "dr/state.h"
 #include "dr/switch.h"
+#include "kernel/smp.h"
+#include "kernel/switch_hooks.h"
 #include "lib/bitops.h"
 
 /* Every rule of dr_validate(), then, for breakpoints on memory, the memory #DB uses. */

@@ -11,13 +11,13 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/pfa.h"
-#include "arch/x86/platform.h"
-#include "arch/x86/spinlock.h"
-#include "arch/x86/switch_hooks.h"
 #include "arch/x86/traps.h"
 #include "dr/state.h"
+#include "kernel/pfa.h"
+#include "kernel/spinlock.h"
+#include "kernel/switch_hooks.h"
 #include "lib/bitops.h"
+#include "lib/panic.h"
 #include "lib/string.h"
 
 static struct dr_task tasks[SWITCH_TASKS_MAX];
@@ -297,7 +297,7 @@ static void dr_find_debug_regions(void)
 	uint64_t start, end;
 
 	if (!phys)
-		platform_bail_out("dr: no memory for the #DB regions of %u CPUs", percpu_count());
+		panic("dr: no memory for the #DB regions of %u CPUs", percpu_count());
 	debug_regions = phys_to_virt(phys);
 	idt_range(&start, &end);
 	dr_add_region("IDT", start, end);
@@ -343,7 +343,7 @@ void dr_state_init(void)
 	uint64_t pinned = pfa_alloc_pages(pages);
 
 	if (!pinned)
-		platform_bail_out("dr: no memory for the pinned counts of %u CPUs", cpus_counted);
+		panic("dr: no memory for the pinned counts of %u CPUs", cpus_counted);
 	dr_reservation_init(&reservation, phys_to_virt(pinned), cpus_counted);
 	btf_supported = dr_probe_btf();
 	dr_find_debug_regions();

@@ -8,11 +8,13 @@
 #include "arch/x86/msr-index.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/processor-flags.h"
-#include "arch/x86/smp.h"
-#include "arch/x86/switch_hooks.h"
+#include "arch/x86/traps.h"
 #include "dr/dr.h"
 #include "dr/state.h"
 #include "dr/switch.h"
+#include "kernel/smp.h"
+#include "kernel/spinlock.h"
+#include "kernel/switch_hooks.h"
 #include "lib/cmdline.h"
 
 static uint64_t dr_lost_syncs; /* changes another CPU did not take within SMP_CALL_TIMEOUT_MS */

@@ -5,12 +5,13 @@
 
 #include "arch/x86/probe.h"
 #include "arch/x86/regs.h"
-#include "arch/x86/switch_hooks.h"
 #include "arch/x86/syscall.h"
 #include "arch/x86/user-abi.h"
+#include "arch/x86/user.h"
 #include "dr/dr.h"
 #include "dr/state.h"
 #include "dr/syscall.h"
+#include "kernel/switch_hooks.h"
 
 #define READ_HITS_MAX DR_HITS_MAX
 #define DR_LENGTH_MAX 8 /* bytes: the longest breakpoint (SDM Vol. 3 §18.2.4) */

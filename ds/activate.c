@@ -10,13 +10,14 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/platform.h"
-#include "arch/x86/smp.h"
-#include "arch/x86/switch_hooks.h"
 #include "ds/activate.h"
 #include "ds/detect.h"
 #include "ds/ds.h"
 #include "ds/state.h"
+#include "kernel/address_space.h"
+#include "kernel/smp.h"
+#include "kernel/switch_hooks.h"
+#include "lib/panic.h"
 
 static DEFINE_PER_CPU(uint64_t, quiesced_global_ctrl); /* counters_pause() in ds_quiesce() */
 
@@ -169,6 +170,6 @@ void ds_sync_target(const struct ds_target *target, bool detaching)
 		return;
 	if (!smp_call((unsigned int)cpu, ds_sync_here,
 		      detaching ? (void *)ds_context_of(target)->address_space : NULL))
-		platform_bail_out("ds: CPU %d did not apply a DS change within %u ms", cpu,
-				  SMP_CALL_TIMEOUT_MS);
+		panic("ds: CPU %d did not apply a DS change within %u ms", cpu,
+		      SMP_CALL_TIMEOUT_MS);
 }

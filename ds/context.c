@@ -9,9 +9,6 @@
 #include "arch/x86/msr-index.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/pfa.h"
-#include "arch/x86/smp.h"
-#include "arch/x86/switch_hooks.h"
 #include "arch/x86/user-abi.h"
 #include "ds/activate.h"
 #include "ds/buffer.h"
@@ -21,6 +18,10 @@
 #include "ds/records.h"
 #include "ds/save_area.h"
 #include "ds/state.h"
+#include "kernel/address_space.h"
+#include "kernel/pfa.h"
+#include "kernel/smp.h"
+#include "kernel/switch_hooks.h"
 #include "lib/string.h"
 
 #define DS_CANARY 0xa5

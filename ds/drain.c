@@ -6,13 +6,13 @@
 
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
-#include "arch/x86/switch_hooks.h"
 #include "ds/activate.h"
 #include "ds/drain.h"
 #include "ds/ds.h"
 #include "ds/records.h"
 #include "ds/save_area.h"
 #include "ds/state.h"
+#include "kernel/switch_hooks.h"
 
 /*
  * Credit the BTS records since the last credit, in interrupt mode only (a circular buffer is a

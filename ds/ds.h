@@ -14,9 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "arch/x86/switch_hooks.h"
 #include "ds/records.h"
 #include "ds/save_area.h"
+#include "kernel/switch_hooks.h"
 
 enum ds_user {
 	DS_USER_BTS,

@@ -2,17 +2,9 @@
 /* BTS and PEBS record decoding: fixed formats 0-3, adaptive formats 4-6, buffer walking. */
 #include "ds/records.h"
 #include "lib/bitops.h"
+#include "lib/load.h"
 
 #define QWORD_SIZE 8
-
-/* Records may sit at any alignment in a test buffer: a little-endian qword, one load on x86. */
-static uint64_t load_u64(const void *base, size_t offset)
-{
-	uint64_t value;
-
-	__builtin_memcpy(&value, (const uint8_t *)base + offset, sizeof(value));
-	return value;
-}
 
 bool bts_decode(const void *bytes, size_t length, struct bts_sample *out)
 {

@@ -8,10 +8,10 @@
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/spinlock.h"
-#include "arch/x86/switch_hooks.h"
 #include "ds/ds.h"
 #include "ds/state.h"
+#include "kernel/spinlock.h"
+#include "kernel/switch_hooks.h"
 
 static struct spinlock lock = SPINLOCK_INIT("ds");
 static struct ds_context contexts[SWITCH_TASKS_MAX];

@@ -3,12 +3,12 @@
 #include <stdbool.h>
 
 #include "arch/x86/percpu.h"
-#include "arch/x86/switch_hooks.h"
 #include "ds/activate.h"
 #include "ds/context.h"
 #include "ds/drain.h"
 #include "ds/ds.h"
 #include "ds/state.h"
+#include "kernel/switch_hooks.h"
 
 void ds_switch_out(const struct switch_task *prev, const struct switch_task *next)
 {

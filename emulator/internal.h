@@ -8,10 +8,10 @@
 
 #include "arch/x86/percpu.h"
 #include "arch/x86/regs.h"
-#include "arch/x86/switch_hooks.h"
 #include "emulator/emulator.h"
 #include "emulator/profile.h"
 #include "emulator/registers.h"
+#include "kernel/switch_hooks.h"
 
 /* Which privilege levels the model must observe by single-stepping. */
 #define OBSERVE_KERNEL (1u << 0)

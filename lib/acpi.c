@@ -5,31 +5,8 @@
 #include <stdint.h>
 
 #include "lib/acpi.h"
+#include "lib/load.h"
 #include "lib/string.h"
-
-/* ACPI fields are little endian (ACPI 6.5 §5.2.2); memcpy loads them in host order. */
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "ACPI loads assume a little-endian host");
-
-static uint8_t load_u8(const void *base, size_t offset)
-{
-	return ((const uint8_t *)base)[offset];
-}
-
-static uint32_t load_u32(const void *base, size_t offset)
-{
-	uint32_t value;
-
-	memcpy(&value, (const uint8_t *)base + offset, sizeof(value));
-	return value;
-}
-
-static uint64_t load_u64(const void *base, size_t offset)
-{
-	uint64_t value;
-
-	memcpy(&value, (const uint8_t *)base + offset, sizeof(value));
-	return value;
-}
 
 /* Whether the table at base starts with the 4-character signature. */
 static bool signature_is(const void *base, const char *signature)
@@ -275,14 +252,6 @@ bool acpi_madt_next_cpu(const struct acpi_madt *madt, size_t *cursor, struct acp
 	}
 	*cursor = offset;
 	return false;
-}
-
-static uint16_t load_u16(const void *base, size_t offset)
-{
-	uint16_t value;
-
-	memcpy(&value, (const uint8_t *)base + offset, sizeof(value));
-	return value;
 }
 
 static void madt_add_io_apic(struct acpi_madt *madt, const uint8_t *entry)

@@ -7,30 +7,10 @@
 #include "lib/acpi.h"
 #include "lib/acpi_spcr.h"
 #include "lib/format.h"
+#include "lib/load.h"
 #include "lib/string.h"
 
 #define IO_PORT_LIMIT 0x10000u /* x86 I/O space is 64 KiB */
-
-static uint8_t load_u8(const void *base, size_t offset)
-{
-	return ((const uint8_t *)base)[offset];
-}
-
-static uint32_t load_u32(const void *base, size_t offset)
-{
-	uint32_t value;
-
-	memcpy(&value, (const uint8_t *)base + offset, sizeof(value));
-	return value;
-}
-
-static uint64_t load_u64(const void *base, size_t offset)
-{
-	uint64_t value;
-
-	memcpy(&value, (const uint8_t *)base + offset, sizeof(value));
-	return value;
-}
 
 const char *acpi_spcr_type_name(uint8_t interface_type)
 {

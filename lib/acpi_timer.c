@@ -5,31 +5,8 @@
 #include <stdint.h>
 
 #include "lib/acpi_timer.h"
+#include "lib/load.h"
 #include "lib/string.h"
-
-/* ACPI fields are little endian (ACPI 6.5 §5.2.2); memcpy loads them in host order. */
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "ACPI loads assume a little-endian host");
-
-static uint8_t load_u8(const void *base, size_t offset)
-{
-	return ((const uint8_t *)base)[offset];
-}
-
-static uint32_t load_u32(const void *base, size_t offset)
-{
-	uint32_t value;
-
-	memcpy(&value, (const uint8_t *)base + offset, sizeof(value));
-	return value;
-}
-
-static uint64_t load_u64(const void *base, size_t offset)
-{
-	uint64_t value;
-
-	memcpy(&value, (const uint8_t *)base + offset, sizeof(value));
-	return value;
-}
 
 /* The header's signature, a Length in [minimum, length], and a zero byte sum over Length. */
 static bool table_ok(const void *table, size_t length, const char signature[4], size_t minimum)

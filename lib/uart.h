@@ -69,7 +69,7 @@ static inline uint32_t uart_divisor(uint32_t clock_hz, uint32_t baud)
 	return (uint32_t)((clock_hz + sixteen_baud / 2) / sixteen_baud);
 }
 
-/* How lib/uart.c reaches a UART's registers: the caller's accessors (arch/x86/serial.c). */
+/* How lib/uart.c reaches a UART's registers: the caller's accessors (platform/pc/serial.c). */
 struct uart_access {
 	uint8_t (*in)(void *context, unsigned int reg);
 	void (*out)(void *context, unsigned int reg, uint8_t value);

@@ -10,7 +10,7 @@
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/switch_hooks.h"
+#include "kernel/switch_hooks.h"
 #include "lib/ktap.h"
 #include "lib/string.h"
 #include "pmu/pmu.h"

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "arch/x86/switch_hooks.h"
+#include "kernel/switch_hooks.h"
 #include "pmu/detect.h"
 #include "pmu/event.h"
 

@@ -4,10 +4,10 @@
 #include <stdint.h>
 
 #include "arch/x86/cpu.h"
-#include "arch/x86/serial.h"
 #include "arch/x86/tsc.h"
 #include "lib/cmdline.h"
 #include "lib/report.h"
+#include "platform/pc/serial.h"
 #include "runner/host_sync.h"
 
 #define HOST_SYNC_LIMIT_MS 5000

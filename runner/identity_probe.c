@@ -8,6 +8,7 @@
 #include "lib/format.h"
 #include "lib/ktap.h"
 #include "lib/string.h"
+#include "platform/pc/cpu_identity.h"
 #include "runner/identity.h"
 
 #define SIGNATURE_KVM "KVMKVMKVM"
@@ -64,21 +65,12 @@ CMDLINE_OPTION(option_platform_host, .name = "platform.host", .syntax = "kvm-pvm
 CMDLINE_OPTION(option_selftest_platform, .name = "selftest.platform", .syntax = "IDENTITY",
 	       .parse = parse_forced, .dest = forced);
 
-/* Twelve characters from three registers, in the order given, NUL-terminated. */
-static void registers_text(char text[13], uint32_t first, uint32_t second, uint32_t third)
-{
-	memcpy(text, &first, 4);
-	memcpy(text + 4, &second, 4);
-	memcpy(text + 8, &third, 4);
-	text[12] = '\0';
-}
-
 /* A hypervisor leaf's signature: EBX, ECX, EDX. */
 static void signature_of(uint32_t leaf, char signature[13])
 {
 	struct cpuid_result r = cpuid_silicon(leaf, 0);
 
-	registers_text(signature, r.ebx, r.ecx, r.edx);
+	cpu_identity_signature(&r, signature);
 }
 
 /* The silicon's (or hypervisor's) own CPUID, never the emulated CPU's. */
@@ -86,15 +78,13 @@ static void probe(struct platform_facts *facts)
 {
 	struct cpuid_result leaf0 = cpuid_silicon(CPUID_LEAF_VENDOR, 0);
 	struct cpuid_result leaf1 = cpuid_silicon(CPUID_LEAF_FEATURES, 0);
+	struct cpu_identity identity;
 
-	registers_text(facts->vendor, leaf0.ebx, leaf0.edx, leaf0.ecx); /* "GenuineIntel" */
-	facts->family = (leaf1.eax >> 8) & 0xf;
-	facts->model = (leaf1.eax >> 4) & 0xf;
-	if (facts->family == 0xf)
-		facts->family += (leaf1.eax >> 20) & 0xff;
-	if (facts->family == 0x6 || facts->family >= 0xf)
-		facts->model |= ((leaf1.eax >> 16) & 0xf) << 4;
-	facts->hypervisor = leaf1.ecx & CPUID_1_ECX_HYPERVISOR;
+	cpu_identity_decode(&leaf0, &leaf1, &identity);
+	memcpy(facts->vendor, identity.vendor, sizeof(facts->vendor)); /* "GenuineIntel" */
+	facts->family = identity.family;
+	facts->model = identity.model;
+	facts->hypervisor = identity.hypervisor;
 	if (!facts->hypervisor)
 		return;
 	signature_of(CPUID_LEAF_HYPERVISOR, facts->signature);

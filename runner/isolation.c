@@ -9,18 +9,18 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/debug-registers.h"
 #include "arch/x86/gdt.h"
-#include "arch/x86/nmi.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/platform.h"
 #include "arch/x86/processor-flags.h"
 #include "arch/x86/setjmp.h"
-#include "arch/x86/smp.h"
-#include "arch/x86/spinlock.h"
 #include "arch/x86/traps.h"
 #include "arch/x86/tsc.h"
+#include "kernel/smp.h"
+#include "kernel/spinlock.h"
 #include "lib/format.h"
 #include "lib/ktap.h"
+#include "lib/panic.h"
 #include "lib/report.h"
+#include "platform/pc/nmi_timer.h"
 #include "runner/isolation.h"
 #include "runner/test.h"
 #include "sched/sched.h"
@@ -88,9 +88,9 @@ static void unwind_locks(unsigned int base, const char *why)
 			length += (size_t)format(names + length, sizeof(names) - length, "%s%s",
 						 i > base ? ", " : "", lock ? lock->name : "?");
 		}
-		platform_bail_out("%s in test %s under spinlock %s (CPU %u): the kernel's state "
-				  "cannot be unwound",
-				  why, running_test, names, this_cpu_index());
+		panic("%s in test %s under spinlock %s (CPU %u): the kernel's state "
+		      "cannot be unwound",
+		      why, running_test, names, this_cpu_index());
 	}
 	while (cpu->spinlocks_held > base)
 		spin_unlock(cpu->held_locks[cpu->spinlocks_held - 1]);
@@ -210,17 +210,16 @@ static void isolation_watchdog(struct cpu_regs *regs)
 			return;
 		}
 		if (held)
-			platform_bail_out(
-				"NMI watchdog: the running test spins with interrupts off "
-				"past its time limit, holding %u spinlocks, at rip=%#llx: it "
-				"cannot be ended",
-				held, (unsigned long long)regs->rip);
+			panic("NMI watchdog: the running test spins with interrupts off "
+			      "past its time limit, holding %u spinlocks, at rip=%#llx: it "
+			      "cannot be ended",
+			      held, (unsigned long long)regs->rip);
 		set_overrun_everywhere(true);
 		if (frames[i].owner == sched_current())
 			isolation_unwind(i, ISOLATION_TIMEOUT);
-		platform_bail_out("NMI watchdog: task %u of the running test spins with interrupts "
-				  "off past the time limit",
-				  sched_current()->id);
+		panic("NMI watchdog: task %u of the running test spins with interrupts "
+		      "off past the time limit",
+		      sched_current()->id);
 	}
 }
 
@@ -310,7 +309,7 @@ static void __attribute__((noreturn)) isolation_end_current(enum isolation_end e
 
 	(void)flags;
 	if (depth == 0)
-		platform_bail_out("test_skip() or test_abort() called outside a test");
+		panic("test_skip() or test_abort() called outside a test");
 	unwind_locks(lock_base(depth - 1),
 		     end == ISOLATION_SKIPPED ? "test_skip()" : "test_abort()");
 	isolation_end(depth - 1, end);

@@ -14,7 +14,7 @@ void isolation_init(void);
 
 /*
  * With on, start the NMI watchdog on the calling CPU (the boot CPU, where the runner's tests
- * start): a periodic NMI (arch/x86/nmi.h) that ends a frame past its deadline by
+ * start): a periodic NMI (platform/pc/nmi_timer.h) that ends a frame past its deadline by
  * ISOLATION_WATCHDOG_GRACE_MS whose owner runs with interrupts off, where the tick cannot (under
  * a spinlock, it waits up to ISOLATION_WATCHDOG_LOCK_MS more for an NMI outside it). Prints
  * "# watchdog: ..." either way, with the source or why there is none.

@@ -8,12 +8,12 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/exceptions.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/switch_hooks.h"
 #include "arch/x86/traps.h"
 #include "arch/x86/tsc.h"
 #include "dr/dr.h"
 #include "ds/ds.h"
 #include "emulator/emulator.h"
+#include "kernel/switch_hooks.h"
 #include "lib/format.h"
 #include "lib/glob.h"
 #include "lib/ktap.h"
@@ -563,7 +563,7 @@ void runner_usage_error(const char *error)
 	ktap_bail_out("invalid kernel command line");
 }
 
-enum platform_exit_code runner_run(const struct run_options *run_options)
+enum exit_code runner_run(const struct run_options *run_options)
 {
 	struct totals totals = { 0 };
 	unsigned int suites = 0, number = 0;

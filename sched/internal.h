@@ -3,7 +3,7 @@
 #ifndef SCHED_INTERNAL_H
 #define SCHED_INTERNAL_H
 
-#include "arch/x86/spinlock.h"
+#include "kernel/spinlock.h"
 #include "sched/task.h"
 
 /*

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "arch/x86/switch_hooks.h"
+#include "kernel/switch_hooks.h"
 #include "sched/task.h"
 
 /*
@@ -62,7 +62,7 @@ unsigned int sched_slice_ticks(void);
 /* Change the time slice (benchmarks of preemption); takes effect at the next switch. */
 void sched_set_slice_ticks(unsigned int ticks);
 
-/* Per-task state of other subsystems travels through arch/x86/switch_hooks.h; this is the
+/* Per-task state of other subsystems travels through kernel/switch_hooks.h; this is the
  * scheduler's description of a task for those hooks. */
 struct switch_task task_switch_view(const struct task *task);
 

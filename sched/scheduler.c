@@ -13,13 +13,13 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/platform.h"
-#include "arch/x86/smp.h"
-#include "arch/x86/spinlock.h"
 #include "arch/x86/traps.h"
 #include "arch/x86/tsc.h"
+#include "kernel/smp.h"
+#include "kernel/spinlock.h"
 #include "lib/cmdline.h"
 #include "lib/format.h"
+#include "lib/panic.h"
 #include "sched/internal.h"
 #include "sched/sched.h"
 
@@ -143,6 +143,9 @@ static void switch_to(struct run_queue *queue, struct task *prev, struct task *n
 		timer_start_cpu();
 		queue->tick_stopped = false;
 	}
+	/* A task switched inside an interrupt handler resumes inside it: the depth is its own. */
+	prev->interrupt_depth = this_cpu()->interrupt_depth;
+	this_cpu()->interrupt_depth = next->switches_in ? next->interrupt_depth : 0;
 	prev->runtime_cycles += now - prev->switched_in_tsc;
 	next->switched_in_tsc = now;
 	next->switches_in++;
@@ -423,7 +426,7 @@ static void run_queue_init(struct run_queue *queue, struct task *current)
 	current->switched_in_tsc = rdtsc_ordered();
 	/*
 	 * It runs already: its first switch-in is a return, not a start (first_run), and it
-	 * resumes at whatever interrupt depth it left at (arch/x86/switch_hooks.c).
+	 * resumes at whatever interrupt depth it left at (kernel/switch_hooks.c).
 	 */
 	current->switches_in = 1;
 	queue->current = current;
@@ -459,7 +462,7 @@ void sched_start_cpu(void)
 	format(name, sizeof(name), "idle/%u", this_cpu_index());
 	idle = task_alloc(name, NULL, false);
 	if (!idle)
-		platform_bail_out("CPU %u: no task slot for its idle task", this_cpu_index());
+		panic("CPU %u: no task slot for its idle task", this_cpu_index());
 	queue->idle = idle;
 	run_queue_init(queue, idle);
 }

@@ -13,9 +13,6 @@
 #include "sched/internal.h"
 #include "sched/sched.h"
 
-#define SYSCALL_ERROR_FAULT (-14l) /* a bad user address */
-#define ERROR_NO_SYSCALL (-38l) /* an unknown number */
-#define SYSCALL_ERROR_INVALID (-22l)
 #define WRITE_MAX 160
 
 /* System calls run with interrupts off, on the task's kernel stack; they may switch tasks. */

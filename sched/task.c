@@ -8,10 +8,11 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/platform.h"
-#include "arch/x86/smp.h"
-#include "arch/x86/switch_hooks.h"
 #include "arch/x86/tsc.h"
+#include "kernel/address_space.h"
+#include "kernel/smp.h"
+#include "kernel/switch_hooks.h"
+#include "lib/panic.h"
 #include "lib/string.h"
 #include "sched/internal.h"
 #include "sched/sched.h"
@@ -282,9 +283,9 @@ unsigned int sched_kill_others(void)
 			task->kill_pending = true;
 			sched_request_switch(task);
 			if (!task_wait_switched_out(task, &flags))
-				platform_bail_out("task %u (%s) on CPU %u cannot be ended: its CPU "
-						  "does not take interrupts",
-						  task->id, task->name, task->cpu);
+				panic("task %u (%s) on CPU %u cannot be ended: its CPU "
+				      "does not take interrupts",
+				      task->id, task->name, task->cpu);
 		}
 		if (task->state == TASK_RUNNABLE)
 			run_queue_remove(task);

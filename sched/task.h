@@ -8,7 +8,7 @@
 
 #include "arch/x86/context.h"
 #include "arch/x86/fpu.h"
-#include "arch/x86/switch_hooks.h"
+#include "kernel/switch_hooks.h"
 
 #define TASK_NAME_MAX 24
 #define TASKS_MAX SWITCH_TASKS_MAX
@@ -64,6 +64,8 @@ struct task {
 	uint64_t runtime_cycles; /* TSC cycles on the CPU */
 	uint64_t switched_in_tsc; /* when it last got the CPU */
 	uint64_t switches_in;
+	/* Interrupt handlers under way in its flow while off the CPU (struct cpu's while on). */
+	unsigned int interrupt_depth;
 
 	/* Ring 3: address_space is 0 for a kernel task. */
 	uint64_t address_space;

@@ -42,6 +42,11 @@ static inline struct cpuid_result cpuid(uint32_t leaf, uint32_t subleaf)
 #define CPUID_VENDOR_INTEL_ECX 0x6c65746eu /* "ntel" */
 
 #define CPUID_LEAF_FEATURES 0x01 /* EAX: family, model, stepping; ECX, EDX: feature bits */
+#define CPUID_1_EAX_STEPPING(eax) ((eax)&0xfu)
+#define CPUID_1_EAX_MODEL(eax) (((eax) >> 4) & 0xfu)
+#define CPUID_1_EAX_FAMILY(eax) (((eax) >> 8) & 0xfu)
+#define CPUID_1_EAX_EXTENDED_MODEL(eax) (((eax) >> 16) & 0xfu)
+#define CPUID_1_EAX_EXTENDED_FAMILY(eax) (((eax) >> 20) & 0xffu)
 #define CPUID_1_ECX_DTES64 (1u << 2)
 #define CPUID_1_ECX_DS_CPL (1u << 4)
 #define CPUID_1_ECX_PDCM (1u << 15)

@@ -82,11 +82,11 @@ static inline void clear_pages(void *virt, unsigned long count)
 void paging_init(void);
 
 /*
- * The top of stack slot slot, mapped on its first use (frames from pfa_alloc_pages()) and kept
- * for good: a slot's translation never changes, so no CPU's TLB ever holds a stale one. 0 when
- * out of memory or slot is no slot.
+ * Map the KERNEL_STACK_PAGES frames from phys as stack slot slot, above its guard pages, and
+ * return the slot's top; 0 when slot is no slot. Once per slot (kernel/address_space.h's
+ * kernel_stack_top() keeps the frames).
  */
-uint64_t kernel_stack_top(unsigned int slot);
+uint64_t kernel_stack_map(unsigned int slot, uint64_t phys);
 
 /* The slot whose guard holds address, or -1. */
 int kernel_stack_guard_slot(uint64_t address);
@@ -94,25 +94,7 @@ int kernel_stack_guard_slot(uint64_t address);
 /* The physical address of the kernel PML4, whose upper half every address space copies. */
 uint64_t paging_kernel_root(void);
 
-/* A new address space: an empty lower half and the kernel's upper half. 0 when out of memory. */
-uint64_t address_space_create(void);
-
-/*
- * Map the 4 KiB page at user address virt to phys with flags (PTE_USER, PTE_WRITE,
- * PTE_NO_EXECUTE, PTE_OWNED ...). Intermediate tables are made user-accessible; the leaf
- * decides. False when a table could not be allocated or virt is not a lower-half address.
- */
-bool address_space_map(uint64_t root, uint64_t virt, uint64_t phys, uint64_t flags);
-
-/* Remove the mapping of the page at virt (a PTE_OWNED frame is freed); false if none. */
-bool address_space_unmap(uint64_t root, uint64_t virt);
-/*
- * address_space_unmap() flushes the calling CPU's TLB only. Another CPU running root (CR3)
- * calls this after the unmap, before the pages are reused: it reloads CR3 (SDM Vol. 3 §4.10.4).
- */
-void address_space_flush_if_loaded(uint64_t root);
-
-/* Free the lower-half tables of root, the PTE_OWNED frames they map, and root itself. */
-void address_space_destroy(uint64_t root);
+/* Reload CR3 if it holds root, flushing its non-global TLB entries (SDM Vol. 3 §4.10.4). */
+void paging_flush_if_loaded(uint64_t root);
 
 #endif

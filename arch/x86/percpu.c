@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Per-CPU variables: the boot CPU's link-time copy, the others' allocated at boot. */
+/* Per-CPU variables: the boot CPU's link-time copy, the others' where kernel/percpu.c put them. */
 #include "arch/x86/percpu.h"
 #include "arch/x86/msr.h"
-#include "arch/x86/paging.h"
-#include "arch/x86/pfa.h"
-#include "arch/x86/platform.h"
+#include "lib/panic.h"
 
 #include <stddef.h>
 
@@ -12,9 +10,6 @@ _Static_assert(offsetof(struct cpu, kernel_stack_top) == CPU_KERNEL_STACK_TOP, "
 _Static_assert(offsetof(struct cpu, user_rsp) == CPU_USER_RSP, "syscall entry");
 _Static_assert(offsetof(struct cpu, index) == CPU_INDEX, "this_cpu_index()");
 _Static_assert(offsetof(struct cpu, percpu_offset) == CPU_PERCPU_OFFSET, "this_cpu_offset()");
-
-/* What pfa_alloc_pages() gives at most in one piece: one CPU's copy must fit. */
-#define PERCPU_PAGES_MAX 64
 
 extern char __percpu_start[], __percpu_end[]; /* boot/kernel.ld, page-aligned */
 
@@ -42,39 +37,14 @@ unsigned int percpu_count(void)
 void *percpu_address(const void *address, unsigned int cpu)
 {
 	if (cpu >= count)
-		platform_bail_out("per-CPU data of CPU %u asked for: %u CPUs have some", cpu,
-				  count);
+		panic("per-CPU data of CPU %u asked for: %u CPUs have some", cpu, count);
 	return (void *)((uintptr_t)address + offsets[cpu]);
 }
 
-unsigned int percpu_setup(unsigned int wanted)
+void percpu_install(uintptr_t *table, unsigned int cpus)
 {
-	unsigned int pages = (unsigned int)((percpu_size() + PAGE_SIZE - 1) / PAGE_SIZE);
-	unsigned int table_pages =
-		(unsigned int)((wanted * sizeof(*offsets) + PAGE_SIZE - 1) / PAGE_SIZE);
-	uint64_t table;
-
-	if (count != 1)
-		platform_bail_out("percpu_setup() called twice");
-	if (wanted <= 1)
-		return count;
-	if (pages > PERCPU_PAGES_MAX || table_pages > PERCPU_PAGES_MAX)
-		platform_bail_out("per-CPU data: %u pages per CPU and %u for the table, at most %u",
-				  pages, table_pages, PERCPU_PAGES_MAX);
-	table = pfa_alloc_pages(table_pages);
-	if (!table)
-		return count;
-	offsets = phys_to_virt(table);
-	offsets[0] = 0;
-	for (unsigned int cpu = 1; cpu < wanted; cpu++) {
-		uint64_t copy = pfa_alloc_pages(pages); /* zeroed */
-
-		if (!copy)
-			break;
-		offsets[cpu] = (uintptr_t)phys_to_virt(copy) - percpu_start();
-		count = cpu + 1;
-	}
-	return count;
+	offsets = table;
+	count = cpus;
 }
 
 void percpu_init(unsigned int index)

@@ -16,16 +16,16 @@
  * - Each variable is placed in .bss.percpu, which boot/kernel.ld gathers, page-aligned, between
  *   __percpu_start and __percpu_end. That link-time copy is CPU 0's (the boot CPU's), usable from
  *   the first instruction of start_kernel().
- * - percpu_setup(count) runs once, after the MADT was parsed (smp_prepare()) and before any other
- *   CPU starts or any subsystem's init: it gives CPUs 1 to count - 1 a zeroed copy each, from the
- *   page allocator. Until then percpu_count() is 1 and only CPU 0's copy exists.
+ * - percpu_setup(count) (kernel/percpu.h) runs once, after the MADT was parsed (smp_prepare()) and
+ *before any other CPU starts or any subsystem's init: it gives CPUs 1 to count - 1 a zeroed copy
+ *each, from the page allocator. Until then percpu_count() is 1 and only CPU 0's copy exists.
  * - Zero initial values only: GCC refuses any other initializer in a .bss.* section, and every
  *   CPU's copy starts zeroed, as the boot CPU's does (the loader clears .bss).
  * - per_cpu_ptr(var, cpu) is CPU cpu's copy, for cpu < percpu_count() (else the run bails out);
  *   this_cpu_ptr(var) is the calling CPU's, one %gs load, valid once percpu_init() ran on it.
  * - A copy never moves or goes away: pointers into it stay valid for the whole run.
  * There is no compile-time bound on the number of CPUs here; smp.cpus=N's bound (SMP_CPUS_MAX,
- * arch/x86/smp.h) is the only one.
+ * kernel/smp.h) is the only one.
  */
 #define DEFINE_PER_CPU(type, name) __attribute__((section(".bss.percpu"))) __typeof__(type) name
 #define per_cpu_ptr(var, cpu) ((__typeof__(&(var)))percpu_address((const void *)&(var), (cpu)))
@@ -56,12 +56,13 @@ struct cpu {
 	uintptr_t percpu_offset; /* from a per-CPU variable's link-time copy to this CPU's */
 	struct write_counts writes;
 	uint64_t ticks; /* timer interrupts taken on this CPU */
+	unsigned int task_id; /* the running task's id, as kernel/switch_hooks.c last set it */
 	/* Exceptions (vectors 0-31) taken from a context with RFLAGS.TF set: single steps, and the
 	 * faults of code being stepped. A CPU model that steps code tells them apart by it. */
 	uint64_t stepped_exceptions;
 	/* Interrupt handlers under way in the running task's flow (saved per task at a switch). */
 	unsigned int interrupt_depth;
-	/* Spinlocks this CPU holds (arch/x86/spinlock.h): a frame cannot be unwound past one. The
+	/* Spinlocks this CPU holds (kernel/spinlock.h): a frame cannot be unwound past one. The
 	 * first SPINLOCKS_NAMED of them, in the order taken, for an unwind to release or name. */
 	unsigned int spinlocks_held;
 	struct spinlock *held_locks[SPINLOCKS_NAMED];
@@ -99,10 +100,11 @@ static inline uintptr_t this_cpu_offset(void)
 }
 
 /*
- * Give CPUs 1 to count - 1 their zeroed copies (see above); once, before any of them starts.
- * Returns how many CPUs have one, CPU 0 included: fewer than count when memory ran out.
+ * Use table[cpu] as the offset from a per-CPU variable's link-time copy to CPU cpu's, for cpus
+ * CPUs (table[0] is 0: CPU 0's copy is the link-time one). kernel/percpu.c's percpu_setup()
+ * calls it once, before any other CPU starts; table and the copies stay for good.
  */
-unsigned int percpu_setup(unsigned int count);
+void percpu_install(uintptr_t *table, unsigned int cpus);
 /* The CPUs that have a copy of the per-CPU variables: 1 until percpu_setup(). */
 unsigned int percpu_count(void);
 /* The address of CPU cpu's copy of the per-CPU object at link-time address address. */

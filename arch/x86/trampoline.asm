@@ -4,7 +4,7 @@
 ; real mode -> protected mode -> IA-32e mode as SDM Vol. 3 §10.8.5 orders it, then calls the
 ; 64-bit entry that the boot CPU left in the parameters, on the stack it left there.
 ;
-; The parameters (struct trampoline_parameters in arch/x86/smp.c, same order) are patched into
+; The parameters (struct trampoline_parameters in arch/x86/ap_start.c, same order) are patched into
 ; the copy: CR3, EFER and the entry once, the stack and the index before each CPU is started.
 ; The page tables they name identity-map the trampoline.
 

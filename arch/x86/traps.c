@@ -12,12 +12,11 @@
 #include "arch/x86/gdt.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/platform.h"
 #include "arch/x86/processor-flags.h"
-#include "arch/x86/switch_hooks.h"
 #include "arch/x86/traps.h"
 #include "arch/x86/witness_marker.h"
 #include "lib/ktap.h"
+#include "lib/panic.h"
 #include "lib/report.h"
 
 #define IDT_GATE_INTERRUPT 0x8e00 /* present, DPL 0, 64-bit interrupt gate */
@@ -192,8 +191,8 @@ void fatal_exception(const struct cpu_regs *regs)
 		  regs->r11, regs->r12);
 	ktap_diag(0, "r13=0x%016lx r14=0x%016lx r15=0x%016lx cr3=0x%lx", regs->r13, regs->r14,
 		  regs->r15, read_cr3());
-	platform_bail_out("unexpected exception %s in the kernel at rip=0x%lx",
-			  exception_name(regs->vector), regs->rip);
+	panic("unexpected exception %s in the kernel at rip=0x%lx", exception_name(regs->vector),
+	      regs->rip);
 }
 
 /*
@@ -212,8 +211,8 @@ static void report_stack_overflow(const struct cpu_regs *regs)
 	top = KERNEL_STACKS_BASE + (uint64_t)(slot + 1) * KERNEL_STACK_SLOT_SIZE;
 	report_diag("kernel stack overflow: task %u ran off the bottom of its stack "
 		    "(slot %d, 0x%lx-0x%lx) into the guard page at 0x%lx, rsp=0x%lx rip=0x%lx",
-		    switch_task_current()->id, slot, top - KERNEL_STACK_PAGES * PAGE_SIZE, top - 1,
-		    cr2, regs->rsp, regs->rip);
+		    this_cpu()->task_id, slot, top - KERNEL_STACK_PAGES * PAGE_SIZE, top - 1, cr2,
+		    regs->rsp, regs->rip);
 }
 
 /*

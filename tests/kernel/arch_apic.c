@@ -11,6 +11,7 @@
 #include "arch/x86/traps.h"
 #include "arch/x86/tsc.h"
 #include "lib/sort.h"
+#include "platform/pc/nmi_timer.h"
 #include "runner/isolation.h"
 #include "runner/test.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* arch suite: the page-frame allocator. */
 #include "arch/x86/paging.h"
-#include "arch/x86/pfa.h"
+#include "kernel/pfa.h"
 #include "runner/test.h"
 
 #define PAGES 16

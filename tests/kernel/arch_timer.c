@@ -3,10 +3,10 @@
 #include "arch/x86/apic.h"
 #include "arch/x86/apic_mode.h"
 #include "arch/x86/cpu.h"
-#include "arch/x86/nmi.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/tsc.h"
 #include "lib/sort.h"
+#include "platform/pc/nmi_timer.h"
 #include "runner/test.h"
 #include "tests/kernel/lib/tolerance.h"
 

@@ -8,9 +8,9 @@
 #include "arch/x86/exceptions.h"
 #include "arch/x86/gdt.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/smp.h"
 #include "arch/x86/traps.h"
 #include "dr/state.h" /* dr_lock and the hit rings, to name their real addresses */
+#include "kernel/smp.h"
 #include "lib/format.h"
 #include "runner/test.h"
 #include "sched/sched.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* fault_locked suite (manual): an exception under the scheduler's lock ends the run, naming it. */
 #include "arch/x86/cpu.h"
-#include "arch/x86/switch_hooks.h"
+#include "kernel/switch_hooks.h"
 #include "runner/test.h"
 #include "sched/sched.h"
 

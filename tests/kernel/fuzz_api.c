@@ -5,10 +5,10 @@
 #include <stdint.h>
 
 #include "arch/x86/percpu.h"
-#include "arch/x86/smp.h"
 #include "dr/dr.h"
 #include "ds/ds.h"
 #include "ds/records.h"
+#include "kernel/smp.h"
 #include "lib/format.h"
 #include "lib/string.h"
 #include "pmu/pmu.h"

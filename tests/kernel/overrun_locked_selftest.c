@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* overrun_locked suite (manual): an overrun under a kernel spinlock ends the run, naming it. */
 #include "arch/x86/cpu.h"
-#include "arch/x86/spinlock.h"
+#include "kernel/spinlock.h"
 #include "runner/test.h"
 
 /*

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* overrun suite (manual): a test that overruns with interrupts off times out, returning or not. */
 #include "arch/x86/cpu.h"
-#include "arch/x86/spinlock.h"
 #include "arch/x86/tsc.h"
+#include "kernel/spinlock.h"
+#include "kernel/switch_hooks.h"
 #include "runner/test.h"
 
 /*

@@ -4,8 +4,8 @@
 
 #include "arch/x86/cpuid.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/smp.h"
 #include "ds/ds.h"
+#include "kernel/smp.h"
 #include "runner/test.h"
 #include "sched/sched.h"
 #include "tests/kernel/lib/ds_util.h"

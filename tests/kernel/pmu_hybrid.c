@@ -6,7 +6,7 @@
 #include "arch/x86/cpuid.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/probe.h"
-#include "arch/x86/smp.h"
+#include "kernel/smp.h"
 #include "pmu/pmu.h"
 #include "pmu/scale.h"
 #include "runner/test.h"

@@ -6,7 +6,7 @@
 #include "arch/x86/cpuid.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/smp.h"
+#include "kernel/smp.h"
 #include "pmu/pmu.h"
 #include "runner/test.h"
 

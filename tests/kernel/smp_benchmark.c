@@ -2,9 +2,9 @@
 /* smp suite benchmark: what a migration costs, in cycles and in debug-register and MSR writes. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/smp.h"
 #include "arch/x86/tsc.h"
 #include "dr/dr.h"
+#include "kernel/smp.h"
 #include "lib/sort.h"
 #include "tests/kernel/lib/budget.h"
 #include "tests/kernel/lib/dr_targets.h"

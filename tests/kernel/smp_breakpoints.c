@@ -3,8 +3,8 @@
  * are live on every CPU; a change to a task running elsewhere is applied there at once. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/smp.h"
 #include "dr/dr.h"
+#include "kernel/smp.h"
 #include "tests/kernel/lib/dr_targets.h"
 #include "tests/kernel/lib/smp_util.h"
 

@@ -4,7 +4,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/exceptions.h"
 #include "arch/x86/paging.h"
-#include "arch/x86/smp.h"
+#include "kernel/smp.h"
 #include "tests/kernel/lib/faults.h"
 #include "tests/kernel/lib/smp_util.h"
 

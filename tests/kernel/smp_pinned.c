@@ -3,8 +3,8 @@
  * reservation is checked on every CPU: each CPU's pinned ones, system-wide ones and the largest
  * task (which may run anywhere) share that CPU's four registers. */
 #include "arch/x86/percpu.h"
-#include "arch/x86/smp.h"
 #include "dr/dr.h"
+#include "kernel/smp.h"
 #include "tests/kernel/lib/dr_targets.h"
 #include "tests/kernel/lib/smp_util.h"
 

@@ -2,9 +2,9 @@
 /* smp suite: a user task's single-step goes with it from CPU to CPU, and stops when turned off. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/debugreg.h"
-#include "arch/x86/smp.h"
 #include "arch/x86/tsc.h"
 #include "dr/dr.h"
+#include "kernel/smp.h"
 #include "lib/string.h"
 #include "tests/kernel/lib/smp_util.h"
 #include "tests/kernel/lib/user_programs.h"

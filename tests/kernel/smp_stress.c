@@ -3,9 +3,9 @@
  * others', while the runner and the workers themselves move them between CPUs at random. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/smp.h"
 #include "arch/x86/tsc.h"
 #include "dr/dr.h"
+#include "kernel/smp.h"
 #include "lib/bitops.h"
 #include "tests/kernel/lib/budget.h"
 #include "tests/kernel/lib/dr_targets.h"

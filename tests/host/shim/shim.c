@@ -22,17 +22,18 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/pfa.h"
-#include "arch/x86/platform.h"
-#include "arch/x86/smp.h"
-#include "arch/x86/spinlock.h"
-#include "arch/x86/switch_hooks.h"
 #include "debugstate/debugstate.h"
 #include "dr/dr.h"
 #include "ds/buffer.h"
 #include "ds/ds.h"
 #include "ds/records.h"
 #include "ds/save_area.h"
+#include "kernel/address_space.h"
+#include "kernel/pfa.h"
+#include "kernel/smp.h"
+#include "kernel/spinlock.h"
+#include "kernel/switch_hooks.h"
+#include "lib/panic.h"
 #include "pmu/pmu.h"
 #include "tests/host/console_capture.h"
 #include "tests/host/shim/shim.h"
@@ -99,6 +100,12 @@ static void __attribute__((noreturn, format(printf, 1, 2))) fail_now(const char 
 	_exit(1);
 }
 
+/* The panic handler (lib/panic.h), as kernel/shutdown registers one: the test ends, failed. */
+static void __attribute__((noreturn)) shim_panic(const char *reason)
+{
+	fail_now("Bail out! %s", reason);
+}
+
 /* Running a test in a process of its own. */
 
 static void power_on(const char *spec)
@@ -128,6 +135,7 @@ static void power_on(const char *spec)
 		cpus[i].self = &cpus[i];
 		cpus[i].index = i;
 	}
+	panic_set_handler(shim_panic);
 	console_capture_start();
 }
 
@@ -782,27 +790,6 @@ unsigned int shim_smp_calls(void)
 unsigned int shim_smp_call_target(unsigned int i)
 {
 	return calls[i];
-}
-
-void spin_lock_contended(struct spinlock *lock)
-{
-	fail_now("deadlock: lock %s taken again, held by CPU %u", lock->name, lock->holder);
-}
-
-void spin_held_forget(struct spinlock *lock)
-{
-	(void)lock; /* nothing in the host tests reads the held-lock names */
-}
-
-void platform_bail_out(const char *fmt, ...)
-{
-	char message[256];
-	va_list args;
-
-	va_start(args, fmt);
-	vsnprintf(message, sizeof(message), fmt, args);
-	va_end(args);
-	fail_now("Bail out! %s", message);
 }
 
 /* The CPU's own side. */

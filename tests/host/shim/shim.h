@@ -7,9 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "arch/x86/switch_hooks.h"
 #include "emulator/profile.h"
 #include "emulator/registers.h"
+#include "kernel/switch_hooks.h"
 #include "tests/host/host_test.h"
 
 /*

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "arch/x86/msr-index.h"
-#include "arch/x86/switch_hooks.h"
+#include "kernel/switch_hooks.h"
 #include "ds/ds.h"
 #include "ds/records.h"
 #include "pmu/pmu.h"

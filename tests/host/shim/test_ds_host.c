@@ -6,11 +6,11 @@
 
 #include "arch/x86/msr-index.h"
 #include "arch/x86/paging.h"
-#include "arch/x86/switch_hooks.h"
 #include "arch/x86/user-abi.h"
 #include "ds/ds.h"
 #include "ds/records.h"
 #include "ds/save_area.h"
+#include "kernel/switch_hooks.h"
 #include "pmu/pmu.h"
 #include "tests/host/shim/shim.h"
 

@@ -3,9 +3,9 @@
 #include "tests/kernel/lib/smp_util.h"
 #include "arch/x86/debug-registers.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/smp.h"
 #include "dr/dr.h"
 #include "ds/ds.h"
+#include "kernel/smp.h"
 #include "runner/options.h"
 #include "tests/kernel/lib/dr_targets.h"
 

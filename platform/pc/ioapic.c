@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The I/O APIC's registers through IOREGSEL and IOWIN (arch/x86/ioapic.h). */
-#include "arch/x86/ioapic.h"
+/* The I/O APIC's registers through IOREGSEL and IOWIN (platform/pc/ioapic.h). */
+#include "platform/pc/ioapic.h"
 #include "arch/x86/paging.h"
 
 static volatile uint32_t *ioapic_window(uint64_t address, uint32_t offset)

@@ -1,25 +1,24 @@
 /* SPDX-License-Identifier: MIT */
-/* Ending a run. */
-#include <stdarg.h>
+/* Ending a run: stop the other CPUs, the final line, then the exit port or a halt. */
 #include <stdbool.h>
 
 #include "arch/x86/cpu.h"
-#include "arch/x86/io.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/platform.h"
-#include "arch/x86/smp.h"
-#include "lib/format.h"
+#include "kernel/shutdown.h"
+#include "kernel/smp.h"
 #include "lib/ktap.h"
+#include "lib/panic.h"
+#include "platform/pc/exit_port.h"
 
 static bool isa_debug_exit;
 static unsigned int exiting_cpu; /* 1 + the index of the CPU that ends the run; 0 until then */
 
-void platform_set_isa_debug_exit(bool enable)
+void shutdown_set_isa_debug_exit(bool enable)
 {
 	isa_debug_exit = enable;
 }
 
-void platform_exit(enum platform_exit_code code)
+void shutdown_exit(enum exit_code code)
 {
 	local_irq_disable();
 	/* One CPU prints the final line, once: a fault while printing it, or a second CPU that
@@ -35,20 +34,21 @@ void platform_exit(enum platform_exit_code code)
 			halt();
 	}
 	if (isa_debug_exit)
-		outl(ISA_DEBUG_EXIT_PORT, code);
+		exit_port_write(code);
 	for (;;)
 		halt();
 }
 
-void platform_bail_out(const char *fmt, ...)
+/* The panic handler (lib/panic.h): "Bail out! reason" unless the run is ending already, then
+ * shutdown_exit(EXIT_BAIL_OUT). */
+static void __attribute__((noreturn)) shutdown_panic(const char *reason)
 {
-	char reason[320]; /* a test name (96) and the locks it held fit */
-	va_list args;
-
-	va_start(args, fmt);
-	vformat(reason, sizeof(reason), fmt, args);
-	va_end(args);
 	if (!__atomic_load_n(&exiting_cpu, __ATOMIC_ACQUIRE))
 		ktap_bail_out(reason);
-	platform_exit(EXIT_BAIL_OUT);
+	shutdown_exit(EXIT_BAIL_OUT);
+}
+
+void shutdown_init(void)
+{
+	panic_set_handler(shutdown_panic);
 }

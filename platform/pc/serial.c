@@ -4,16 +4,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "arch/x86/cpu.h"
 #include "arch/x86/io.h"
 #include "arch/x86/mmio.h"
 #include "arch/x86/paging.h"
-#include "arch/x86/percpu.h"
-#include "arch/x86/serial.h"
-#include "arch/x86/spinlock.h"
 #include "arch/x86/tsc.h"
 #include "lib/console.h"
 #include "lib/format.h"
+#include "platform/pc/serial.h"
 
 #define UART_FIFO_SIZE 16
 /*
@@ -138,45 +135,6 @@ static void serial_write(const char *text, size_t length)
 	}
 }
 
-/*
- * One line at a time from any CPU. A CPU may print while it holds the lock (an exception
- * report in the middle of a line), so the lock nests per CPU; a holder that never lets go (it
- * faulted, or was stopped by platform_exit()) loses the lock after CONSOLE_STEAL_MS rather
- * than silence the run.
- */
-#define CONSOLE_STEAL_MS 1000
-static struct spinlock console_lock = SPINLOCK_INIT("console");
-static unsigned int console_depth;
-
-static unsigned long serial_guard_enter(void)
-{
-	unsigned long flags = local_irq_save();
-	uint64_t start;
-
-	if (spin_is_held(&console_lock)) {
-		console_depth++;
-		return flags;
-	}
-	start = rdtsc_ordered();
-	while (!spin_trylock(&console_lock)) {
-		cpu_relax();
-		if (tsc_hz() && rdtsc_ordered() - start > tsc_cycles_from_ms(CONSOLE_STEAL_MS)) {
-			console_lock.holder = this_cpu_index();
-			spin_held_push(&console_lock);
-			break;
-		}
-	}
-	console_depth = 1;
-	return flags;
-}
-
-static void serial_guard_leave(unsigned long flags)
-{
-	if (--console_depth == 0)
-		spin_unlock(&console_lock);
-	local_irq_restore(flags);
-}
-
 bool serial_probe(const struct console_config *config, char *why, size_t size)
 {
 	struct uart uart;
@@ -207,7 +165,6 @@ void serial_init(const struct console_config *config)
 	uart_out(&console_uart, UART_FIFO_CONTROL, FCR_ENABLE | FCR_CLEAR_RX | FCR_CLEAR_TX);
 	uart_out(&console_uart, UART_MODEM_CONTROL, MCR_DTR | MCR_RTS);
 	console_set_sink(serial_write);
-	console_set_guard(serial_guard_enter, serial_guard_leave);
 }
 
 bool serial_read_byte(uint8_t *byte)

@@ -1,17 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* Application processors: found through the ACPI MADT, started by INIT-SIPI-SIPI; IPIs. */
-#ifndef ARCH_X86_SMP_H
-#define ARCH_X86_SMP_H
+/* The CPUs: found through the ACPI MADT, started (arch/x86/ap_start.h), and calls between them. */
+#ifndef KERNEL_SMP_H
+#define KERNEL_SMP_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "arch/x86/pfa.h"
+#include "kernel/pfa.h"
 #include "lib/acpi.h"
-
-/* The real-mode start-up page (arch/x86/trampoline.asm assembles for it). */
-#define TRAMPOLINE_BASE 0x8000ul
 
 struct smp_start_info {
 	const void *rsdp; /* from multiboot2, or NULL: then the BIOS areas are scanned */
@@ -19,9 +16,9 @@ struct smp_start_info {
 	const struct memory_region *regions; /* the boot memory map */
 	size_t region_count;
 	/*
-	 * Runs on each application processor once arch/x86 set it up (GDT, IDT, CR0/CR4 as the boot
-	 * CPU has them, CR3, APIC, SYSCALL MSRs, per-CPU data), interrupts off. It must call
-	 * smp_cpu_ready() once the CPU can take work, then never return.
+	 * Runs on each application processor once arch/x86/ap_start.c set it up (GDT, IDT, CR0/CR4
+	 * as the boot CPU has them, CR3, APIC, SYSCALL MSRs, per-CPU data), interrupts off. It must
+	 * call smp_cpu_ready() once the CPU can take work, then never return.
 	 */
 	void (*ap_main)(void);
 };

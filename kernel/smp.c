@@ -1,55 +1,32 @@
 /* SPDX-License-Identifier: MIT */
-/* Application processors: MADT discovery, INIT-SIPI-SIPI start-up, calls and IPIs between CPUs. */
+/* The CPUs: which to start (the MADT), their per-CPU data and stacks; calls and IPIs between them.
+ */
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/x86/ap_start.h"
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/exceptions.h"
-#include "arch/x86/gdt.h"
-#include "arch/x86/msr-index.h"
-#include "arch/x86/msr.h"
 #include "arch/x86/nmi.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/platform.h"
-#include "arch/x86/processor-flags.h"
-#include "arch/x86/smp.h"
-#include "arch/x86/syscall.h"
 #include "arch/x86/traps.h"
 #include "arch/x86/tsc.h"
+#include "kernel/percpu.h"
+#include "kernel/pfa.h"
+#include "kernel/smp.h"
 #include "lib/acpi.h"
 #include "lib/cmdline.h"
 #include "lib/format.h"
 #include "lib/ktap.h"
+#include "lib/panic.h"
 #include "lib/string.h"
+#include "platform/pc/acpi_tables.h"
 
-/* The BIOS areas where an RSDP may be (ACPI 6.5 §5.2.5.1). */
-#define BDA_EBDA_SEGMENT 0x40e
-#define EBDA_SEARCH_LENGTH 1024
-#define BIOS_AREA_START 0xe0000ul
-#define BIOS_AREA_LENGTH 0x20000ul
-
-/* The MP start-up protocol's delays (SDM Vol. 3 §9.4.4.1), and how long a CPU may take to
- * finish its own set-up: ring-0 code is slow where it is emulated (docs/platforms.md). */
-#define INIT_DELAY_US 10000
-#define STARTUP_DELAY_US 200
-#define READY_TIMEOUT_MS 5000
 #define AP_STACK_PAGES 4
-
-/* As laid out at trampoline_parameters in arch/x86/trampoline.asm. */
-struct trampoline_parameters {
-	uint32_t cr3;
-	uint32_t efer;
-	uint64_t stack;
-	uint64_t entry;
-	uint32_t index;
-	uint32_t reserved;
-};
-
-extern const char trampoline_start[], trampoline_end[], trampoline_parameters[];
 
 enum call_state { CALL_EMPTY, CALL_QUEUED, CALL_RUNNING, CALL_DONE };
 
@@ -65,14 +42,10 @@ struct call {
 };
 
 static DEFINE_PER_CPU(struct call, calls);
-static DEFINE_PER_CPU(volatile bool, alive); /* its first C code ran */
-static DEFINE_PER_CPU(volatile bool, ready); /* smp_cpu_ready() */
 static uint64_t slowest_call;
 static unsigned int online_count = 1;
 static volatile bool stopping;
 static unsigned int stopper; /* the CPU that set stopping */
-static unsigned long boot_cr0, boot_cr4;
-static void (*ap_main)(void);
 static char single_reason[96] = "not started";
 static uint64_t max_cpus = SMP_CPUS_MAX;
 
@@ -87,14 +60,6 @@ unsigned int smp_cpus(void)
 const char *smp_single_reason(void)
 {
 	return online_count > 1 ? "" : single_reason;
-}
-
-static void delay_us(uint64_t us)
-{
-	uint64_t start = rdtsc_ordered(), wait = tsc_hz() / 1000000 * us;
-
-	while (rdtsc_ordered() - start < wait)
-		cpu_relax();
 }
 
 /* Run the calls queued for the calling CPU. Interrupts off. */
@@ -156,8 +121,8 @@ bool smp_call(unsigned int cpu, void (*fn)(void *), void *arg)
 			return false;
 		}
 		if (rdtsc_ordered() - start > 4 * limit)
-			platform_bail_out("smp_call: CPU %u runs a call for over %u ms", cpu,
-					  4 * SMP_CALL_TIMEOUT_MS);
+			panic("smp_call: CPU %u runs a call for over %u ms", cpu,
+			      4 * SMP_CALL_TIMEOUT_MS);
 	}
 	__atomic_store_n(&call->state, CALL_EMPTY, __ATOMIC_RELAXED);
 	if (rdtsc_ordered() - start > slowest_call)
@@ -210,53 +175,17 @@ void smp_stop_others(void)
 
 void smp_cpu_ready(void)
 {
-	*this_cpu_ptr(ready) = true;
+	ap_start_ready();
 }
 
-/* The first C code of an application processor, on the stack smp_start() gave it. */
-static void __attribute__((noreturn)) ap_entry(unsigned int index)
+/* The trampoline's PML4 (arch/x86/ap_start.h): 0 when out of memory. */
+static uint64_t trampoline_page_tables(void)
 {
-	percpu_init(index);
-	*this_cpu_ptr(alive) = true;
-	write_cr3(paging_kernel_root());
-	gdt_init();
-	idt_load();
-	write_cr0(boot_cr0);
-	write_cr4(boot_cr4);
-	gdt_umip_enable();
-	syscall_init_cpu();
-	apic_init_cpu();
-	ap_main();
-	platform_bail_out("CPU %u: ap_main() returned", index);
-}
+	uint64_t root = pfa_alloc();
 
-static const void *acpi_map_direct(uint64_t phys, size_t length, void *context)
-{
-	(void)context;
-	if (phys >= DIRECT_MAP_LIMIT || length > DIRECT_MAP_LIMIT - phys)
-		return NULL;
-	return phys_to_virt(phys);
-}
-
-/* The RSDP: from the loader, else the first KiB of the EBDA, else 0xE0000-0xFFFFF. */
-static const void *find_rsdp(const struct smp_start_info *info, size_t *length, const char **source)
-{
-	uint16_t ebda_segment;
-	const void *found;
-
-	if (info->rsdp && info->rsdp_length) {
-		*length = info->rsdp_length;
-		*source = "multiboot2";
-		return info->rsdp;
-	}
-	memcpy(&ebda_segment, phys_to_virt(BDA_EBDA_SEGMENT), sizeof(ebda_segment));
-	*length = ACPI_RSDP_V2_SIZE;
-	*source = "EBDA";
-	if (ebda_segment &&
-	    (found = acpi_rsdp_find(phys_to_virt((uint64_t)ebda_segment << 4), EBDA_SEARCH_LENGTH)))
-		return found;
-	*source = "BIOS area scan";
-	return acpi_rsdp_find(phys_to_virt(BIOS_AREA_START), BIOS_AREA_LENGTH);
+	if (root)
+		ap_start_tables(phys_to_virt(root));
+	return root;
 }
 
 static bool page_is_available(const struct smp_start_info *info, uint64_t phys)
@@ -269,37 +198,6 @@ static bool page_is_available(const struct smp_start_info *info, uint64_t phys)
 			return true;
 	}
 	return false;
-}
-
-/* Page tables for the trampoline: the kernel's, plus an identity map of the low 4 GiB. */
-static uint64_t trampoline_page_tables(void)
-{
-	uint64_t root = pfa_alloc();
-	uint64_t *entries = phys_to_virt(root);
-	const uint64_t *kernel = phys_to_virt(paging_kernel_root());
-
-	if (!root)
-		return 0;
-	memcpy(entries, kernel, PAGE_SIZE);
-	entries[0] = kernel[PML4_FIRST_KERNEL_ENTRY]; /* the direct map's PDPT */
-	return root;
-}
-
-/* INIT, then STARTUP until the CPU shows life (SDM Vol. 3 §9.4.4.1); then wait until ready. */
-static bool start_cpu(unsigned int index, uint32_t apic_id, uint64_t *cycles)
-{
-	uint64_t start = rdtsc_ordered(), limit = tsc_cycles_from_ms(READY_TIMEOUT_MS);
-
-	apic_send_init(apic_id);
-	delay_us(INIT_DELAY_US);
-	for (unsigned int attempt = 0; attempt < 2 && !*per_cpu_ptr(alive, index); attempt++) {
-		apic_send_startup(apic_id, TRAMPOLINE_BASE);
-		delay_us(STARTUP_DELAY_US);
-	}
-	while (!*per_cpu_ptr(ready, index) && rdtsc_ordered() - start < limit)
-		cpu_relax();
-	*cycles = rdtsc_ordered() - start;
-	return *per_cpu_ptr(ready, index);
 }
 
 static void __attribute__((format(printf, 1, 2))) set_single_reason(const char *fmt, ...)
@@ -323,23 +221,19 @@ const struct acpi_madt *smp_madt(void)
 unsigned int smp_prepare(const struct smp_start_info *info)
 {
 	struct acpi_cpu entry;
-	const char *source;
-	size_t rsdp_length, table_length;
-	const void *rsdp, *table;
-	uint64_t root;
+	struct acpi_root root;
+	size_t table_length;
+	const void *table;
 	unsigned int wanted = 1, given;
-	bool extended;
 	enum acpi_error error;
 
-	rsdp = find_rsdp(info, &rsdp_length, &source);
-	if (!rsdp) {
+	error = acpi_tables_root(info->rsdp_length ? info->rsdp : NULL, info->rsdp_length, &root);
+	if (error == ACPI_ERROR_NO_RSDP) {
 		set_single_reason("no ACPI RSDP (none from the loader, the EBDA or the BIOS area)");
 		return percpu_count();
 	}
-	error = acpi_rsdp_parse(rsdp, rsdp_length, &root, &extended);
 	if (!error)
-		error = acpi_table_find(root, extended, "APIC", acpi_map_direct, NULL, &table,
-					&table_length);
+		error = acpi_tables_find_in(&root, "APIC", &table, &table_length);
 	if (!error)
 		error = acpi_madt_parse(table, table_length, &madt);
 	if (error) {
@@ -357,8 +251,8 @@ unsigned int smp_prepare(const struct smp_start_info *info)
 	ktap_diag(0,
 		  "smp: MADT via %s RSDP (%s): %u CPUs listed, boot CPU APIC id %u; per-CPU data "
 		  "for %u CPUs, %lu bytes each",
-		  source, extended ? "XSDT" : "RSDT", madt.cpu_count, this_cpu()->apic_id, given,
-		  (unsigned long)percpu_size());
+		  root.source, root.extended ? "XSDT" : "RSDT", madt.cpu_count, this_cpu()->apic_id,
+		  given, (unsigned long)percpu_size());
 	if (given < wanted)
 		ktap_diag(0, "smp: no memory for the per-CPU data of %u CPUs: %u start at most",
 			  wanted, given);
@@ -367,7 +261,6 @@ unsigned int smp_prepare(const struct smp_start_info *info)
 
 unsigned int smp_start(const struct smp_start_info *info)
 {
-	struct trampoline_parameters *parameters;
 	struct acpi_cpu entry;
 	uint64_t stack, page_tables;
 
@@ -384,16 +277,7 @@ unsigned int smp_start(const struct smp_start_info *info)
 		set_single_reason("no page for the start-up page tables");
 		return online_count;
 	}
-	boot_cr0 = read_cr0();
-	boot_cr4 = read_cr4() & ~CR4_UMIP; /* each CPU sets it where its own CPUID has it */
-	ap_main = info->ap_main;
-	memcpy(phys_to_virt(TRAMPOLINE_BASE), trampoline_start,
-	       (size_t)(trampoline_end - trampoline_start));
-	parameters = phys_to_virt(TRAMPOLINE_BASE +
-				  (uint64_t)(trampoline_parameters - trampoline_start));
-	parameters->cr3 = (uint32_t)page_tables;
-	parameters->efer = (uint32_t)(rdmsr(MSR_EFER) & (EFER_LME | EFER_NXE | EFER_SCE));
-	parameters->entry = (uint64_t)ap_entry;
+	ap_start_prepare(page_tables, info->ap_main);
 	for (size_t cursor = 0; acpi_madt_next_cpu(&madt, &cursor, &entry);) {
 		const struct acpi_cpu *cpu = &entry;
 		unsigned int index = online_count;
@@ -428,17 +312,16 @@ unsigned int smp_start(const struct smp_start_info *info)
 			ktap_diag(0, "smp: APIC id %u: no memory for a stack", cpu->apic_id);
 			break;
 		}
-		parameters->stack = (uint64_t)phys_to_virt(stack) + AP_STACK_PAGES * PAGE_SIZE;
-		parameters->index = index;
 		percpu_get(index)->apic_id = cpu->apic_id;
-		if (!start_cpu(index, cpu->apic_id, &cycles)) {
+		if (!ap_start(index, cpu->apic_id,
+			      (uint64_t)phys_to_virt(stack) + AP_STACK_PAGES * PAGE_SIZE,
+			      &cycles)) {
 			ktap_diag(0, "smp: APIC id %u: %s within %u ms", cpu->apic_id,
-				  *per_cpu_ptr(alive, index) ? "started but not ready"
-							     : "did not start",
-				  READY_TIMEOUT_MS);
-			if (*per_cpu_ptr(alive, index))
-				platform_bail_out("CPU %u (APIC id %u) is stuck in its set-up",
-						  index, cpu->apic_id);
+				  ap_start_alive(index) ? "started but not ready" : "did not start",
+				  AP_READY_TIMEOUT_MS);
+			if (ap_start_alive(index))
+				panic("CPU %u (APIC id %u) is stuck in its set-up", index,
+				      cpu->apic_id);
 			pfa_free_pages(stack, AP_STACK_PAGES);
 			continue;
 		}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Page-frame allocator over the boot memory map. */
-#ifndef ARCH_X86_PFA_H
-#define ARCH_X86_PFA_H
+#ifndef KERNEL_PFA_H
+#define KERNEL_PFA_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* HPET register accessors (IA-PC HPET spec 1.0a §2.3). None of them fault once base is mapped. */
-#ifndef ARCH_X86_HPET_H
-#define ARCH_X86_HPET_H
+#ifndef PLATFORM_PC_HPET_H
+#define PLATFORM_PC_HPET_H
 
 #include <stdint.h>
 

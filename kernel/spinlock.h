@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Spinlocks between CPUs: test-and-test-and-set, with the holder recorded and a bounded spin. */
-#ifndef ARCH_X86_SPINLOCK_H
-#define ARCH_X86_SPINLOCK_H
+#ifndef KERNEL_SPINLOCK_H
+#define KERNEL_SPINLOCK_H
 
 #include <stdbool.h>
 #include <stdint.h>

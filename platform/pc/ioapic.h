@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The I/O APIC's redirection table, by MMIO (Intel 82093AA I/O APIC datasheet, §3.2). */
-#ifndef ARCH_X86_IOAPIC_H
-#define ARCH_X86_IOAPIC_H
+#ifndef PLATFORM_PC_IOAPIC_H
+#define PLATFORM_PC_IOAPIC_H
 
 #include <stdint.h>
 

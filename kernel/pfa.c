@@ -5,10 +5,10 @@
 #include <stdint.h>
 
 #include "arch/x86/paging.h"
-#include "arch/x86/pfa.h"
-#include "arch/x86/platform.h"
-#include "arch/x86/spinlock.h"
+#include "kernel/pfa.h"
+#include "kernel/spinlock.h"
 #include "lib/bitops.h"
+#include "lib/panic.h"
 
 #define LOW_MEMORY_END 0x100000ul
 #define FRAMES (DIRECT_MAP_LIMIT / PAGE_SIZE)
@@ -150,7 +150,7 @@ void pfa_free(uint64_t phys)
 
 	if ((phys & (PAGE_SIZE - 1)) || frame >= FRAMES || frame_is_reserved(phys) ||
 	    frame_is_free(frame))
-		platform_bail_out("pfa_free: 0x%lx was not allocated", phys);
+		panic("pfa_free: 0x%lx was not allocated", phys);
 	frame_set_free(frame, true);
 	free_count++;
 	if (frame / BITS_PER_WORD < search_hint)

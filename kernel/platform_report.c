@@ -8,31 +8,23 @@
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
-#include "arch/x86/platform_report.h"
 #include "arch/x86/traps.h"
 #include "arch/x86/tsc.h"
+#include "kernel/platform_report.h"
 #include "lib/format.h"
 #include "lib/ktap.h"
-#include "lib/string.h"
+#include "platform/pc/cpu_identity.h"
 
 /* A page for the DS_AREA read-back probe: never used as a DS area (BTS and PEBS stay off). */
 static uint8_t probe_page[PAGE_SIZE] __attribute__((aligned(PAGE_SIZE)));
 
 static void report_cpu(const char *what, struct cpuid_result leaf0, struct cpuid_result leaf1)
 {
-	unsigned int family = (leaf1.eax >> 8) & 0xf, model = (leaf1.eax >> 4) & 0xf;
-	char vendor[13];
+	struct cpu_identity identity;
 
-	memcpy(vendor, &leaf0.ebx, 4);
-	memcpy(vendor + 4, &leaf0.edx, 4);
-	memcpy(vendor + 8, &leaf0.ecx, 4);
-	vendor[12] = '\0';
-	if (family == 0xf)
-		family += (leaf1.eax >> 20) & 0xff;
-	if (family == 0x6 || family >= 0xf)
-		model |= ((leaf1.eax >> 16) & 0xf) << 4;
-	ktap_diag(0, "%s: vendor=%s family=%u model=%u stepping=%u", what, vendor, family, model,
-		  leaf1.eax & 0xf);
+	cpu_identity_decode(&leaf0, &leaf1, &identity);
+	ktap_diag(0, "%s: vendor=%s family=%u model=%u stepping=%u", what, identity.vendor,
+		  identity.family, identity.model, identity.stepping);
 }
 
 /* The silicon (or hypervisor) first; then, if one is registered, the CPU model's identity. */
@@ -47,10 +39,7 @@ static void report_identity(void)
 		struct cpuid_result hv = cpuid(CPUID_LEAF_HYPERVISOR, 0);
 		char signature[13];
 
-		memcpy(signature, &hv.ebx, 4);
-		memcpy(signature + 4, &hv.ecx, 4);
-		memcpy(signature + 8, &hv.edx, 4);
-		signature[12] = '\0';
+		cpu_identity_signature(&hv, signature);
 		ktap_diag(0, "platform: hypervisor=\"%s\" max_leaf=0x%x", signature, hv.eax);
 	} else {
 		ktap_diag(0, "platform: hypervisor=none");

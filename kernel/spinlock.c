@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* Spinlocks between CPUs (arch/x86/spinlock.h). */
+/* Spinlocks between CPUs (kernel/spinlock.h). */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "arch/x86/cpu.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/platform.h"
-#include "arch/x86/spinlock.h"
 #include "arch/x86/tsc.h"
+#include "kernel/spinlock.h"
+#include "lib/panic.h"
 
 /* Before the TSC is calibrated: a bound that no boot-time critical section comes near. */
 #define SPIN_CYCLES_UNCALIBRATED 20000000000ull
@@ -21,14 +21,14 @@ void spin_lock_contended(struct spinlock *lock)
 	start = rdtsc_ordered();
 	limit = tsc_hz() ? tsc_cycles_from_ms(SPINLOCK_TIMEOUT_MS) : SPIN_CYCLES_UNCALIBRATED;
 	if (spin_is_held(lock))
-		platform_bail_out("spinlock %s: taken again by CPU %u, which holds it", lock->name,
-				  this_cpu_index());
+		panic("spinlock %s: taken again by CPU %u, which holds it", lock->name,
+		      this_cpu_index());
 	for (;;) {
 		while (lock->holder != SPINLOCK_FREE) {
 			cpu_relax();
 			if (rdtsc_ordered() - start > limit)
-				platform_bail_out("spinlock %s: held by CPU %u for over %u ms",
-						  lock->name, lock->holder, SPINLOCK_TIMEOUT_MS);
+				panic("spinlock %s: held by CPU %u for over %u ms", lock->name,
+				      lock->holder, SPINLOCK_TIMEOUT_MS);
 		}
 		if (spin_trylock(lock))
 			return;

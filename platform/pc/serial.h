@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* 16550 UART console. */
-#ifndef ARCH_X86_SERIAL_H
-#define ARCH_X86_SERIAL_H
+#ifndef PLATFORM_PC_SERIAL_H
+#define PLATFORM_PC_SERIAL_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The 8254 PIT's channel 0 as a periodic source (Intel 8254 datasheet; its input is 1.193182 MHz).
  */
-#ifndef ARCH_X86_PIT_H
-#define ARCH_X86_PIT_H
+#ifndef PLATFORM_PC_PIT_H
+#define PLATFORM_PC_PIT_H
 
 #include <stdint.h>
 
@@ -12,6 +12,7 @@
 #define PIT_PORT_CHANNEL0 0x40
 #define PIT_PORT_COMMAND 0x43
 #define PIT_SELECT_CHANNEL0 (0u << 6)
+#define PIT_ACCESS_LATCH (0u << 4) /* latch the count for two reads, low byte first */
 #define PIT_ACCESS_LOW_HIGH (3u << 4)
 #define PIT_MODE_RATE (2u << 1) /* mode 2: a pulse on OUT each period */
 #define PIT_MODE_ONE_SHOT (0u << 1) /* mode 0: OUT rises once, at the end of the count */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Task-switch hooks: how subsystems keep per-task hardware state without knowing the scheduler. */
-#ifndef ARCH_X86_SWITCH_HOOKS_H
-#define ARCH_X86_SWITCH_HOOKS_H
+#ifndef KERNEL_SWITCH_HOOKS_H
+#define KERNEL_SWITCH_HOOKS_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -4,12 +4,11 @@
 #include <stdint.h>
 
 #include "arch/x86/percpu.h"
-#include "arch/x86/smp.h"
-#include "arch/x86/switch_hooks.h"
+#include "kernel/smp.h"
+#include "kernel/switch_hooks.h"
 
 static const struct switch_hooks *registered[SWITCH_HOOKS_MAX];
 static DEFINE_PER_CPU(struct switch_task, current);
-static unsigned int interrupt_depths[SWITCH_TASKS_MAX];
 static uint64_t address_spaces[SWITCH_TASKS_MAX];
 static bool live[SWITCH_TASKS_MAX];
 
@@ -41,10 +40,6 @@ void switch_hooks_set(unsigned int handle, const struct switch_hooks *hooks)
 
 void switch_hooks_run(const struct switch_task *prev, const struct switch_task *next)
 {
-	/* A task switched inside an interrupt handler resumes inside it: the depth is the task's.
-	 */
-	interrupt_depths[prev->index] = this_cpu()->interrupt_depth;
-	this_cpu()->interrupt_depth = next->first_run ? 0 : interrupt_depths[next->index];
 	for (unsigned int i = 0; i < SWITCH_HOOKS_MAX; i++) {
 		const struct switch_hooks *hooks = switch_hooks_at(i);
 
@@ -62,7 +57,6 @@ void switch_hooks_run(const struct switch_task *prev, const struct switch_task *
 
 void switch_hooks_run_exit(const struct switch_task *task)
 {
-	interrupt_depths[task->index] = 0;
 	switch_task_set_live(task->index, false); /* before the hooks release what it had */
 	for (unsigned int i = 0; i < SWITCH_HOOKS_MAX; i++) {
 		const struct switch_hooks *hooks = switch_hooks_at(i);
@@ -75,6 +69,7 @@ void switch_hooks_run_exit(const struct switch_task *task)
 void switch_hooks_set_current(const struct switch_task *task)
 {
 	*this_cpu_ptr(current) = *task;
+	this_cpu()->task_id = task->id;
 }
 
 void switch_task_set_live(unsigned int index, bool is_live)
