@@ -63,9 +63,8 @@ void apic_send_startup(uint32_t destination, uint64_t start_phys);
  * (interrupt context) each registration's enter runs, in the order they registered, then each
  * exit in the reverse order, then LVTPC is unmasked: Intel CPUs set its mask bit when they
  * deliver a PMI (SDM Vol. 3 §19.6.1; AMD does not), and without the unmask no PMI follows.
- * So the first to register brackets the others, as Linux's intel_pmu_handle_irq() disables
- * the counters before the PEBS drain and acknowledges and re-enables after it. Either may be
- * NULL.
+ * The kernel registers one handler that runs a PMI's steps in their order (debugstate/); tests
+ * may register more around it. Either may be NULL.
  */
 #define PMI_HOOKS 4
 struct pmi_hooks {
