@@ -15,15 +15,19 @@ static bool signature_is(const void *base, const char *signature)
 		      ACPI_SIGNATURE_SIZE) == 0;
 }
 
-/* ACPI checksums: all bytes of the structure, checksum byte included, sum to zero mod 256. */
-static bool checksum_ok(const void *base, size_t length)
+uint8_t acpi_checksum(const void *base, size_t length)
 {
 	const uint8_t *bytes = base;
 	uint8_t sum = 0;
 
 	for (size_t i = 0; i < length; i++)
 		sum = (uint8_t)(sum + bytes[i]);
-	return sum == 0;
+	return sum;
+}
+
+static bool checksum_ok(const void *base, size_t length)
+{
+	return acpi_checksum(base, length) == 0;
 }
 
 const char *acpi_error_name(enum acpi_error error)

@@ -155,6 +155,10 @@ enum acpi_error {
 /* A short human string for error, e.g. "RSDP checksum mismatch"; never NULL. */
 const char *acpi_error_name(enum acpi_error error);
 
+/* The ACPI checksum of bytes [0, length): all bytes of a structure, its checksum byte included,
+ * sum to zero mod 256 when it is valid (ACPI 6.5 §5.2.5.3, §5.2.6). */
+uint8_t acpi_checksum(const void *base, size_t length);
+
 /*
  * Scan [start, start + length) at start + 16 * k for ACPI_RSDP_SIGNATURE with a valid v1
  * checksum over ACPI_RSDP_V1_SIZE bytes that all lie in the range. start must be the mapping of a

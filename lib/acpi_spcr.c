@@ -147,7 +147,7 @@ bool acpi_spcr_parse(const void *table, size_t length, struct acpi_spcr *spcr, c
 {
 	const uint8_t *bytes = table;
 	uint32_t table_length;
-	uint8_t sum = 0;
+	uint8_t sum;
 
 	*spcr = (struct acpi_spcr){ 0 };
 	if (length < ACPI_SPCR_MIN_LENGTH ||
@@ -162,8 +162,7 @@ bool acpi_spcr_parse(const void *table, size_t length, struct acpi_spcr *spcr, c
 		       ACPI_SPCR_MIN_LENGTH, length);
 		return false;
 	}
-	for (uint32_t i = 0; i < table_length; i++)
-		sum = (uint8_t)(sum + bytes[i]);
+	sum = acpi_checksum(table, table_length);
 	if (sum != 0) {
 		format(reason, reason_size, "checksum mismatch (the bytes sum to 0x%02x)", sum);
 		return false;

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/acpi.h"
 #include "lib/acpi_timer.h"
 #include "lib/load.h"
 #include "lib/string.h"
@@ -12,16 +13,13 @@
 static bool table_ok(const void *table, size_t length, const char signature[4], size_t minimum)
 {
 	uint32_t table_length;
-	uint8_t sum = 0;
 
 	if (length < ACPI_HEADER_SIZE || memcmp(table, signature, ACPI_SIGNATURE_SIZE) != 0)
 		return false;
 	table_length = load_u32(table, ACPI_HEADER_OFF_LENGTH);
 	if (table_length < minimum || table_length > length)
 		return false;
-	for (size_t i = 0; i < table_length; i++)
-		sum += load_u8(table, i);
-	return sum == 0;
+	return acpi_checksum(table, table_length) == 0;
 }
 
 const char *acpi_timer_error_name(enum acpi_timer_error error)
