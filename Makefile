@@ -116,7 +116,7 @@ KERNEL_OBJS := $(addprefix $(BUILD)/,$(OBJS) $(TEST_OBJS))
 
 # Debian packages the build and the tests need; `make deps` installs only the missing ones.
 # linux-source-6.1 (139 MB) is for Linux's own KTAP parser, tools/testing/kunit/kunit.py, which
-# tests/test_known_defects.py runs on our logs.
+# tests/harness/test_known_defects.py runs on our logs.
 DEPS := gcc make binutils nasm qemu-system-x86 python3 python3-pytest python3-pytest-timeout \
 	python3-matplotlib \
 	grub-pc-bin grub-efi-amd64-bin grub-common xorriso mtools ovmf ipxe-qemu dnsmasq-base iproute2 \
@@ -199,7 +199,7 @@ lava: deps all
 
 # Only the delivery tests: ISO, PXE, UEFI, dnsmasq, serial capture and LAVA, under TCG.
 delivery: deps all
-	$(PYTHON) -m pytest -m delivery tests/test_delivery.py
+	$(PYTHON) -m pytest -m delivery tests/delivery/test_delivery.py tests/delivery/test_netboot.py
 
 # With LOG=path, judge a log captured elsewhere (real hardware) instead of booting: scripts/run
 # prints its summary, then pytest gives one case per test whatever that summary said, and the
@@ -222,7 +222,7 @@ else
 check: deps
 	$(PYTHON) scripts/run --check-log "$(LOG)" || echo "  CHECK   scripts/run exited $$?; pytest judges each test"
 	SWITCHYARD_LOG="$(abspath $(LOG))" SWITCHYARD_LOG_PLATFORM="$(PLATFORM)" \
-		$(PYTHON) -m pytest $(JUNIT) tests/test_kernel.py
+		$(PYTHON) -m pytest $(JUNIT) tests/verdicts/test_kernel.py
 endif
 
 deps:
@@ -370,7 +370,7 @@ $(BUILD)/witness/libwitness.so: witness/witness.c witness/qemu-plugin-api.h Make
 	@$(HOST_CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -I. -shared -fPIC -fvisibility=hidden \
 		-o $@ witness/witness.c -pthread
 
-# The filter that tests/test_decoder.py feeds objdump's instructions through.
+# The filter that tests/kernel_behaviour/test_decoder.py feeds objdump's instructions through.
 DECODE_CHECK_OBJS := $(addprefix $(BUILD)/host/obj/,tests/decode_check/decode_check.o emulator/decode.o)
 
 $(BUILD)/host/decode-check: $(DECODE_CHECK_OBJS) Makefile

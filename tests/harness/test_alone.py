@@ -24,7 +24,7 @@ import switchyard_log as ktap
 import switchyard_qemu as qemu
 from switchyard_qemu import Boot
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RUN = ROOT / "scripts" / "run"
 KERNEL = ROOT / "build" / "switchyard32.elf"
 

@@ -17,20 +17,18 @@ from pathlib import Path
 
 import pytest
 
+from kunit_tool import kunit, kunit_parse, same_counts  # noqa: F401: kunit is a fixture
 from sealed_logs import seal
 
 import switchyard_defects as defects
 import switchyard_log as ktap
 import switchyard_qemu as qemu
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
+TEST_KERNEL = ROOT / "tests" / "verdicts" / "test_kernel.py"
 RUN = ROOT / "scripts" / "run"
 KERNEL = Path(os.environ.get("SWITCHYARD_KERNEL", ROOT / "build" / "switchyard32.elf"))
 TABLE = defects.read()
-# Linux's KTAP parser, from Debian's linux-source-6.1 (make deps installs it).
-LINUX_SOURCE = Path("/usr/src/linux-source-6.1.tar.xz")
-KUNIT_MEMBERS = ["kunit.py", "kunit_config.py", "kunit_json.py", "kunit_kernel.py",
-                 "kunit_parser.py", "kunit_printer.py", "qemu_config.py"]
 TCG_DEFECT_TESTS = "arch.rdmsr_safe_reports_gp_for_an_msr_that_faults," \
     "dr.general_detect_raises_db_on_the_next_dr_access"
 # The table's tests by kind: checks that fail on KVM-PVM (and pass on TCG), tests that end a
@@ -293,7 +291,7 @@ def harness(tmp_path, log):
     (tmp_path / "serial.log").write_text(log)
     env = dict(os.environ, SWITCHYARD_LOG=str(tmp_path / "serial.log"))
     return subprocess.run([sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider",
-                           str(ROOT / "tests" / "test_kernel.py")],
+                           str(TEST_KERNEL)],
                           capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
 
 
@@ -348,42 +346,6 @@ def test_an_xpass_fails_run_and_pytest_alike(tmp_path):
 
 # Linux's kunit.py, which knows nothing of the table.
 
-@pytest.fixture(scope="session")
-def kunit():
-    """tools/testing/kunit of linux-source-6.1, extracted once into build/kunit-6.1 (kunit.py
-    finds the kernel tree by the path tools/testing/kunit, so the path is kept)."""
-    assert LINUX_SOURCE.is_file(), f"{LINUX_SOURCE} not found: apt-get install linux-source-6.1"
-    target = ROOT / "build" / "kunit-6.1"
-    script = target / "tools" / "testing" / "kunit" / "kunit.py"
-    if not script.is_file() or script.stat().st_mtime < LINUX_SOURCE.stat().st_mtime:
-        shutil.rmtree(target, ignore_errors=True)
-        target.mkdir(parents=True)
-        members = [f"linux-source-6.1/tools/testing/kunit/{m}" for m in KUNIT_MEMBERS]
-        subprocess.run(["tar", "-xJf", str(LINUX_SOURCE), "-C", str(target),
-                        "--strip-components=1", *members], check=True, timeout=300)
-        script.touch()
-    return script
-
-
-def kunit_parse(kunit, log_path):
-    """kunit.py parse's exit status and its summary {"passed": N, "failed": N, ...}."""
-    proc = subprocess.run([sys.executable, str(kunit), "parse", str(log_path)],
-                          capture_output=True, text=True, timeout=120)
-    summary = re.search(r"Ran (\d+) tests: (.*)", proc.stdout)
-    assert summary, proc.stdout + proc.stderr
-    counts = {key: int(value) for key, value in re.findall(r"(\w+): (\d+)", summary.group(2))}
-    counts["total"] = int(summary.group(1))
-    return proc.returncode, counts, proc.stdout
-
-
-def same_counts(result):
-    """What kunit.py should count in a log of ours: XFAIL is "ok", XPASS "not ok"."""
-    counts = {"total": len(result.tests),
-              "passed": result.count("pass") + result.count("xfail"),
-              "failed": len(result.failed), "skipped": result.count("skip")}
-    return {key: value for key, value in counts.items() if value or key == "total"}
-
-
 @pytest.mark.parametrize("log", [PVM_LOG, VMX_LOG], ids=["kvm-pvm", "kvm-vmx"])
 def test_kunit_parse_passes_a_log_whose_only_failures_are_known(tmp_path, kunit, log):
     (tmp_path / "serial.log").write_text(log)
@@ -414,23 +376,6 @@ def boot(tmp_path, cmdline, kernel=KERNEL, name="serial.log"):
 
 def identity_line(result):
     return next(d for d in result.diagnostics if d.startswith("platform: identity="))
-
-
-@pytest.mark.boot
-def test_kunit_parse_agrees_with_the_harness_on_the_whole_tcg_boot(tmp_path, kunit):
-    """The harness's own "tcg" boot (shared with tests/test_kernel.py): kunit.py exits 0
-    exactly when our verdict is PASS, and counts what we count."""
-    from conftest import load_platform
-
-    platform = load_platform("tcg")
-    if platform.failure:
-        pytest.fail(platform.failure, pytrace=False)
-    result = platform.result
-    assert not result.errors, result.errors
-    (tmp_path / "serial.log").write_bytes(platform.raw)
-    status, counts, stdout = kunit_parse(kunit, tmp_path / "serial.log")
-    assert (status == 0) == (result.verdict == ktap.PASS), stdout
-    assert counts == same_counts(result), stdout
 
 
 @pytest.mark.boot

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ELF = Path(os.environ.get("SWITCHYARD_ELF", ROOT / "build" / "switchyard.elf"))
 CHECKER = ROOT / "build" / "host" / "decode-check"
 MINIMUM_CHECKED = 10_000

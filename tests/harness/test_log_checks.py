@@ -17,7 +17,9 @@ from sealed_logs import flip_byte, seal, with_running
 
 import switchyard_log as ktap
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
+TEST_KERNEL = ROOT / "tests" / "verdicts" / "test_kernel.py"
+TEST_ID = "tests/verdicts/test_kernel.py"
 RUN = ROOT / "scripts" / "run"
 KERNEL = ROOT / "build" / "switchyard32.elf"
 
@@ -314,11 +316,12 @@ def test_run_summary_of_a_bail_out_names_the_test_it_stopped_in(tmp_path):
 
 
 def harness(tmp_path, log, **env):
-    """Run the pytest harness (tests/test_kernel.py) on a recorded log, as `make check` does."""
+    """Run the pytest harness (tests/verdicts/test_kernel.py) on a recorded log, as `make check`
+    does."""
     (tmp_path / "serial.log").write_text(log)
     env = dict(os.environ, SWITCHYARD_LOG=str(tmp_path / "serial.log"), **env)
     return subprocess.run([sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider",
-                           str(ROOT / "tests" / "test_kernel.py")],
+                           str(TEST_KERNEL)],
                           capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
 
 
@@ -326,11 +329,11 @@ def test_harness_judges_a_recorded_log(tmp_path):
     """SWITCHYARD_LOG gives one pytest case per KTAP test, plus the integrity checks."""
     proc = harness(tmp_path, seal(FAILING_BODY))
     assert proc.returncode == 1, proc.stdout
-    assert "FAILED tests/test_kernel.py::test_ktap[log-arch.fault_is_not_a_hang]" in proc.stdout
+    assert f"FAILED {TEST_ID}::test_ktap[log-arch.fault_is_not_a_hang]" in proc.stdout
     assert "expected 13 (0xd), got 0 (0x0)" in proc.stdout
     assert any(line.startswith("SKIPPED") and line.endswith(": CR4.DE cannot be set")
                for line in proc.stdout.splitlines())
-    assert "PASSED tests/test_kernel.py::test_log_is_complete_and_verified[log]" in proc.stdout
+    assert f"PASSED {TEST_ID}::test_log_is_complete_and_verified[log]" in proc.stdout
     assert "1 failed, 3 passed, 2 skipped" in proc.stdout
 
 

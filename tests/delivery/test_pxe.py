@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import yaml
@@ -141,7 +142,7 @@ def test_mkpxe_refuses_values_dnsmasq_would_misread(tmp_path, args, message):
 def discover(namespace, pxe):
     """The replies to one DHCPDISCOVER from the namespace's client interface."""
     proc = subprocess.run(["ip", "netns", "exec", namespace, sys.executable,
-                           str(ROOT / "tests" / "delivery.py"), "dhcp-discover", "client",
+                           str(Path(delivery.__file__)), "dhcp-discover", "client",
                            "pxe" if pxe else "plain", "1.5"],
                           capture_output=True, text=True, timeout=30)
     assert proc.returncode == 0, proc.stderr

@@ -20,7 +20,7 @@ from test_log_checks import FAILING_BODY, PASSING_BODY
 import switchyard_log as ktap
 import switchyard_qemu as qemu
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RUN = ROOT / "scripts" / "run"
 KERNEL = ROOT / "build" / "switchyard32.elf"
 

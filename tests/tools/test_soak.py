@@ -18,7 +18,7 @@ from sealed_logs import seal
 
 import switchyard_log as ktap
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SOAK = ROOT / "scripts" / "soak"
 KERNEL = ROOT / "build" / "switchyard32.elf"
 VERDICT = re.compile(r"^soak: (\w+) seed=(\d+) (PASS|FAIL|CRASH|USAGE|TIMEOUT)\b", re.M)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TARGETS = ["all", "build/host/host-tests", "build/host/decode-check"]
 INCLUDE_LINE = re.compile(r'^\s*(?:#\s*include|%include)\s+"([^"]+)"', re.MULTILINE)
 # The commands make -n prints: `echo "  CC      dr/switch.c"`, `echo "  HOSTLD  build/host/x"`.

@@ -1,9 +1,8 @@
-"""Delivery to real hardware, end to end in QEMU TCG: GRUB ISO, PXE, UEFI, serial capture, LAVA.
+"""Delivery to real hardware, end to end in QEMU TCG: GRUB ISO, UEFI, serial capture, LAVA.
 
 Each boot path (marked "delivery") must yield a complete, verified KTAP log (verdict PASS, QEMU
-status 33) through the real firmware and loaders: SeaBIOS and OVMF from the ISO, the iPXE ROM
-and GRUB netboot over QEMU's user-net TFTP, OVMF's PXE, and a real dnsmasq on a tap device in
-a network namespace made here. scripts/capture is tested against QEMU's pty and TCP serial and
+status 33) through the real firmware and loaders: SeaBIOS and OVMF from the ISO (the network
+paths are in test_netboot.py). scripts/capture is tested against QEMU's pty and TCP serial and
 against recorded logs replayed through a pty pair. The LAVA templates are validated offline.
 Raw logs are kept in build/logs/delivery-*.log.
 """
@@ -21,58 +20,22 @@ import pytest
 import yaml
 
 import delivery
+from delivery import kernels  # noqa: F401: a fixture
 import switchyard_log as ktap
 
 ROOT = delivery.ROOT
+TEST_KERNEL = ROOT / "tests" / "verdicts" / "test_kernel.py"
 LOG_DIR = delivery.BUILD / "logs"
 KERNEL = delivery.BUILD / "switchyard.elf"
 KERNEL32 = delivery.BUILD / "switchyard32.elf"
 CAPTURE = ROOT / "scripts" / "capture"
 LAVA_CHECK = ROOT / "scripts" / "lava-check"
 LAVA_JOBS = sorted((ROOT / "deploy" / "lava").glob("*.yaml"))
-NETNS_ADDRESS, NETNS_RANGE = "10.77.0.1/24", "10.77.0.100,10.77.0.150,1h"
-
-delivery_test = [pytest.mark.delivery, pytest.mark.timeout(240)]
-
-
-def script(name, *args):
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / name), *map(str, args)],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    return proc
-
-
-@pytest.fixture(scope="session")
-def kernels():
-    for image in (KERNEL, KERNEL32):
-        assert image.is_file(), f"kernel image {image} not found: run make"
-    LOG_DIR.mkdir(parents=True, exist_ok=True)
-
-
-@pytest.fixture(scope="session")
-def pxe_tree(kernels, tmp_path_factory):
-    """One TFTP tree (scripts/mkpxe) for every network path; its dnsmasq.conf is for tap0."""
-    out = tmp_path_factory.mktemp("pxe") / "pxe"
-    script("mkpxe", "--cmdline", delivery.CMDLINE, "--interface", "tap0",
-           "--dhcp-range", NETNS_RANGE, "--out", out)
-    return out
-
 
 def make_iso(tmp_path, *args):
     iso = tmp_path / "switchyard.iso"
-    script("mkiso", "--cmdline", delivery.CMDLINE, *args, "--out", iso)
+    delivery.script("mkiso", "--cmdline", delivery.CMDLINE, *args, "--out", iso)
     return iso
-
-
-def assert_complete(name, run, result, loader):
-    """The whole log arrived, verified, every test passed, and the expected loader booted."""
-    assert result.verdict == ktap.PASS and not result.errors, \
-        f"{name}: {result.verdict} {result.errors}\n{delivery.tail(run.raw)}"
-    assert run.status == ktap.QEMU_STATUS[ktap.PASS]
-    assert result.count("pass") > 0
-    memory = [d for d in result.diagnostics if d.startswith("memory: multiboot")]
-    assert memory and loader in memory[0], memory
-    print(f"{name}: {run.seconds:.1f} s, {result.count('pass')} passed")
 
 
 @pytest.mark.parametrize("protocol, console, serial_unit", [
@@ -88,7 +51,7 @@ def test_iso_boots_under_seabios(tmp_path, protocol, console, serial_unit):
     log = LOG_DIR / f"delivery-iso-bios-{protocol}.log"
     run, result = delivery.boot(argv, log)
     loader = "multiboot2 loader=\"GRUB" if protocol == "multiboot2" else "multiboot1 loader=\"GRUB"
-    assert_complete(f"ISO SeaBIOS {protocol} {console}", run, result, loader)
+    delivery.assert_complete(f"ISO SeaBIOS {protocol} {console}", run, result, loader)
     assert f"console={console}" in result.lines[2] or console == "ttyS0"
     # LAVA's monitors read this log, GRUB's noise and all, as the harness does, once each
     # template is cut down to this run's suites.
@@ -105,12 +68,12 @@ def test_iso_boots_under_seabios(tmp_path, protocol, console, serial_unit):
 def test_smp_under_grub_finds_the_madt_through_the_multiboot2_rsdp(tmp_path, uefi):
     """GRUB passes the RSDP in a multiboot2 tag: under OVMF there is no BIOS area to scan."""
     iso = tmp_path / "switchyard.iso"
-    script("mkiso", "--cmdline", "tests=smp.* smp.expect=2 exit=isa-debug", "--protocol",
+    delivery.script("mkiso", "--cmdline", "tests=smp.* smp.expect=2 exit=isa-debug", "--protocol",
            "multiboot2", "--out", iso)
     argv = delivery.machine(uefi=uefi, tmp_path=tmp_path) + ["-smp", "2", "-cdrom", str(iso)]
     name = "ovmf" if uefi else "seabios"
     run, result = delivery.boot(argv, LOG_DIR / f"delivery-smp-{name}.log")
-    assert_complete(f"SMP ISO {name}", run, result, "multiboot2 loader=\"GRUB")
+    delivery.assert_complete(f"SMP ISO {name}", run, result, "multiboot2 loader=\"GRUB")
     madt = [d for d in result.diagnostics if d.startswith("smp: MADT via")]
     assert madt and madt[0].startswith("smp: MADT via multiboot2 RSDP"), madt
     assert "smp: 2 CPUs online" in result.diagnostics
@@ -123,59 +86,7 @@ def test_smp_under_grub_finds_the_madt_through_the_multiboot2_rsdp(tmp_path, uef
 def test_iso_boots_under_ovmf(tmp_path):
     argv = delivery.machine(uefi=True, tmp_path=tmp_path) + ["-cdrom", str(make_iso(tmp_path))]
     run, result = delivery.boot(argv, LOG_DIR / "delivery-iso-uefi.log")
-    assert_complete("ISO OVMF multiboot2", run, result, "multiboot2 loader=\"GRUB")
-
-
-@pytest.mark.parametrize("path, bootfile, uefi, loader", [
-    ("ipxe-rom", "boot.ipxe", False, "multiboot1 loader=\"iPXE"),
-    ("grub-bios", "boot/grub/i386-pc/core.0", False, "multiboot2 loader=\"GRUB"),
-    ("grub-uefi", "boot/grub/x86_64-efi/core.efi", True, "multiboot2 loader=\"GRUB"),
-])
-@pytest.mark.delivery
-@pytest.mark.timeout(240)
-def test_pxe_over_user_net_tftp(tmp_path, pxe_tree, path, bootfile, uefi, loader):
-    """BIOS: the NIC's iPXE ROM runs boot.ipxe or chains GRUB's core.0; UEFI: OVMF's PXE
-    (the iPXE EFI driver) loads GRUB's core.efi. QEMU's user network serves DHCP and TFTP."""
-    argv = delivery.machine(uefi=uefi, tmp_path=tmp_path) + [
-        "-boot", "n", "-device", "e1000,netdev=n0",
-        "-netdev", f"user,id=n0,tftp={pxe_tree / 'tftp'},bootfile={bootfile}"]
-    run, result = delivery.boot(argv, LOG_DIR / f"delivery-pxe-{path}.log")
-    assert_complete(f"PXE {path}", run, result, loader)
-
-
-@pytest.mark.skipif(delivery.netns_unusable_reason() is not None,
-                    reason=str(delivery.netns_unusable_reason()))
-@pytest.mark.delivery
-@pytest.mark.timeout(240)
-def test_pxe_from_dnsmasq_on_a_tap_in_a_network_namespace(tmp_path, pxe_tree):
-    """The lab set-up for real: deploy's dnsmasq.conf, as mkpxe renders it, serves DHCP and
-    TFTP on tap0; QEMU's NIC (iPXE) asks for it and gets boot.ipxe, and no router."""
-    name = f"switchyard-{os.getpid()}"
-    dnsmasq_log = tmp_path / "dnsmasq.log"
-    with delivery.network_namespace(name, NETNS_ADDRESS):
-        dnsmasq = subprocess.Popen(
-            ["ip", "netns", "exec", name, "dnsmasq", f"--conf-file={pxe_tree / 'dnsmasq.conf'}",
-             "--keep-in-foreground", "--user=root", "--group=root",
-             f"--pid-file={tmp_path / 'dnsmasq.pid'}",
-             f"--dhcp-leasefile={tmp_path / 'dnsmasq.leases'}",
-             f"--log-facility={dnsmasq_log}"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            start_new_session=True)
-        try:
-            time.sleep(0.3)
-            assert dnsmasq.poll() is None, f"dnsmasq exited: {dnsmasq.stderr.read().decode()}"
-            argv = ["ip", "netns", "exec", name] + delivery.machine() + [
-                "-boot", "n", "-device", "e1000,netdev=n0",
-                "-netdev", "tap,id=n0,ifname=tap0,script=no,downscript=no"]
-            run, result = delivery.boot(argv, LOG_DIR / "delivery-pxe-dnsmasq.log")
-        finally:
-            delivery.kill_group(dnsmasq)
-    served = dnsmasq_log.read_text() if dnsmasq_log.exists() else ""
-    assert "sent" in served and "switchyard32.elf" in served, served
-    # It leases an address and names no router or DNS server (log-dhcp lists what it sent).
-    assert re.search(r"option:\s+1 netmask", served), served
-    assert not re.search(r"option:\s+(3 router|6 dns-server)", served), served
-    assert_complete("PXE dnsmasq netns", run, result, "multiboot1 loader=\"iPXE")
+    delivery.assert_complete("ISO OVMF multiboot2", run, result, "multiboot2 loader=\"GRUB")
 
 
 # scripts/capture: live serial lines.
@@ -272,7 +183,7 @@ def replay(tmp_path, raw, *args):
 @pytest.mark.delivery
 @pytest.mark.timeout(120)
 def test_capture_replays_recorded_logs_through_a_pty_byte_exact(tmp_path):
-    """The GRUB/OVMF logs recorded above (else build/logs/tcg.log) and two synthetic logs, each
+    """The GRUB/OVMF logs recorded above and by test_netboot.py (else build/logs/tcg.log) and two synthetic logs, each
     followed by noise: the log file is the bytes up to the final line, and the status is the
     one its verdict gives (0 PASS, 1 FAIL, 4 CRASH). A recorded log without a final line is
     left out (scripts/capture would wait for one until its time limit)."""
@@ -523,13 +434,15 @@ def test_lava_template_edited_for_some_suites_reads_a_real_boot_log(tmp_path, jo
 # JUnit XML for CI systems.
 
 def test_make_check_writes_junit_xml(tmp_path):
-    """make check (booting or judging LOG=) hands pytest --junitxml=$(BUILD)/junit.xml."""
+    """make check (booting or judging LOG=) hands pytest, or scripts/check, which merges its
+    two pytest processes' files (tests/harness/test_check.py), --junitxml=$(BUILD)/junit.xml."""
     for extra in ([], [f"LOG={tmp_path / 'run.log'}"]):
         proc = subprocess.run(["make", "-n", "--no-print-directory", "check",
                                f"BUILD={tmp_path}", *extra], cwd=ROOT, capture_output=True,
                               text=True, timeout=60)
         assert proc.returncode == 0, proc.stderr
-        pytest_lines = [line for line in proc.stdout.splitlines() if "-m pytest" in line]
+        pytest_lines = [line for line in proc.stdout.splitlines()
+                        if "-m pytest" in line or "scripts/check" in line]
         assert pytest_lines and all(f"--junitxml={tmp_path}/junit.xml" in line
                                     for line in pytest_lines), pytest_lines
 
@@ -544,7 +457,7 @@ def test_junit_xml_names_each_kernel_test_and_keeps_the_emulated_label(tmp_path)
     env = {**os.environ, "SWITCHYARD_LOG": str(log)}
     env.pop("SWITCHYARD_LOG_PLATFORM", None)
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           f"--junitxml={xml}", str(ROOT / "tests" / "test_kernel.py")],
+                           f"--junitxml={xml}", str(TEST_KERNEL)],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=100)
     assert proc.returncode == 1, proc.stdout  # the log has failures
     cases = {c.get("name"): c for c in ElementTree.parse(xml).getroot().iter("testcase")}

@@ -1,4 +1,4 @@
-"""Helpers of tests/test_delivery.py: firmware QEMU command lines, QMP, a network namespace.
+"""Helpers of the delivery tests: firmware QEMU command lines, QMP, a network namespace.
 
 Every process started here runs in its own session and is killed by process group; every boot
 has a time limit. QEMU runs under TCG: the firmware boot paths fail under KVM-PVM here.
@@ -15,7 +15,9 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 import switchyard_log as ktap  # noqa: E402
 import switchyard_qemu as qemu  # noqa: E402
@@ -26,6 +28,34 @@ OVMF_VARS = Path("/usr/share/OVMF/OVMF_VARS_4M.fd")
 BOOT_TIMEOUT = 150  # seconds per firmware boot; they take 4-16 s, up to 2x on a busy machine
 # Short runs: the delivery path is under test, not the suite. Status 33 means PASS.
 CMDLINE = "tests=boot.* exit=isa-debug"
+LOG_DIR = BUILD / "logs"
+KERNEL = BUILD / "switchyard.elf"
+KERNEL32 = BUILD / "switchyard32.elf"
+
+
+def script(name, *args):
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / name), *map(str, args)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+@pytest.fixture(scope="session")
+def kernels():
+    for image in (KERNEL, KERNEL32):
+        assert image.is_file(), f"kernel image {image} not found: run make"
+    LOG_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def assert_complete(name, run, result, loader):
+    """The whole log arrived, verified, every test passed, and the expected loader booted."""
+    assert result.verdict == ktap.PASS and not result.errors, \
+        f"{name}: {result.verdict} {result.errors}\n{tail(run.raw)}"
+    assert run.status == ktap.QEMU_STATUS[ktap.PASS]
+    assert result.count("pass") > 0
+    memory = [d for d in result.diagnostics if d.startswith("memory: multiboot")]
+    assert memory and loader in memory[0], memory
+    print(f"{name}: {run.seconds:.1f} s, {result.count('pass')} passed")
 
 
 def machine(*, uefi=False, tmp_path=None, serial_unit=0):
@@ -214,7 +244,8 @@ def dhcp_discover(interface, pxe, seconds):
 
 
 if __name__ == "__main__":
-    # python3 tests/delivery.py dhcp-discover INTERFACE pxe|plain SECONDS: the replies as JSON,
+    # python3 tests/delivery/delivery.py dhcp-discover INTERFACE pxe|plain SECONDS: the replies
+    # as JSON,
     # for a test that runs this inside a network namespace (ip netns exec).
     assert sys.argv[1] == "dhcp-discover", sys.argv
     print(json.dumps(dhcp_discover(sys.argv[2], sys.argv[3] == "pxe", float(sys.argv[4]))))

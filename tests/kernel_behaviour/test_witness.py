@@ -36,7 +36,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 import switchyard_log as ktap  # noqa: E402
 import switchyard_qemu as qemu  # noqa: E402
@@ -71,8 +71,8 @@ PEBS_FORMAT = re.compile(r"emulated cpu: on .* pebs_format=(\d+) ")
 POLLER = re.compile(r"^the poller saw (\d+) records, the last 0x([0-9a-f]+) -> 0x([0-9a-f]+)$")
 BTS_RECORD = re.compile(r"^bts record (\d+): 0x([0-9a-f]+) -> 0x([0-9a-f]+)$")
 
-# The 64-bit code the decoder is for (tests/test_decoder.py's ranges): the kernel half, the
-# boot code's 64-bit tail and the user text; not the firmware, nor the 32-bit boot code.
+# The 64-bit code the decoder is for (test_decoder.py's ranges): the kernel half, the boot
+# code's 64-bit tail and the user text; not the firmware, nor the 32-bit boot code.
 USER_TEXT_BASE = 0x400000  # arch/x86/user-abi.h
 USER_TEXT_SIZE = 0x10000
 POLL_LOOP_JNZ = 10  # user_ds_poll's loop ends with its JNZ at +10 (tests/kernel/ds_user.c)

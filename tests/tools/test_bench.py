@@ -19,7 +19,7 @@ from sealed_logs import flip_byte, seal, with_running
 
 import switchyard_log as ktap
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "scripts" / "bench"
 KERNEL = ROOT / "build" / "switchyard32.elf"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 COMPARE = ROOT / "scripts" / "compare"
 KERNEL = ROOT / "build" / "switchyard32.elf"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
