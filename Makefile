@@ -9,6 +9,10 @@ PYTHON := /usr/bin/python3
 
 BUILD := build
 
+# No built-in implicit rules, as Linux's Makefile has it (MAKEFLAGS += -rR there): every rule is
+# written here, and make no longer searches its built-in ones for each header of every .d file.
+MAKEFLAGS += --no-builtin-rules
+
 CFLAGS := -std=gnu11 -O2 -g -ffreestanding -fno-pic -fno-pie -fno-stack-protector \
 	-fno-builtin -fno-omit-frame-pointer -fno-asynchronous-unwind-tables -fno-toplevel-reorder \
 	-mcmodel=kernel -mno-red-zone -mno-sse -mno-mmx -mno-sse2 -mno-avx \
