@@ -212,16 +212,17 @@ delivery: deps all
 # cases (default "log"); the known defects that applied are the ones its kernel reported.
 JUNIT := --junitxml=$(BUILD)/junit.xml
 PLATFORM ?= log
-# pytest-xdist workers for make check: independent tests run side by side, and each worker boots
-# its share of the kernel's platforms once for all (tests/conftest.py); the build is as parallel.
-# Two: the host's cores. A file's tests stay on one worker (loadfile): its module and session
-# fixtures (a make in build/, kunit.py unpacked into build/) then run once, never twice at once.
+# make check's tests (scripts/check): the kernel's verdicts (tests/verdicts/, whose platforms
+# boot at collection in two lanes, tests/conftest.py) in one pytest process, and beside it every
+# other test, none of which needs those boots, in a second one with CHECK_WORKERS pytest-xdist
+# workers; the two JUnit files are merged into $(BUILD)/junit.xml. Two: the host's cores. A
+# file's tests stay on one worker (loadfile): its module and session fixtures then run once.
 CHECK_WORKERS ?= 2
 
 ifeq ($(LOG),)
 check: deps
 	@$(MAKE) --no-print-directory -j$(CHECK_WORKERS) all host-test
-	$(PYTHON) -m pytest -n $(CHECK_WORKERS) --dist loadfile $(JUNIT)
+	$(PYTHON) scripts/check --workers $(CHECK_WORKERS) $(JUNIT)
 else
 check: deps
 	$(PYTHON) scripts/run --check-log "$(LOG)" || echo "  CHECK   scripts/run exited $$?; pytest judges each test"

@@ -499,6 +499,41 @@ def test_workers_share_their_boots_through_claims(lane_boots, tmp_path):
             b"log of " + name.encode() for name in names]
 
 
+def test_processes_given_one_boot_run_share_their_boots(lane_boots, monkeypatch, tmp_path):
+    """make check's two pytest processes (scripts/check): with SWITCHYARD_BOOT_RUN set, a later
+    call reads the boots an earlier one made, which stay for it."""
+    monkeypatch.setenv("SWITCHYARD_BOOT_RUN", "check-test")
+    first = conftest.boot_in_lanes(["tcg", "tcg-smp2"])
+    second = conftest.boot_in_lanes(["tcg"])
+    assert sorted(name for name, _, _ in lane_boots) == ["tcg", "tcg-smp2"]
+    assert second["tcg"].raw == first["tcg"].raw == b"log of tcg"
+    assert (tmp_path / "boots" / "check-test" / "tcg.pickle").is_file()
+    monkeypatch.setenv("SWITCHYARD_BOOT_RUN", "../elsewhere")
+    with pytest.raises(pytest.UsageError, match="SWITCHYARD_BOOT_RUN"):
+        conftest.boot_in_lanes(["tcg"])
+
+
+def test_one_lane_starts_the_longest_boot_and_the_other_the_short_ones():
+    names = list(conftest.PLATFORMS)
+    zero, one = conftest.lane_order(names, 0), conftest.lane_order(names, 1)
+    assert sorted(zero) == sorted(one) == sorted(names)
+    whole = ["kvm", "tcg", "tcg-lab"]
+    assert [name for name in names if conftest.whole_suite(name)] == ["tcg", "kvm", "tcg-lab"]
+    assert zero[:3] == whole and one[-3:] == whole
+    assert one[0] == "tcg-smp2" and one[-4] == "kvm-smp2"  # the KVM short ones from the end
+
+
+def test_the_timeline_gives_each_lane_its_boots_from_the_first_start():
+    platforms = [conftest.Platform("kvm", booted=(0, 100.0, 160.5)),
+                 conftest.Platform("tcg-smp2", booted=(1, 100.5, 102.0)),
+                 conftest.Platform("tcg", booted=(0, 160.5, 163.0)),
+                 conftest.Platform("log")]
+    assert conftest.lane_timeline(platforms) == (
+        "boots: 3 in 63.0 s\n  lane 0: kvm 0.0-60.5, tcg 60.5-63.0\n"
+        "  lane 1: tcg-smp2 0.5-2.0")
+    assert conftest.lane_timeline([conftest.Platform("log")]) == ""
+
+
 def test_a_claimed_boot_that_never_finishes_is_a_failure_not_a_hang(tmp_path, monkeypatch):
     monkeypatch.setenv("SWITCHYARD_BOOT_TIMEOUT", "0.3")
     monkeypatch.setenv("SWITCHYARD_ALONE_TIMEOUT", "0.2")
