@@ -251,10 +251,10 @@ $(BUILD)/switchyard.elf: $(KERNEL_OBJS) boot/kernel.ld
 KNOWN_DEFECTS ?= tests/known-defects.toml
 KNOWN_DEFECTS_TABLE := $(BUILD)/generated/known_defects_table.h
 
-$(KNOWN_DEFECTS_TABLE): $(KNOWN_DEFECTS) scripts/switchyard_defects.py
+$(KNOWN_DEFECTS_TABLE): $(KNOWN_DEFECTS) scripts/switchyard/defects.py
 	@mkdir -p $(dir $@)
 	@echo "  GEN     $@"
-	@$(PYTHON) scripts/switchyard_defects.py --c-table $(KNOWN_DEFECTS) > $@.tmp
+	@$(PYTHON) scripts/switchyard/defects.py --c-table $(KNOWN_DEFECTS) > $@.tmp
 	@mv $@.tmp $@
 
 $(BUILD)/runner/known_defects.o $(BUILD)/host/obj/runner/known_defects.o: $(KNOWN_DEFECTS_TABLE)

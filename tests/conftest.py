@@ -21,7 +21,7 @@ verdict from the table, so a recorded log is judged as the kernel that wrote it 
 the log checker only rejects an XFAIL or XPASS reason the table does not give (docs/output.md).
 
 A test that ends the boot on the platform (the kernel's "# SKIP runs alone: REASON") is booted
-again alone (scripts/switchyard_alone.py), and that boot's judgement replaces the SKIP under the
+again alone (scripts/switchyard/alone.py), and that boot's judgement replaces the SKIP under the
 same id: its own result, an xfail when the boot died in it as predicted, or a failure.
 
 Environment:
@@ -66,10 +66,10 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
-import switchyard_alone as alone  # noqa: E402
-import switchyard_log as ktap  # noqa: E402
-import switchyard_qemu as qemu  # noqa: E402
-from switchyard_qemu import merge_cmdline  # noqa: E402
+from switchyard import alone  # noqa: E402
+from switchyard import log as ktap  # noqa: E402
+from switchyard import qemu  # noqa: E402
+from switchyard.qemu import merge_cmdline  # noqa: E402
 
 KERNEL = ROOT / "build" / "switchyard32.elf"
 LOG_DIR = ROOT / "build" / "logs"

@@ -19,8 +19,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
-import switchyard_log as ktap  # noqa: E402
-import switchyard_qemu as qemu  # noqa: E402
+from switchyard import log as ktap  # noqa: E402
+from switchyard import qemu  # noqa: E402
 
 BUILD = ROOT / "build"
 OVMF_CODE = Path("/usr/share/OVMF/OVMF_CODE_4M.fd")

@@ -7,8 +7,6 @@ against recorded logs replayed through a pty pair. The LAVA templates are valida
 Raw logs are kept in build/logs/delivery-*.log.
 """
 
-import importlib.machinery
-import importlib.util
 import os
 import re
 import subprocess
@@ -20,8 +18,9 @@ import pytest
 import yaml
 
 import delivery
+from switchyard import lava_check as lava_check_module
 from delivery import kernels  # noqa: F401: a fixture
-import switchyard_log as ktap
+from switchyard import log as ktap
 
 ROOT = delivery.ROOT
 TEST_KERNEL = ROOT / "tests" / "verdicts" / "test_kernel.py"
@@ -234,15 +233,6 @@ def synthetic_log(fail=False):
     return "".join(line + "\r\n" for line in body + [ktap.final_line(body)])
 
 
-def load_lava_check():
-    """scripts/lava-check as a module, to read a log as LAVA's monitors do."""
-    loader = importlib.machinery.SourceFileLoader("lava_check", str(LAVA_CHECK))
-    spec = importlib.util.spec_from_loader("lava_check", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
-
 def lava_check(*args):
     return subprocess.run([sys.executable, str(LAVA_CHECK), *map(str, args)],
                           capture_output=True, text=True, timeout=60)
@@ -315,7 +305,7 @@ def test_lava_template_is_valid_and_its_monitors_read_every_test(tmp_path, job, 
                              noise="GRUB loading.\r\nWelcome to GRUB!\r\n\x1b[0m").encode())
     proc = lava_check(job, "--log", log)
     assert proc.returncode == 0, proc.stderr
-    results, problems = load_lava_check().lava_results(yaml.safe_load(job.read_text()),
+    results, problems = lava_check_module.lava_results(yaml.safe_load(job.read_text()),
                                                        log.read_bytes().decode())
     assert not problems
     assert results == [r for s in suites for r in [
@@ -328,7 +318,7 @@ def test_lava_template_is_valid_and_its_monitors_read_every_test(tmp_path, job, 
 
 def test_lava_templates_run_every_suite_that_tests_star_selects():
     """The monitors are the kernel's automatic suites, in its order; the manual ones are out."""
-    module = load_lava_check()
+    module = lava_check_module
     automatic = module.selected_suites(["tests=*"])
     assert "arch" in automatic and "selftest" not in automatic and "leaks" not in automatic
     assert automatic == sorted(automatic)

@@ -9,8 +9,6 @@ script that agreed with itself would not pass. Skipped, with the reason, where l
 is not installed (`make deps LAVA=1`). The comparison itself is tested here without LAVA.
 """
 
-import importlib.machinery
-import importlib.util
 import os
 import subprocess
 import sys
@@ -19,7 +17,8 @@ import pytest
 import yaml
 
 import delivery
-import switchyard_log as ktap
+from switchyard import lava_check, lava_qemu
+from switchyard import log as ktap
 
 ROOT = delivery.ROOT
 SCRIPT = ROOT / "scripts" / "lava-qemu"
@@ -27,16 +26,6 @@ OUT = delivery.BUILD / "lava"
 JOBS = ("qemu", "ipxe")
 
 
-def load(name, path):
-    loader = importlib.machinery.SourceFileLoader(name, str(path))
-    spec = importlib.util.spec_from_loader(name, loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
-
-lava_qemu = load("lava_qemu", SCRIPT)
-lava_check = load("lava_check", ROOT / "scripts" / "lava-check")
 UNUSABLE = lava_qemu.unusable_reason()
 
 

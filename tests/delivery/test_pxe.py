@@ -9,8 +9,6 @@ example lab dictionary. (switchyard-grub.yaml is not run through lava-run here: 
 the board, GRUB's prompt lost single typed characters, docs/lab.md.)
 """
 
-import importlib.machinery
-import importlib.util
 import json
 import os
 import shlex
@@ -24,6 +22,7 @@ import pytest
 import yaml
 
 import delivery
+from switchyard import lava_qemu
 
 ROOT = delivery.ROOT
 MKPXE = ROOT / "scripts" / "mkpxe"
@@ -32,14 +31,6 @@ GRUB_JOB = LAVA_DIR / "switchyard-grub.yaml"
 SERVER_ADDRESS, SUBNET, RANGE = "10.77.1.1/24", "10.77.1.0", "10.77.1.100,10.77.1.150,1h"
 DHCP_ROUTER, DHCP_DNS, DHCP_VENDOR = "3", "6", "43"  # option codes, as the JSON keys are
 NETNS_REASON = delivery.netns_unusable_reason()
-
-
-def load(name, path):
-    loader = importlib.machinery.SourceFileLoader(name, str(path))
-    spec = importlib.util.spec_from_loader(name, loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
 
 
 def mkpxe(out, *args):
@@ -243,7 +234,7 @@ def test_mkpxe_lava_leaves_grub_at_its_prompt_on_the_serial_port(tmp_path):
 
 # LAVA's grub boot method on the x86 type: the device type of deploy/lava.
 
-LAVA_QEMU = load("lava_qemu", ROOT / "scripts" / "lava-qemu")
+LAVA_QEMU = lava_qemu
 LAVA_OUT = delivery.BUILD / "lava"
 
 

@@ -1,7 +1,7 @@
 """Tests that run alone, and logs that stop in a test: judged from synthetic logs and fake boots.
 
 A test the kernel skips as "runs alone: REASON" is booted again alone and that boot decides its
-result (scripts/switchyard_alone.py). Here every branch of that judgement is exercised without
+result (scripts/switchyard/alone.py). Here every branch of that judgement is exercised without
 QEMU: by Boot objects built by hand, a fake boot function, conftest's boot with qemu.boot
 replaced, and scripts/run on a fake QEMU. The tests marked "boot" run the real kernel under TCG.
 """
@@ -19,10 +19,10 @@ import pytest
 from sealed_logs import seal
 
 import conftest
-import switchyard_alone as alone
-import switchyard_log as ktap
-import switchyard_qemu as qemu
-from switchyard_qemu import Boot
+from switchyard import alone
+from switchyard import log as ktap
+from switchyard import qemu
+from switchyard.qemu import Boot
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ROOT / "scripts" / "run"

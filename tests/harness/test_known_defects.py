@@ -20,9 +20,9 @@ import pytest
 from kunit_tool import kunit, kunit_parse, same_counts  # noqa: F401: kunit is a fixture
 from sealed_logs import seal
 
-import switchyard_defects as defects
-import switchyard_log as ktap
-import switchyard_qemu as qemu
+from switchyard import defects
+from switchyard import log as ktap
+from switchyard import qemu
 
 ROOT = Path(__file__).resolve().parents[2]
 TEST_KERNEL = ROOT / "tests" / "verdicts" / "test_kernel.py"
@@ -158,7 +158,7 @@ def test_a_malformed_table_is_refused_at_build_time(tmp_path, text, message):
     path.write_text(text)
     with pytest.raises(ValueError, match=re.escape(message)):
         defects.read(path)
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "switchyard_defects.py"),
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "switchyard" / "defects.py"),
                            "--c-table", str(path)], capture_output=True, text=True)
     assert proc.returncode == 1 and proc.stdout == "" and "error:" in proc.stderr
 

@@ -15,7 +15,7 @@ import pytest
 
 from sealed_logs import flip_byte, seal, with_running
 
-import switchyard_log as ktap
+from switchyard import log as ktap
 
 ROOT = Path(__file__).resolve().parents[2]
 TEST_KERNEL = ROOT / "tests" / "verdicts" / "test_kernel.py"

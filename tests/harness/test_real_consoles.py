@@ -17,8 +17,8 @@ import pytest
 from sealed_logs import flip_byte, seal
 from test_log_checks import FAILING_BODY, PASSING_BODY
 
-import switchyard_log as ktap
-import switchyard_qemu as qemu
+from switchyard import log as ktap
+from switchyard import qemu
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ROOT / "scripts" / "run"

@@ -16,7 +16,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
-import switchyard_log as ktap  # noqa: E402
+from switchyard import log as ktap  # noqa: E402
 
 KERNEL = ROOT / "build" / "switchyard32.elf"
 # Each source counts 20 ms; under TCG the TSC is the host's and QEMU's clocks are host time, so

@@ -38,9 +38,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
-import switchyard_log as ktap  # noqa: E402
-import switchyard_qemu as qemu  # noqa: E402
-import switchyard_witness as witness  # noqa: E402
+from switchyard import log as ktap  # noqa: E402
+from switchyard import qemu  # noqa: E402
+from switchyard import witness  # noqa: E402
 
 KERNEL = ROOT / "build" / "switchyard32.elf"
 ELF = ROOT / "build" / "switchyard.elf"

@@ -5,8 +5,6 @@ Logs are built here and sealed with an independent CRC (tests/sealed_logs.py). T
 exercised through a fake QEMU (--qemu) and, in the test marked "boot", the real kernel under TCG.
 """
 
-import importlib.machinery
-import importlib.util
 import json
 import os
 import subprocess
@@ -17,7 +15,8 @@ import pytest
 
 from sealed_logs import flip_byte, seal, with_running
 
-import switchyard_log as ktap
+from switchyard import bench
+from switchyard import log as ktap
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "scripts" / "bench"
@@ -25,15 +24,6 @@ KERNEL = ROOT / "build" / "switchyard32.elf"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
-def load_bench():
-    loader = importlib.machinery.SourceFileLoader("switchyard_bench", str(BENCH))
-    spec = importlib.util.spec_from_loader(loader.name, loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
-
-bench = load_bench()
 
 BODY = with_running("""\
 KTAP version 1
@@ -259,7 +249,7 @@ def test_bench_boots_the_real_benchmarks_under_tcg(tmp_path):
     assert ktap.check_log((tmp_path / "tcg.log").read_bytes()).verdict == ktap.PASS
 
 
-# The host's counters (runner/host_sync.h, scripts/switchyard_qmp.py).
+# The host's counters (runner/host_sync.h, scripts/switchyard/qmp.py).
 
 def test_host_windows_divide_each_delta_less_the_empty_window_by_its_switches():
     samples = {
@@ -295,7 +285,7 @@ def test_the_kernel_waits_at_each_host_sync_until_answered_under_tcg():
     """host.sync under TCG: each window's two labels are printed and each waits for its answer.
     One label is left unanswered on purpose: the kernel gives up on it after its limit and
     fails exactly that check; every answered window passes the benchmark's own checks."""
-    import switchyard_qemu as qemu
+    from switchyard import qemu
     assert KERNEL.is_file(), f"kernel image {KERNEL} not found: run make"
     argv = qemu.qemu_command(KERNEL, "tcg", cmdline="host.sync tests=dr.benchmark_switch*",
                              smp=2)

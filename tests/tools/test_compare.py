@@ -7,8 +7,6 @@ compare.json is complete, that every Linux breakpoint fired, and that a Linux ru
 breakpoints are never installed fails the fire check.
 """
 
-import importlib.machinery
-import importlib.util
 import json
 import stat
 import subprocess
@@ -18,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from switchyard import compare
+
 ROOT = Path(__file__).resolve().parents[2]
 COMPARE = ROOT / "scripts" / "compare"
 KERNEL = ROOT / "build" / "switchyard32.elf"
@@ -25,15 +25,6 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 SKIP = 77
 
 
-def load_compare():
-    loader = importlib.machinery.SourceFileLoader("switchyard_compare", str(COMPARE))
-    spec = importlib.util.spec_from_loader(loader.name, loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
-
-compare = load_compare()
 
 
 def sealed(records, status=None):

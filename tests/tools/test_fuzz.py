@@ -38,14 +38,9 @@ def test_fuzz_refuses_a_bad_budget():
 def test_a_valid_random_command_line_names_each_option_once():
     """The kernel refuses an option given twice (a usage error): the fuzz's valid lines must
     not give one twice, as 'list dr.lazy=1 dr.lazy=0' (seed 25) did."""
-    import importlib.machinery
-    import importlib.util
     import random
 
-    loader = importlib.machinery.SourceFileLoader("fuzz", str(ROOT / "scripts" / "fuzz"))
-    spec = importlib.util.spec_from_loader("fuzz", loader)
-    fuzz = importlib.util.module_from_spec(spec)
-    loader.exec_module(fuzz)
+    from switchyard import fuzz
     rng = random.Random(25)
     for _ in range(5000):
         cmdline, invalid = fuzz.random_cmdline(rng)

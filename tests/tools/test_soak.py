@@ -16,7 +16,7 @@ import pytest
 
 from sealed_logs import seal
 
-import switchyard_log as ktap
+from switchyard import log as ktap
 
 ROOT = Path(__file__).resolve().parents[2]
 SOAK = ROOT / "scripts" / "soak"

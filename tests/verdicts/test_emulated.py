@@ -5,9 +5,9 @@ import re
 
 import pytest
 
-import switchyard_defects
+from switchyard import defects as switchyard_defects
 from conftest import BOOTS, EMULATED_PROFILES, load_platform
-from switchyard_qemu import kvm_unusable_reason
+from switchyard.qemu import kvm_unusable_reason
 
 EMULATED = "__emulated"
 # The reasons of the table's runs = "never" entries, by test: the kernel's SKIP reason there.

@@ -7,8 +7,8 @@ import warnings
 
 import pytest
 
-import switchyard_alone as alone
-import switchyard_log as ktap
+from switchyard import alone
+from switchyard import log as ktap
 
 
 def test_ktap(platform, ktap_test):

@@ -5,7 +5,7 @@ The boot is conftest.py's "tcg" platform, shared with test_kernel.py (booted onc
 
 import pytest
 
-import switchyard_log as ktap
+from switchyard import log as ktap
 from conftest import load_platform
 from kunit_tool import kunit, kunit_parse, same_counts  # noqa: F401: kunit is a fixture
 

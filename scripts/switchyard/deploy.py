@@ -10,7 +10,7 @@ import re
 import string
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 CONSOLE = re.compile(r"(ttyS[01]|0x[0-9a-fA-F]{1,4})(?:,([1-9][0-9]*))?")
 DEFAULT_BAUD = 115200

@@ -19,7 +19,7 @@ import re
 import zlib
 from dataclasses import dataclass, field
 
-import switchyard_defects
+from switchyard import defects as switchyard_defects
 
 ESCAPE = re.compile(r"\x1b\[[0-9;=?]*[A-Za-z]")
 VERSION = "KTAP version 1"
@@ -139,7 +139,7 @@ def final_line(lines):
 
 @functools.cache
 def known_defects():
-    """tests/known-defects.toml's entries (switchyard_defects.read()), read once."""
+    """tests/known-defects.toml's entries (switchyard.defects.read()), read once."""
     return tuple(switchyard_defects.read())
 
 

@@ -11,8 +11,8 @@ import dataclasses
 import os
 from pathlib import Path
 
-import switchyard_log as ktap
-from switchyard_qemu import merge_cmdline
+from switchyard import log as ktap
+from switchyard.qemu import merge_cmdline
 
 PREFIX = "runs alone: "  # the SKIP reason's prefix: the contract with the kernel
 ALONE = "alone"  # the kernel option that runs such a test (a flag: runner/options.c)
@@ -57,7 +57,7 @@ def solo_cmdline(cmdline, test):
 def run_solos(result, cmdline, boot, log_path, timeout):
     """Boot each runs-alone test of `result` alone and judge it; return {test id: SoloTest}.
     boot(cmdline, timeout) runs the kernel as the first boot ran it and returns a
-    switchyard_qemu.Boot; log_path(name) is where the solo log of "suite.test" is written."""
+    switchyard.qemu.Boot; log_path(name) is where the solo log of "suite.test" is written."""
     solos = {}
     for skipped in runs_alone(result):
         name = registered_name(skipped)

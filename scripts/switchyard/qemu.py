@@ -2,7 +2,7 @@
 
 `qemu_command()` builds the command line of docs/output.md and `boot()` runs it, handing each
 cleaned serial line to a callback as it arrives. The QEMU exit status is returned untouched;
-judging it against the log is switchyard_log's job.
+judging it against the log is switchyard.log's job.
 """
 
 import os
@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from switchyard_log import clean
+from switchyard.log import clean
 
 QEMU = "qemu-system-x86_64"
 MACHINE = "microvm"
