@@ -81,6 +81,17 @@ def stop(proc):
             proc.wait()
 
 
+def wait_for_both(procs, began):
+    """{name: seconds from began to its exit} once every process of procs has exited."""
+    took = {}
+    while len(took) < len(procs):
+        for name, proc in procs.items():
+            if name not in took and proc.poll() is not None:
+                took[name] = time.monotonic() - began
+        time.sleep(0.1)
+    return took
+
+
 def main(argv):
     args = parse_args(argv)
     run = f"check-{os.getpid()}-{uuid.uuid4().hex[:8]}"
@@ -91,22 +102,18 @@ def main(argv):
     began = time.monotonic()
     output = work / "verdicts.out"
     with open(output, "wb") as out:
-        verdicts = start(verdicts_argv, env, stdout=out, stderr=subprocess.STDOUT)
+        procs = {"verdicts": start(verdicts_argv, env, stdout=out, stderr=subprocess.STDOUT)}
         try:
-            others = start(others_argv, env)
-            try:
-                others_status = others.wait()
-            finally:
-                stop(others)
-            others_took = time.monotonic() - began
-            verdicts_status = verdicts.wait()
+            procs["others"] = start(others_argv, env)
+            took = wait_for_both(procs, began)
         finally:
-            stop(verdicts)
-    verdicts_took = time.monotonic() - began
+            for proc in procs.values():
+                stop(proc)
+    verdicts_status, others_status = procs["verdicts"].returncode, procs["others"].returncode
     sys.stdout.flush()
     sys.stdout.buffer.write(output.read_bytes())
-    print(f"check: tests/verdicts exited {verdicts_status} after {verdicts_took:.1f} s; "
-          f"the other tests exited {others_status} after {others_took:.1f} s")
+    print(f"check: tests/verdicts exited {verdicts_status} after {took['verdicts']:.1f} s; "
+          f"the other tests exited {others_status} after {took['others']:.1f} s")
     if args.junitxml:
         merge_junit([work / "verdicts.xml", work / "others.xml"], args.junitxml)
     shutil.rmtree(ROOT / "build" / "logs" / "boots" / run, ignore_errors=True)

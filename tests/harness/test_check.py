@@ -29,7 +29,7 @@ for arg in "$@"; do
 done
 date +%s.%N > "$FAKE_DIR/$name.start"
 echo "$name: $SWITCHYARD_BOOT_RUN"
-sleep 1
+eval "sleep \\$FAKE_${name}_sleep"
 printf '<testsuites><testsuite name="pytest" tests="1"><testcase classname="%s" name="t"/>' \\
     "$name" > "$junit"
 printf '</testsuite></testsuites>' >> "$junit"
@@ -44,7 +44,8 @@ def run_check(tmp_path, verdicts_status, others_status):
     fake.chmod(0o755)
     junit = tmp_path / "junit.xml"
     env = {"PATH": "/usr/bin:/bin", "FAKE_DIR": str(tmp_path),
-           "FAKE_verdicts_status": str(verdicts_status), "FAKE_others_status": str(others_status)}
+           "FAKE_verdicts_status": str(verdicts_status), "FAKE_others_status": str(others_status),
+           "FAKE_verdicts_sleep": "1", "FAKE_others_sleep": "2"}
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "check"), "--python", str(fake),
                            f"--junitxml={junit}"], env=env, capture_output=True, text=True,
                           timeout=60)
@@ -67,8 +68,10 @@ def test_both_run_at_once_and_the_status_is_the_first_failure(tmp_path, verdicts
     # One boot run for both, named in the environment; the verdicts' output is printed.
     runs = set(re.findall(r"^(?:verdicts|others): (\S+)$", proc.stdout, re.MULTILINE))
     assert len(runs) == 1 and runs.pop().startswith("check-"), proc.stdout
-    assert f"tests/verdicts exited {verdicts} after" in proc.stdout
-    assert f"the other tests exited {others} after" in proc.stdout
+    # Each one's own time: the verdicts' (1 s) ended before the others' (2 s).
+    took = re.search(rf"tests/verdicts exited {verdicts} after ([\d.]+) s; "
+                     rf"the other tests exited {others} after ([\d.]+) s", proc.stdout)
+    assert took and float(took.group(1)) + 0.5 < float(took.group(2)), proc.stdout
 
 
 def test_a_missing_junit_part_is_left_out(tmp_path):
