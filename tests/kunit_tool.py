@@ -1,6 +1,7 @@
 """Linux's own KTAP parser (tools/testing/kunit/kunit.py of Debian's linux-source-6.1), which
 knows nothing of the known-defects table: a fixture that extracts it once, and its verdict."""
 
+import contextlib
 import os
 import re
 import shutil
@@ -18,6 +19,11 @@ KUNIT_MEMBERS = ["kunit.py", "kunit_config.py", "kunit_json.py", "kunit_kernel.p
                  "kunit_parser.py", "kunit_printer.py", "qemu_config.py"]
 
 
+def extracted(script):
+    """Whether kunit.py is there, extracted from the installed linux-source (not an older)."""
+    return script.is_file() and script.stat().st_mtime >= LINUX_SOURCE.stat().st_mtime
+
+
 @pytest.fixture(scope="session")
 def kunit():
     """tools/testing/kunit of linux-source-6.1, extracted once into build/kunit-6.1 (kunit.py
@@ -25,20 +31,26 @@ def kunit():
     assert LINUX_SOURCE.is_file(), f"{LINUX_SOURCE} not found: apt-get install linux-source-6.1"
     target = ROOT / "build" / "kunit-6.1"
     script = target / "tools" / "testing" / "kunit" / "kunit.py"
-    if not script.is_file() or script.stat().st_mtime < LINUX_SOURCE.stat().st_mtime:
+    if not extracted(script):
         # Extracted beside the target and renamed into place: two pytest processes of one
-        # make check may both get here, and neither ever sees the other's half-written tree.
+        # make check may both get here, and neither sees the other's half-written tree, nor
+        # removes a tree the other has put in place.
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = Path(tempfile.mkdtemp(prefix="kunit-6.1.", dir=target.parent))
         members = [f"linux-source-6.1/tools/testing/kunit/{m}" for m in KUNIT_MEMBERS]
         subprocess.run(["tar", "-xJf", str(LINUX_SOURCE), "-C", str(partial),
                         "--strip-components=1", *members], check=True, timeout=300)
         (partial / script.relative_to(target)).touch()
-        shutil.rmtree(target, ignore_errors=True)
+        if target.exists() and not extracted(script):  # a stale tree: out of the way first
+            stale = Path(tempfile.mkdtemp(prefix="kunit-6.1.stale.", dir=target.parent))
+            with contextlib.suppress(OSError):
+                os.rename(target, stale / "tree")
+            shutil.rmtree(stale, ignore_errors=True)
         try:
             os.rename(partial, target)
-        except OSError:  # another process renamed its copy first
+        except OSError:  # another process put its tree in place first
             shutil.rmtree(partial, ignore_errors=True)
+    assert extracted(script), f"{script} not extracted from {LINUX_SOURCE}"
     return script
 
 
