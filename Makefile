@@ -9,6 +9,10 @@ PYTHON := /usr/bin/python3
 
 BUILD := build
 
+# No built-in implicit rules, as Linux's Makefile has it (MAKEFLAGS += -rR there): every rule is
+# written here, and make no longer searches its built-in ones for each header of every .d file.
+MAKEFLAGS += --no-builtin-rules
+
 CFLAGS := -std=gnu11 -O2 -g -ffreestanding -fno-pic -fno-pie -fno-stack-protector \
 	-fno-builtin -fno-omit-frame-pointer -fno-asynchronous-unwind-tables -fno-toplevel-reorder \
 	-mcmodel=kernel -mno-red-zone -mno-sse -mno-mmx -mno-sse2 -mno-avx \
@@ -130,7 +134,7 @@ KERNEL_OBJS := $(addprefix $(BUILD)/,$(OBJS) $(TEST_OBJS))
 
 # Debian packages the build and the tests need; `make deps` installs only the missing ones.
 # linux-source-6.1 (139 MB) is for Linux's own KTAP parser, tools/testing/kunit/kunit.py, which
-# tests/test_known_defects.py runs on our logs.
+# tests/harness/test_known_defects.py runs on our logs.
 DEPS := gcc make binutils nasm qemu-system-x86 python3 python3-pytest python3-pytest-timeout \
 	python3-matplotlib \
 	grub-pc-bin grub-efi-amd64-bin grub-common xorriso mtools ovmf ipxe-qemu dnsmasq-base iproute2 \
@@ -213,7 +217,7 @@ lava: deps all
 
 # Only the delivery tests: ISO, PXE, UEFI, dnsmasq, serial capture and LAVA, under TCG.
 delivery: deps all
-	$(PYTHON) -m pytest -m delivery tests/test_delivery.py
+	$(PYTHON) -m pytest -m delivery tests/delivery/test_delivery.py tests/delivery/test_netboot.py
 
 # With LOG=path, judge a log captured elsewhere (real hardware) instead of booting: scripts/run
 # prints its summary, then pytest gives one case per test whatever that summary said, and the
@@ -222,24 +226,25 @@ delivery: deps all
 # cases (default "log"); the known defects that applied are the ones its kernel reported.
 JUNIT := --junitxml=$(BUILD)/junit.xml
 PLATFORM ?= log
-# pytest-xdist workers for make check: independent tests run side by side, and each worker boots
-# its share of the kernel's platforms once for all (tests/conftest.py); the build is as parallel.
-# Two: the host's cores. A file's tests stay on one worker (loadfile): its module and session
-# fixtures (a make in build/, kunit.py unpacked into build/) then run once, never twice at once.
+# make check's tests (scripts/check): the kernel's verdicts (tests/verdicts/, whose platforms
+# boot at collection in two lanes, tests/conftest.py) in one pytest process, and beside it every
+# other test, none of which needs those boots, in a second one with CHECK_WORKERS pytest-xdist
+# workers; the two JUnit files are merged into $(BUILD)/junit.xml. Two: the host's cores. A
+# file's tests stay on one worker (loadfile): its module and session fixtures then run once.
 CHECK_WORKERS ?= 2
 
-# Folders whose files must form no cycle, by links or by includes (scripts/folder-cycles).
+# Folders whose files must form no cycle, by links or by includes (scripts/check_layout --inside).
 ACYCLIC_FOLDERS := debugstate dr ds pmu
 
 ifeq ($(LOG),)
 check: deps
 	@$(MAKE) --no-print-directory -j$(CHECK_WORKERS) all host-test layout-check
-	$(PYTHON) -m pytest -n $(CHECK_WORKERS) --dist loadfile $(JUNIT)
+	$(PYTHON) scripts/check --workers $(CHECK_WORKERS) $(JUNIT)
 else
 check: deps
 	$(PYTHON) scripts/run --check-log "$(LOG)" || echo "  CHECK   scripts/run exited $$?; pytest judges each test"
 	SWITCHYARD_LOG="$(abspath $(LOG))" SWITCHYARD_LOG_PLATFORM="$(PLATFORM)" \
-		$(PYTHON) -m pytest $(JUNIT) tests/test_kernel.py
+		$(PYTHON) -m pytest $(JUNIT) tests/verdicts/test_kernel.py
 endif
 
 deps:
@@ -263,10 +268,10 @@ $(BUILD)/switchyard.elf: $(KERNEL_OBJS) boot/kernel.ld
 KNOWN_DEFECTS ?= tests/known-defects.toml
 KNOWN_DEFECTS_TABLE := $(BUILD)/generated/known_defects_table.h
 
-$(KNOWN_DEFECTS_TABLE): $(KNOWN_DEFECTS) scripts/switchyard_defects.py
+$(KNOWN_DEFECTS_TABLE): $(KNOWN_DEFECTS) scripts/switchyard/defects.py
 	@mkdir -p $(dir $@)
 	@echo "  GEN     $@"
-	@$(PYTHON) scripts/switchyard_defects.py --c-table $(KNOWN_DEFECTS) > $@.tmp
+	@$(PYTHON) scripts/switchyard/defects.py --c-table $(KNOWN_DEFECTS) > $@.tmp
 	@mv $@.tmp $@
 
 $(BUILD)/runner/known_defects.o $(BUILD)/host/obj/runner/known_defects.o: $(KNOWN_DEFECTS_TABLE)
@@ -396,7 +401,7 @@ $(BUILD)/witness/libwitness.so: witness/witness.c witness/qemu-plugin-api.h Make
 	@$(HOST_CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -I. -shared -fPIC -fvisibility=hidden \
 		-o $@ witness/witness.c -pthread
 
-# The filter that tests/test_decoder.py feeds objdump's instructions through.
+# The filter that tests/kernel_behaviour/test_decoder.py feeds objdump's instructions through.
 DECODE_CHECK_OBJS := $(addprefix $(BUILD)/host/obj/,tests/decode_check/decode_check.o emulator/decode.o)
 
 $(BUILD)/host/decode-check: $(DECODE_CHECK_OBJS) Makefile
@@ -407,8 +412,7 @@ $(BUILD)/host/decode-check: $(DECODE_CHECK_OBJS) Makefile
 # one including only those below it, and no include or link cycle across folders. The link graph
 # is read from the kernel's objects (nm), hence the build first. --stats: files, lines, cycles.
 layout-check: $(BUILD)/switchyard.elf
-	$(PYTHON) scripts/check_layout --objects $(BUILD)
-	$(PYTHON) scripts/folder-cycles $(ACYCLIC_FOLDERS)
+	$(PYTHON) scripts/check_layout --objects $(BUILD) --inside $(ACYCLIC_FOLDERS)
 
 FORMAT_SRCS := $(sort $(wildcard boot/*.[ch] arch/x86/*.[ch] debugstate/*.[ch] platform/pc/*.[ch] kernel/*.[ch] dr/*.[ch] ds/*.[ch] lib/*.[ch] pmu/*.[ch] runner/*.[ch] sched/*.[ch] \
 	emulator/*.[ch] tests/kernel/*.c tests/kernel/lib/*.[ch] tests/host/*.[ch] tests/decode_check/*.c witness/*.[ch]))

@@ -21,7 +21,7 @@ verdict from the table, so a recorded log is judged as the kernel that wrote it 
 the log checker only rejects an XFAIL or XPASS reason the table does not give (docs/output.md).
 
 A test that ends the boot on the platform (the kernel's "# SKIP runs alone: REASON") is booted
-again alone (scripts/switchyard_alone.py), and that boot's judgement replaces the SKIP under the
+again alone (scripts/switchyard/alone.py), and that boot's judgement replaces the SKIP under the
 same id: its own result, an xfail when the boot died in it as predicted, or a failure.
 
 Environment:
@@ -30,16 +30,21 @@ Environment:
   SWITCHYARD_CMDLINE="..."      extra kernel options for the boots
   SWITCHYARD_BOOT_TIMEOUT=S     seconds per boot (default 300)
   SWITCHYARD_ALONE_TIMEOUT=S    seconds per boot of a test run alone (default 60)
+  SWITCHYARD_BOOT_RUN=NAME      share the boots with every pytest process given the same NAME
 Raw logs of the boots are kept in build/logs/PLATFORM.log, and of the boots of tests run alone
 in build/logs/PLATFORM-alone-SUITE.TEST.log.
 
 The boots run in BOOT_LANES lanes at once, each booting one platform at a time (with its solos):
-one lane takes the KVM platforms first, the other the TCG ones, so that the long KVM-PVM boot
-overlaps the short TCG boots, and no more QEMUs run at once than the host has cores. The
+one lane takes the whole-suite platforms first (kvm first of them), the other the short ones, so
+that the long KVM-PVM boot overlaps the short boots, and no more QEMUs run at once than the host
+has cores (lane_order; the summary's "boots" section says which lane booted what, and when). The
 kernel's own timing tests (sched fairness, the timer rate, PMU multiplexing) judge their pace:
-two boots of the whole suite (tcg, kvm, tcg-lab) never run side by side. Under pytest-xdist (`make
-check` runs `pytest -n 2`) each worker is a lane: every platform is booted once, by the first
-worker that claims it in build/logs/boots/RUN/, and the others read its result from there.
+two boots of the whole suite (tcg, kvm, tcg-lab) never run side by side. Every platform is
+booted once, by the first lane that claims it in build/logs/boots/RUN/, and the others read its
+result from there. Without pytest-xdist the lanes are threads; under it each worker is a lane.
+`make check` (scripts/check) runs tests/verdicts/ alone in one process, beside every other test
+in another, and gives both one RUN (SWITCHYARD_BOOT_RUN): a test of the second that asks for a
+platform waits for the first's boot of it.
 """
 
 import contextlib
@@ -61,10 +66,10 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
-import switchyard_alone as alone  # noqa: E402
-import switchyard_log as ktap  # noqa: E402
-import switchyard_qemu as qemu  # noqa: E402
-from switchyard_qemu import merge_cmdline  # noqa: E402
+from switchyard import alone  # noqa: E402
+from switchyard import log as ktap  # noqa: E402
+from switchyard import qemu  # noqa: E402
+from switchyard.qemu import merge_cmdline  # noqa: E402
 
 KERNEL = ROOT / "build" / "switchyard32.elf"
 LOG_DIR = ROOT / "build" / "logs"
@@ -135,6 +140,7 @@ class Platform:
     skip: str = None
     failure: str = None
     solos: dict = field(default_factory=dict)  # test id -> its alone.SoloTest
+    booted: tuple = None  # (lane, start, end): which lane booted it, in time.time() seconds
 
     @functools.cached_property
     def result(self):
@@ -214,36 +220,77 @@ STALE_RUN_SECONDS = 3600
 
 
 def lane_order(names, lane):
-    """The order in which lane `lane` claims names: the KVM platforms first in lane 0, the
-    TCG ones first (and the KVM ones from the end) in lane 1."""
-    kvm = [name for name in names if BOOTS[name][0] == "kvm"]
-    tcg = [name for name in names if BOOTS[name][0] != "kvm"]
-    return kvm + tcg if lane % 2 == 0 else tcg + kvm[::-1]
+    """The order in which lane `lane` claims names. Lane 0 takes the whole-suite platforms
+    first, the KVM one first of them (the longest boot), then the short ones; lane 1 the short
+    ones, TCG first and KVM from the end, and the whole suites last. So the longest boot starts
+    at once, the short ones fill the other lane beside it, and neither lane starts by waiting
+    for WHOLE.lock."""
+    def kvm_first(group):
+        return ([name for name in group if BOOTS[name][0] == "kvm"]
+                + [name for name in group if BOOTS[name][0] != "kvm"])
+    whole = kvm_first([name for name in names if whole_suite(name)])
+    short = kvm_first([name for name in names if not whole_suite(name)])
+    if lane % 2 == 0:
+        return whole + short
+    kvm = [name for name in short if BOOTS[name][0] == "kvm"]
+    return [name for name in short if name not in kvm] + kvm[::-1] + whole
 
 
 def boot_in_lanes(names):
     """{name: Platform} for names, each booted once by the lane that claims it first. Under
     pytest-xdist this process is one lane and the other workers are the others; alone it runs
-    BOOT_LANES threads."""
+    BOOT_LANES threads. With SWITCHYARD_BOOT_RUN set (scripts/check), every pytest process
+    given the same value shares one set of boots, and the one that set it removes them."""
     worker = getattr(_config, "workerinput", None)
-    run = worker["testrunuid"] if worker else f"{os.getpid()}-{uuid.uuid4().hex}"
+    shared = os.environ.get("SWITCHYARD_BOOT_RUN")
+    if shared and not re.fullmatch(r"[A-Za-z0-9_.-]+", shared):
+        raise pytest.UsageError(f"SWITCHYARD_BOOT_RUN={shared!r}: use [A-Za-z0-9_.-] only")
+    run = shared or (worker["testrunuid"] if worker else f"{os.getpid()}-{uuid.uuid4().hex}")
     directory = LOG_DIR / "boots" / run  # NAME.claim, NAME.pickle: the lanes' shared boots
     directory.mkdir(parents=True, exist_ok=True)
     remove_stale_runs(directory)
     if worker:
-        claim_and_boot(directory, lane_order(names, int(worker["workerid"].lstrip("gw") or 0)))
+        lane = int(worker["workerid"].lstrip("gw") or 0)
+        claim_and_boot(directory, lane_order(names, lane), lane)
     else:
         threads = [threading.Thread(target=claim_and_boot,
-                                    args=(directory, lane_order(names, lane)))
+                                    args=(directory, lane_order(names, lane), lane))
                    for lane in range(BOOT_LANES)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
     platforms = {name: wait_for_boot(directory, name, len(names)) for name in names}
-    if not worker:
+    if not worker and not shared:
         shutil.rmtree(directory, ignore_errors=True)
     return platforms
+
+
+def lane_timeline(platforms):
+    """The lanes' boots as lines "lane L: NAME START-END ..." in seconds from the first start,
+    and the span of them all; "" when this process booted nothing."""
+    booted = sorted((p.booted for p in platforms if p.booted and p.booted[0] is not None),
+                    key=lambda b: b[1])
+    if not booted:
+        return ""
+    origin = booted[0][1]
+    lanes = {}
+    for platform in sorted(platforms, key=lambda p: p.booted[1] if p.booted else 0):
+        if platform.booted and platform.booted[0] is not None:
+            lane, start, end = platform.booted
+            lanes.setdefault(lane, []).append(
+                f"{platform.name} {start - origin:.1f}-{end - origin:.1f}")
+    span = max(b[2] for b in booted) - origin
+    return "\n".join([f"boots: {len(booted)} in {span:.1f} s"]
+                     + [f"  lane {lane}: " + ", ".join(lanes[lane]) for lane in sorted(lanes)])
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Which lane booted what, and when: the boots' critical path, whatever the host's load."""
+    timeline = lane_timeline(_loaded.values())
+    if timeline:
+        terminalreporter.write_sep("-", "boots")
+        terminalreporter.write_line(timeline)
 
 
 def whole_suite(name):
@@ -253,7 +300,7 @@ def whole_suite(name):
     return not any(o.startswith("tests=") for o in options) or "tests=*" in options
 
 
-def claim_and_boot(directory, names):
+def claim_and_boot(directory, names, lane=None):
     """Boot each of names that no other lane has claimed (NAME.claim, created exclusively) and
     leave its judged run in NAME.pickle. A boot that raises leaves a failure, never nothing.
     Two boots of the whole suite never run side by side, where their timing tests would judge
@@ -267,7 +314,7 @@ def claim_and_boot(directory, names):
                     continue
                 pending.remove(name)
                 if claim(directory, name):
-                    boot_and_leave(directory, name)
+                    boot_and_leave(directory, name, lane)
                 break
         else:
             time.sleep(0.2)  # every platform left waits for the other lane's whole suite
@@ -298,11 +345,13 @@ def claim(directory, name):
     return True
 
 
-def boot_and_leave(directory, name):
+def boot_and_leave(directory, name, lane=None):
+    start = time.time()
     try:
         platform = boot_platform(name)
     except Exception as error:  # noqa: BLE001: the waiting lanes must get a result
         platform = Platform(name, failure=f"booting {name} raised {error!r}")
+    platform.booted = (lane, start, time.time())
     partial = directory / f"{name}.pickle.{os.getpid()}.{threading.get_ident()}"
     partial.write_bytes(pickle.dumps(platform))
     partial.rename(directory / f"{name}.pickle")
