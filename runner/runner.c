@@ -155,7 +155,10 @@ static void report_emulator_rules(void)
 		report_fail("emulated cpu: %u rule violation(s), the first: %s", count, text);
 }
 
-/* A test may take an exception from its owner (tests/kernel/db_trace.h); it must give it back. */
+/*
+ * A test may take an exception from its owner (tests/kernel/lib/db_trace.h); it must give it
+ * back.
+ */
 static void save_exception_handlers(exception_handler *saved)
 {
 	for (unsigned int vector = 0; vector < X86_EXC_COUNT; vector++)

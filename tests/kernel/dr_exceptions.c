@@ -16,7 +16,7 @@
 #include "lib/string.h"
 #include "runner/test.h"
 #include "sched/sched.h"
-#include "tests/kernel/db_trace.h"
+#include "tests/kernel/lib/db_trace.h"
 #include "tests/kernel/lib/user_programs.h"
 
 #define SPLIT_LOCK_MAGIC 0xdeadbeefdeadbeef /* no suffix: asm text takes it too */

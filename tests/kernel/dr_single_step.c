@@ -13,7 +13,7 @@
 #include "arch/x86/user-abi.h"
 #include "runner/test.h"
 #include "sched/sched.h"
-#include "tests/kernel/db_trace.h"
+#include "tests/kernel/lib/db_trace.h"
 #include "tests/kernel/lib/user_programs.h"
 
 #define DB_IF 0x200 /* RFLAGS_IF, as asm text takes it */

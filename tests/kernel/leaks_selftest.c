@@ -15,7 +15,7 @@
 #include "pmu/pmu.h"
 #include "runner/test.h"
 #include "sched/sched.h"
-#include "tests/kernel/db_trace.h"
+#include "tests/kernel/lib/db_trace.h"
 #include "tests/kernel/lib/dr_targets.h"
 #include "tests/kernel/lib/emulator_util.h"
 #include "tests/kernel/lib/smp_util.h"

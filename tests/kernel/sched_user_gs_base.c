@@ -12,7 +12,7 @@
 #include "kernel/smp.h"
 #include "runner/test.h"
 #include "sched/sched.h"
-#include "tests/kernel/db_trace.h"
+#include "tests/kernel/lib/db_trace.h"
 #include "tests/kernel/lib/user_programs.h"
 
 #define CPUID_7_EBX_FSGSBASE (1u << 0) /* RDGSBASE and friends exist (SDM Vol. 2A CPUID) */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A raw #DB and #BP recorder for the debug-exception tests, and its traces as text. */
-#ifndef TESTS_KERNEL_DB_TRACE_H
-#define TESTS_KERNEL_DB_TRACE_H
+#ifndef TESTS_KERNEL_LIB_DB_TRACE_H
+#define TESTS_KERNEL_LIB_DB_TRACE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The raw #DB and #BP recorder of the debug-exception tests (tests/kernel/db_trace.h). */
+/* The raw #DB and #BP recorder of the debug-exception tests (tests/kernel/lib/db_trace.h). */
 #include <stdarg.h>
 #include <stdbool.h>
 
@@ -11,7 +11,7 @@
 #include "lib/format.h"
 #include "lib/string.h"
 #include "runner/test.h"
-#include "tests/kernel/db_trace.h"
+#include "tests/kernel/lib/db_trace.h"
 
 #define NEAR_LABEL_BYTES 64
 
