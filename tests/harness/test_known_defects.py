@@ -88,7 +88,7 @@ def kernel_tests():
     for path in sorted(kernel.glob("*.c")):
         source = path.read_text()
         checks = checks_in(source)
-        for header in re.findall(r'#include "tests/kernel/(\w+)\.h"', source):
+        for header in re.findall(r'#include "tests/kernel/((?:lib/)?\w+)\.h"', source):
             helper = kernel / f"{header}.c"
             if helper.is_file() and helper != path:
                 checks |= checks_in(helper.read_text())

@@ -119,7 +119,7 @@ def test_a_test_that_leaks_fails_itself_and_the_next_starts_clean(tmp_path):
 
 @pytest.mark.boot
 def test_running_off_a_kernel_stack_fails_the_test_and_the_run_goes_on(tmp_path):
-    # tests/kernel/selftest_overflow.c: a kernel task's stack, then the runner's own; each guard
+    # tests/kernel/overflow_selftest.c: a kernel task's stack, then the runner's own; each guard
     # page turns the overflow into a #DF on its IST stack, reported as that test's failure.
     proc, result = boot(tmp_path, "tests=overflow.*")
     assert proc.returncode == 1, proc.stderr
