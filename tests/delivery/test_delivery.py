@@ -432,7 +432,7 @@ def test_make_check_writes_junit_xml(tmp_path):
                               text=True, timeout=60)
         assert proc.returncode == 0, proc.stderr
         pytest_lines = [line for line in proc.stdout.splitlines()
-                        if "-m pytest" in line or "scripts/check" in line]
+                        if "-m pytest" in line or "scripts/check " in line]
         assert pytest_lines and all(f"--junitxml={tmp_path}/junit.xml" in line
                                     for line in pytest_lines), pytest_lines
 

@@ -19,7 +19,7 @@ from switchyard import arguments
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = ROOT / "scripts"
 TOOLS = ["run", "bench", "soak", "compare", "capture", "fuzz", "lava-check", "lava-qemu",
-         "mkiso", "mkpxe", "check"]
+         "mkiso", "mkpxe", "check", "check_layout"]
 SHARED = {
     "--timeout 0": "--timeout must be a positive number of seconds, not 0",
     "--timeout nan": "--timeout must be a positive number of seconds, not nan",

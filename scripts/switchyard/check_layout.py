@@ -250,7 +250,7 @@ def report_inside(folders, edges, links):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="scripts/check_layout", description=__doc__.splitlines()[0])
     parser.add_argument('--root', default=ROOT, help='the source tree (default: this one)')
     parser.add_argument('--objects', help='the build directory: also check the link graph')
     parser.add_argument('--stats', action='store_true',
