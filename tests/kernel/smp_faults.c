@@ -16,13 +16,31 @@ struct faulting {
 	void *arg;
 	unsigned int cpu;
 	bool spin; /* wait on the CPU, running, instead of blocked in task_join() */
+	struct task *waiter;
 };
+
+/*
+ * The faulting task: without spin it faults only once the waiter is asleep in task_join(), so
+ * the fault always ends a blocked test. Earlier, the waiter could enter task_join() with the
+ * interrupt that unwinds it still masked, find the faulter dead and collect it itself.
+ */
+static void fault_when_waited_for(void *arg)
+{
+	struct faulting *faulting = arg;
+
+	while (!faulting->spin && faulting->waiter->state != TASK_BLOCKED)
+		cpu_relax();
+	faulting->fn(faulting->arg);
+}
 
 /* Under runner_isolate(): a task on another CPU faults while this one waits for it. */
 static void fault_elsewhere(void *arg)
 {
 	struct faulting *faulting = arg;
-	struct task *task = smp_task_on(faulting->cpu, "faulter", faulting->fn, faulting->arg);
+	struct task *task;
+
+	faulting->waiter = sched_current();
+	task = smp_task_on(faulting->cpu, "faulter", fault_when_waited_for, faulting);
 
 	while (faulting->spin)
 		cpu_relax(); /* ended from an interrupt: the reschedule IPI, or the tick */
@@ -32,7 +50,7 @@ static void fault_elsewhere(void *arg)
 
 TEST(smp, an_invalid_opcode_on_another_cpu_ends_the_test_that_caused_it)
 {
-	struct faulting faulting = { raise_invalid_opcode, NULL, 1, false };
+	struct faulting faulting = { raise_invalid_opcode, NULL, 1, false, NULL };
 	struct isolation_outcome outcome;
 
 	smp_require_cpus(2);
@@ -49,7 +67,7 @@ TEST(smp, an_invalid_opcode_on_another_cpu_ends_the_test_that_caused_it)
 
 TEST(smp, a_page_fault_on_another_cpu_reports_that_cpus_cr2)
 {
-	struct faulting faulting = { write_unmapped, (void *)UNMAPPED, 0, false };
+	struct faulting faulting = { write_unmapped, (void *)UNMAPPED, 0, false, NULL };
 	struct isolation_outcome outcome;
 
 	smp_require_cpus(2);
@@ -64,7 +82,7 @@ TEST(smp, a_page_fault_on_another_cpu_reports_that_cpus_cr2)
 
 TEST(smp, an_exception_on_another_cpu_interrupts_a_test_that_is_running_not_waiting)
 {
-	struct faulting faulting = { raise_invalid_opcode, NULL, 1, true };
+	struct faulting faulting = { raise_invalid_opcode, NULL, 1, true, NULL };
 	struct isolation_outcome outcome;
 
 	smp_require_cpus(2);
