@@ -42,6 +42,7 @@ OBJS := \
 	arch/x86/platform.o \
 	arch/x86/platform_report.o \
 	arch/x86/probe.o \
+	arch/x86/probe_pmu.o \
 	arch/x86/serial.o \
 	arch/x86/setjmp.o \
 	arch/x86/smp.o \
