@@ -48,6 +48,29 @@ bool pmu_usable(void)
 	return pmu_info()->reason[0] == '\0';
 }
 
+static DEFINE_PER_CPU(struct pmu_writes, writes_by_msr);
+
+/* wrmsr(), counted in this CPU's pmu_writes() by register. */
+static void pmu_wrmsr(uint32_t msr, uint64_t value)
+{
+	struct pmu_writes *w = this_cpu_ptr(writes_by_msr);
+
+	if (msr == MSR_IA32_PERF_GLOBAL_CTRL)
+		w->global_ctrl++;
+	else if (msr == MSR_IA32_FIXED_CTR_CTRL)
+		w->fixed_ctrl++;
+	else if (msr >= MSR_IA32_PERFEVTSEL0 && msr < MSR_IA32_PERFEVTSEL0 + PMU_MAX_GP)
+		w->evtsel++;
+	else
+		w->counts++;
+	wrmsr(msr, value);
+}
+
+struct pmu_writes pmu_writes(void)
+{
+	return *this_cpu_ptr(writes_by_msr);
+}
+
 static struct pmu_cpu *this_pmu_cpu(void)
 {
 	return this_cpu_ptr(cpus);
@@ -193,7 +216,7 @@ static void pmu_apply(unsigned int task)
 		cpu->held.count_known |= bit;
 	}
 	for (unsigned int i = 0; i < plan.writes; i++) {
-		wrmsr(plan.write[i].msr, plan.write[i].value);
+		pmu_wrmsr(plan.write[i].msr, plan.write[i].value);
 		pmu_shadow_update(&cpu->held, &cpu->caps, plan.write[i].msr, plan.write[i].value);
 	}
 	for (unsigned int counter = 0; counter < PMU_MAX_COUNTERS; counter++)
@@ -213,7 +236,7 @@ static void pmu_stop(void)
 
 	if (!cpu->held.global_ctrl)
 		return;
-	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	pmu_wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
 	pmu_shadow_update(&cpu->held, &cpu->caps, MSR_IA32_PERF_GLOBAL_CTRL, 0);
 }
 

@@ -55,6 +55,19 @@ bool pmu_release(unsigned int task);
 /* Whether a task has events: a read of pmu/'s table alone, for a sweep over many indices. */
 bool pmu_task_used(unsigned int task);
 
+/*
+ * The perfmon MSR writes pmu/ made on this CPU since boot, by register: each switch plan's
+ * and each stop's (the PMI handler's reloads and acknowledgements aside). A switch between
+ * tasks whose event sets are identical needs no control write (make bench reports them).
+ */
+struct pmu_writes {
+	uint64_t evtsel; /* IA32_PERFEVTSELx */
+	uint64_t fixed_ctrl; /* IA32_FIXED_CTR_CTRL */
+	uint64_t global_ctrl; /* IA32_PERF_GLOBAL_CTRL */
+	uint64_t counts; /* IA32_PMCx, IA32_A_PMCx, IA32_FIXED_CTRx */
+};
+struct pmu_writes pmu_writes(void);
+
 /* True when this CPU's counters are all stopped, as pmu/'s shadow has them. */
 bool pmu_idle(void);
 
