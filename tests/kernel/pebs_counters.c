@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuid.h"
 #include "arch/x86/msr.h"
@@ -25,7 +26,9 @@
  * record), 16, 2 and 1 events before it (kvm-unit-tests' 0xfffffffffff0, 0xfffffffffffe and
  * 0xffffffffffff at 48 bits). The reset value is 0, so the counter overflows once and writes
  * one record (at the event after the overflow) per counter. The PEBS interrupt threshold is
- * half the buffer, never reached: no PMI. Steps on the emulated CPU: about 60 a case.
+ * the first record's end, as kvm-unit-tests sets it: a record sets GLOBAL_STATUS.OvfBuffer (bit
+ * 62) and requests a PMI, which LVTPC, masked meanwhile, holds back (SDM "Generation of PMI").
+ * Steps on the emulated CPU: about 60 a case.
  */
 #define ITERATIONS 12 /* 24 instructions, past the 17th event after the farthest start */
 #define EVENT_INSTRUCTIONS 0xc0
@@ -90,7 +93,7 @@ static void area_prepare(const struct pebs_case *c)
 	memset(buffer, 0, sizeof(buffer));
 	area.pebs_base = area.pebs_index = (uint64_t)buffer;
 	area.pebs_max = area.pebs_base + BUFFER_BYTES / unit * unit;
-	area.pebs_threshold = area.pebs_base + BUFFER_BYTES / 2 / unit * unit;
+	area.pebs_threshold = area.pebs_base + unit;
 	for (uint64_t bits = c->counters; bits; bits &= bits - 1) {
 		unsigned int bit = (unsigned int)__builtin_ctzll(bits);
 		bool fixed = bit >= 32;
@@ -130,12 +133,14 @@ static void counter_program(unsigned int bit, const struct pebs_case *c)
  * and DATA_CFG, the counters, PEBS_ENABLE, then GLOBAL_CTRL. Stopped in one of the two orders
  * kvm-unit-tests takes; every register then back to 0 and the DS area to what it was.
  */
-static void run_case(const struct pebs_case *c)
+static uint64_t run_case(const struct pebs_case *c)
 {
 	unsigned long flags = local_irq_save();
-	uint64_t saved_area = rdmsr(MSR_IA32_DS_AREA);
+	uint64_t saved_area = rdmsr(MSR_IA32_DS_AREA), status;
+	uint32_t lvtpc = apic_read_lvtpc();
 
 	area_prepare(c);
+	apic_write_lvtpc(lvtpc | APIC_LVT_MASKED);
 	wrmsr(MSR_IA32_DS_AREA, (uint64_t)&area);
 	if (adaptive_format())
 		wrmsr(MSR_PEBS_DATA_CFG, c->data_cfg);
@@ -155,10 +160,12 @@ static void run_case(const struct pebs_case *c)
 	}
 	for (unsigned int i = 0; i < pmu_info()->fixed_counters; i++)
 		wrmsr(MSR_IA32_FIXED_CTR0 + i, 0);
-	wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, rdmsr(MSR_IA32_PERF_GLOBAL_STATUS));
+	status = rdmsr(MSR_IA32_PERF_GLOBAL_STATUS);
+	wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, status);
 	wrmsr(MSR_IA32_DS_AREA, saved_area);
 	if (adaptive_format())
 		wrmsr(MSR_PEBS_DATA_CFG, 0);
+	apic_write_lvtpc(lvtpc);
 	local_irq_restore(flags);
 	/*
 	 * The model reports PEBS_ENABLE cleared under a counting counter (rule 18: Linux stops the
@@ -173,6 +180,7 @@ static void run_case(const struct pebs_case *c)
 		      "%s",
 		      count, count ? text : "nothing");
 	}
+	return status;
 }
 
 /* What the adaptive record's format field must say: DATA_CFG's groups for an adaptive event. */
@@ -266,11 +274,16 @@ static void check_case(const struct pebs_case *c, const char *what)
 {
 	struct pebs_outcome out;
 	unsigned int counters = bits_set(c->counters);
+	uint64_t status;
 
-	run_case(c);
+	status = run_case(c);
 	out = walk_records(c, what);
 	cases_run++;
 	records_seen += out.records;
+	check(!!(status & PERF_GLOBAL_STATUS_BUFFER_OVF) == (out.records > 0),
+	      "%s: %u records, GLOBAL_STATUS 0x%llx: OvfBuffer (bit 62) must be set exactly "
+	      "when one crossed the threshold",
+	      what, out.records, (unsigned long long)status);
 	if (c->distance == NO_OVERFLOW) {
 		check(out.records == 0, "%s: no overflow, yet %u records", what, out.records);
 		return;
