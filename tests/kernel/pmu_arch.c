@@ -660,79 +660,30 @@ TEST(pmu, legacy_counter_writes_sign_extend_and_full_width_writes_take_the_width
 }
 
 /*
- * Item 8: instructions a hypervisor emulates are counted. kvm-unit-tests forces KVM's emulator
- * with its prefix (UD2 "kvm", honoured only with kvm.force_emulation_prefix=1); anywhere else the
- * prefix is a plain UD2 and the test skips. Two JNE, not taken, and a NOP, each prefixed, with
- * the counters started EMULATED_* events below overflow: each must have counted them all and
- * overflowed (kvm-unit-tests' check).
+ * Item 9, perfmon v4 (SDM §20.2.4.2-3), and their absence before it: IA32_PERF_GLOBAL_STATUS_SET
+ * sets the status bits it is written (no PMI), STATUS_RESET clears them, CondChgd cannot be set
+ * (#GP(0)), and IA32_PERF_GLOBAL_INUSE, read-only, has bit i while EVTSELi[7:0] is not 0, bit 32+i
+ * while fixed counter i's enable field is not 0, and bit 63 while a counter interrupts.
  */
-#define EMULATED_INSTRUCTIONS 3
-#define EMULATED_BRANCHES 2
-
-static uint32_t forced_emulation_probe(void)
-{
-	uint64_t fault = 0;
-
-	asm volatile("1: ud2; .ascii \"kvm\"; nop\n2:\n" _ASM_EXTABLE(1b, 2b) : "+D"(fault));
-	return (uint32_t)fault;
-}
-
-TEST(pmu, instructions_the_hypervisor_emulates_are_counted)
-{
-	struct perfmon p = require_global_ctrl();
-	uint64_t instructions, branches, status;
-	unsigned long flags;
-
-	if (forced_emulation_probe() != 0)
-		test_skip("no forced emulation: KVM's prefix (UD2 \"kvm\") raises #UD here "
-			  "(kvm.force_emulation_prefix=0, or no KVM)");
-	if (p.gp < 2)
-		test_skip("%u GP counters: 2 needed", p.gp);
-	counters_reset(&p);
-	flags = local_irq_save();
-	gp_program(0, arch_events[BRANCHES_RETIRED].select, 0,
-		   (0 - EMULATED_BRANCHES) & 0xffffffffull);
-	gp_program(1, arch_events[INSTRUCTIONS_RETIRED].select, 0,
-		   (0 - EMULATED_INSTRUCTIONS) & 0xffffffffull);
-	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 3);
-	asm volatile("xor %%eax, %%eax\n\t"
-		     "ud2; .ascii \"kvm\"; jne 1f\n\t"
-		     "ud2; .ascii \"kvm\"; jne 1f\n\t"
-		     "ud2; .ascii \"kvm\"; nop\n"
-		     "1:"
-		     :
-		     :
-		     : "eax", "cc");
-	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
-	branches = rdmsr(MSR_IA32_PMC0);
-	instructions = rdmsr(MSR_IA32_PMC0 + 1);
-	status = rdmsr(MSR_IA32_PERF_GLOBAL_STATUS);
-	local_irq_restore(flags);
-	counters_reset(&p);
-	test_diag("after the overflow: branches %llu, instructions %llu, status 0x%llx",
-		  (unsigned long long)branches, (unsigned long long)instructions,
-		  (unsigned long long)status);
-	check_eq(3, status & 3);
-}
-
-/*
- * Item 9, perfmon v4 (SDM §20.2.4.2-3): IA32_PERF_GLOBAL_STATUS_SET sets the status bits it is
- * written (no PMI), STATUS_RESET clears them, CondChgd cannot be set (#GP(0)), and
- * IA32_PERF_GLOBAL_INUSE, read-only, has bit i while EVTSELi[7:0] is not 0, bit 32+i while fixed
- * counter i's enable field is not 0, and bit 63 while a counter interrupts.
- */
-TEST(pmu, global_status_set_and_reset_and_inuse_track_the_counters_on_perfmon_v4)
+TEST(pmu, global_status_set_and_inuse_exist_from_perfmon_v4_and_track_the_counters)
 {
 	struct perfmon p;
-	uint64_t counters = 0, inuse;
+	uint64_t counters = 0, inuse, value;
 
 	if (!pmu_usable())
 		test_skip("%s", pmu_info()->reason);
 	p = perfmon_detect();
-	if (p.version < 4)
-		test_skip("perfmon version %u (CPUID.0AH:EAX[7:0]): GLOBAL_STATUS_SET and INUSE "
-			  "come with version 4",
+	if (p.version < 4) {
+		/* Before version 4 neither MSR exists: #GP(0) (SDM Vol. 4 Table 2-2). */
+		test_diag("perfmon version %u: GLOBAL_STATUS_SET and INUSE must not exist",
 			  p.version);
+		check_eq(EXINFO(X86_EXC_GP, 0),
+			 rdmsr_safe(MSR_IA32_PERF_GLOBAL_STATUS_SET, &value));
+		check_eq(EXINFO(X86_EXC_GP, 0), wrmsr_safe(MSR_IA32_PERF_GLOBAL_STATUS_SET, 1));
+		check_eq(EXINFO(X86_EXC_GP, 0), rdmsr_safe(MSR_IA32_PERF_GLOBAL_INUSE, &value));
+		check_eq(0, rdmsr(MSR_IA32_PERF_GLOBAL_STATUS));
+		return;
+	}
 	counters_reset(&p);
 	for (unsigned int i = 0; i < p.gp; i++)
 		counters |= 1ull << i;
