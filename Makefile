@@ -93,6 +93,7 @@ OBJS := \
 	pmu/detect.o \
 	pmu/event.o \
 	pmu/pmu.o \
+	pmu/selfmon.o \
 	pmu/rotate.o \
 	pmu/scale.o \
 	pmu/switch.o \

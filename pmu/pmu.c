@@ -16,6 +16,7 @@
 #include "pmu/pmu.h"
 #include "pmu/rotate.h"
 #include "pmu/scale.h"
+#include "pmu/selfmon.h"
 #include "pmu/switch.h"
 
 struct pmu_task {
@@ -92,6 +93,44 @@ static uint64_t counter_mask(unsigned int counter)
 static unsigned int event_counter(const struct pmu_set_event *event)
 {
 	return event->fixed ? PMU_MAX_GP + event->fixed_counter : event->counter;
+}
+
+/*
+ * Rewrite task's self-monitoring page (pmu/pmu.h) from its set and this CPU's baselines, seq
+ * odd meanwhile: wherever the task's events are programmed (a switch-in, a rotation, an add or
+ * a release). An accounting alone needs none: it moves count and base by the same delta.
+ */
+static void pmu_selfmon_publish(unsigned int task)
+{
+	struct pmu_user_page *page = pmu_selfmon_page(task);
+	const struct pmu_task *state = &tasks[task];
+	const struct pmu_cpu *cpu = this_pmu_cpu();
+	unsigned int events = state->used ? state->set.nr_events : 0;
+
+	if (!page)
+		return;
+	__atomic_store_n(&page->seq, page->seq + 1, __ATOMIC_RELEASE);
+	for (unsigned int i = 0; i < events; i++) {
+		const struct pmu_set_event *event = &state->set.events[i];
+		unsigned int counter = event_counter(event);
+		struct pmu_user_event *out = &page->event[i];
+
+		if (counter == PMU_NO_COUNTER || state->period[i]) {
+			*out = (struct pmu_user_event){ 0, state->period[i] ? 0 : event->count, 0,
+							0 };
+			continue;
+		}
+		*out = (struct pmu_user_event){
+			.index = (counter < PMU_MAX_GP ? counter
+						       : RDPMC_FIXED | (counter - PMU_MAX_GP)) +
+				 1,
+			.count = event->count,
+			.base = cpu->baseline[counter],
+			.mask = counter_mask(counter),
+		};
+	}
+	page->events = events;
+	__atomic_store_n(&page->seq, page->seq + 1, __ATOMIC_RELEASE);
 }
 
 /*
@@ -224,6 +263,7 @@ static void pmu_apply(unsigned int task)
 						 ? cpu->held.gp_count[counter]
 						 : cpu->held.fixed_count[counter - PMU_MAX_GP];
 	cpu->slice_start = rdtsc_ordered();
+	pmu_selfmon_publish(task);
 }
 
 /*
@@ -269,11 +309,13 @@ static void pmu_switch_in(const struct switch_task *prev, const struct switch_ta
 {
 	(void)prev;
 	pmu_apply(next->index);
+	pmu_selfmon_switch_in(next->index);
 }
 
 static void pmu_task_exit(const struct switch_task *task)
 {
 	pmu_release(task->index);
+	pmu_selfmon_exit(task->index);
 }
 
 /*
