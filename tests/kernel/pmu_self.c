@@ -4,6 +4,7 @@
 #include <stdint.h>
 
 #include "arch/x86/apic.h"
+#include "arch/x86/exceptions.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/tsc.h"
 #include "arch/x86/user-abi.h"
@@ -28,6 +29,7 @@ _Static_assert(offsetof(struct pmu_user_page, event[0].mask) == 40,
 _Static_assert(USER_PMU_BASE == 0x40000000ul, "pmu_self_programs.asm USER_PMU_BASE");
 
 extern const char user_self_rounds[], user_self_read_cost[];
+extern const char user_rdpmc[]; /* tests/kernel/pmu_user.asm: ECX at rdi, the value at rdi + 8 */
 
 /*
  * What a task's counting of ring-3 instructions holds beyond its last self-read: the RDPMC
@@ -89,6 +91,28 @@ static void finish(struct task *task)
 	check_eq(0, task_join(task, NULL));
 }
 
+/*
+ * A task that does not self-monitor, run on this CPU after tasks that do: CR4.PCE is clear for
+ * it, so its RDPMC takes #GP(0) (SDM Vol. 2B RDPMC).
+ */
+static void check_rdpmc_refused_to_others(void)
+{
+	struct task *task =
+		task_create_user("other", user_rdpmc, USER_DATA_BASE, TASK_START_STOPPED);
+	struct user_fault fault;
+	long code;
+
+	if (!task)
+		test_abort("task_create_user failed");
+	if (sched_migrate(task, this_cpu_index()) != 0)
+		test_abort("sched_migrate to CPU %u failed", this_cpu_index());
+	task_continue(task);
+	code = task_join(task, &fault);
+	check(code == TASK_EXIT_FAULTED && fault.valid && fault.vector == X86_EXC_GP,
+	      "RDPMC of a task that does not self-monitor: exit %ld, vector %u; expected #GP(0)",
+	      code, fault.valid ? fault.vector : 0);
+}
+
 /* One task's reads against the kernel's count of the same event, after it parked. */
 static void judge(const char *name, const struct task *task, unsigned int event)
 {
@@ -143,6 +167,7 @@ TEST_OBSERVING_USER(pmu, tasks_read_their_own_counts_with_rdpmc_exactly_across_s
 	      "the other task's GP count %llu differs from its fixed count %llu",
 	      (unsigned long long)pmu_read(b->index, 1).count,
 	      (unsigned long long)pmu_read(b->index, 0).count);
+	check_rdpmc_refused_to_others();
 	finish(a);
 	finish(b);
 }
