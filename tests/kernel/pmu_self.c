@@ -21,9 +21,10 @@ struct self_rounds {
 	uint64_t retries, regressions, last;
 	volatile uint64_t done;
 	uint64_t t0, t1, t2, repeat;
+	uint64_t race; /* nonzero: each round also reads racing a yield */
 };
 
-_Static_assert(offsetof(struct self_rounds, repeat) == 80, "pmu_self_programs.asm SELF_REPEAT");
+_Static_assert(offsetof(struct self_rounds, race) == 88, "pmu_self_programs.asm SELF_RACE");
 _Static_assert(offsetof(struct pmu_user_page, event[0].mask) == 40,
 	       "pmu_self_programs.asm EVENT_MASK");
 _Static_assert(USER_PMU_BASE == 0x40000000ul, "pmu_self_programs.asm USER_PMU_BASE");
@@ -168,6 +169,43 @@ TEST_OBSERVING_USER(pmu, tasks_read_their_own_counts_with_rdpmc_exactly_across_s
 	      (unsigned long long)pmu_read(b->index, 1).count,
 	      (unsigned long long)pmu_read(b->index, 0).count);
 	check_rdpmc_refused_to_others();
+	finish(a);
+	finish(b);
+}
+
+/*
+ * A read racing a switch: each round, the task takes its page, yields to a partner counting on
+ * the same GP counter, and only then reads the counter (pmu_self_programs.asm
+ * self_read_racing). The page changed meanwhile: every such read must retry (ROUNDS retries at
+ * least; a tick may add more), none may return more than the plain read right after it (the
+ * partner's count in it), and the last read is exact as above. The partner yields three times
+ * as often, so it is always there to switch to. Steps: about 2 x 4 x 12 x 70: 1,500.
+ */
+TEST_OBSERVING_USER(pmu,
+		    a_self_read_racing_a_switch_retries_and_never_returns_the_other_tasks_count,
+		    1500)
+{
+	struct task *a, *b;
+
+	if (!pmu_usable())
+		test_skip("%s", pmu_info()->reason);
+	a = self_task(user_self_rounds, (struct self_rounds){ .iterations = ITERATIONS,
+							      .rounds = ROUNDS,
+							      .event = event_offset(0),
+							      .race = 1 });
+	b = self_task(user_self_rounds, (struct self_rounds){ .iterations = 3 * ITERATIONS,
+							      .rounds = 3 * ROUNDS,
+							      .event = event_offset(0) });
+	check_eq(0, pmu_add_event(a->index, &user_instructions));
+	check_eq(0, pmu_add_event(b->index, &user_instructions));
+	task_continue(a);
+	task_continue(b);
+	if (!wait_parked(a, b))
+		return;
+	check(rounds_of(a)->retries >= ROUNDS, "%llu retries for %llu racing reads",
+	      (unsigned long long)rounds_of(a)->retries, ROUNDS);
+	judge("racing", a, 0);
+	judge("partner", b, 0);
 	finish(a);
 	finish(b);
 }

@@ -20,6 +20,7 @@ SELF_T0		equ 56
 SELF_T1		equ 64
 SELF_T2		equ 72
 SELF_REPEAT	equ 80
+SELF_RACE	equ 88		; nonzero: each round reads racing a yield, then plainly
 ; struct pmu_user_page
 PAGE_SEQ	equ 0
 EVENT_INDEX	equ 0
@@ -56,6 +57,43 @@ self_read:
 	inc qword [rbx + SELF_RETRIES]
 	jmp .again
 
+; A read that yields between taking the page and its RDPMC: the worst moment for a switch. The
+; other task runs on the same counter meanwhile, and the page's base is no longer this task's:
+; the changed seq must send it back to read again (self_read, counting the retry).
+self_read_racing:
+	mov r8, [r14 + PAGE_SEQ]
+	push r8
+	push qword [rsi + EVENT_INDEX]
+	push qword [rsi + EVENT_COUNT]
+	push qword [rsi + EVENT_BASE]
+	push qword [rsi + EVENT_MASK]
+	mov eax, SYSCALL_YIELD
+	call user_syscall_gate
+	mov rsi, r14
+	add rsi, [rbx + SELF_EVENT]
+	pop r11
+	pop r10
+	pop r9
+	pop rcx
+	pop r8
+	mov rax, r9
+	test rcx, rcx
+	jz .check
+	dec ecx
+	rdpmc
+	shl rdx, 32
+	or rax, rdx
+	sub rax, r10
+	and rax, r11
+	add rax, r9
+.check:
+	cmp r8, [r14 + PAGE_SEQ]
+	jne .retry
+	ret
+.retry:
+	inc qword [rbx + SELF_RETRIES]
+	jmp self_read
+
 ; rdi = struct self_rounds: rounds of (the DEC/JNZ loop, a read, a yield); a read that returns
 ; less than the one before is a regression. Then a last read, stored, and sleep until woken:
 ; 6 instructions after that read's return, the SYSCALL's included.
@@ -72,6 +110,15 @@ user_self_rounds:
 .loop:
 	dec r13
 	jnz .loop
+	cmp qword [rbx + SELF_RACE], 0
+	je .plain
+	call self_read_racing
+	cmp rax, r15
+	jae .raced
+	inc qword [rbx + SELF_REGRESSIONS]
+.raced:
+	mov r15, rax
+.plain:
 	call self_read
 	cmp rax, r15
 	jae .monotonic
