@@ -4,6 +4,8 @@
 #include <stdint.h>
 
 #include "arch/x86/percpu.h"
+#include "ds/ds.h"
+#include "ds/records.h"
 #include "pmu/pmu.h"
 #include "runner/test.h"
 #include "sched/sched.h"
@@ -27,12 +29,13 @@ enum config {
 	EVERY_GP, /* as many GP events as GP counters */
 	SAMPLING, /* a sampling GP event (PMI on overflow) */
 	MULTIPLEXED, /* one GP event more than the counters: they rotate at the tick */
+	PEBS, /* a PEBS sampling event on GP counter 0, each task its own DS area */
 	CONFIGS,
 };
 
 static const char *const config_names[CONFIGS] = {
 	[ONE_GP] = "one_gp",	 [GP_AND_FIXED] = "gp_and_fixed", [EVERY_GP] = "every_gp",
-	[SAMPLING] = "sampling", [MULTIPLEXED] = "multiplexed",
+	[SAMPLING] = "sampling", [MULTIPLEXED] = "multiplexed",	  [PEBS] = "pebs",
 };
 
 static const struct pmu_event user_instructions = { .event = 0xc0, .user = true };
@@ -44,6 +47,29 @@ struct window {
 	uint64_t msr_writes, switches;
 	volatile bool ready, done, failed;
 };
+
+#define PEBS_RECORDS 16
+
+/* A PEBS event, with a DS area of its own: a switch between two changes IA32_DS_AREA. */
+static bool add_pebs_event(unsigned int task)
+{
+	static const struct pmu_event pebs = { .event = 0xc0, .user = true, .pebs = true };
+	const struct ds_support *ds = ds_support();
+	struct ds_pebs_config config = {
+		.format = ds->pebs_format,
+		.record_size = pebs_format_is_adaptive((enum pebs_format)ds->pebs_format)
+				       ? PEBS_BASIC_GROUP_SIZE
+				       : pebs_record_size((enum pebs_format)ds->pebs_format),
+		.records = PEBS_RECORDS,
+		.threshold_records = PEBS_RECORDS - ds_threshold_room(PEBS_RECORDS),
+		.enable = 1,
+		.reset_value = (0 - (uint64_t)SAMPLE_PERIOD) & ((1ull << pmu_info()->gp_width) - 1),
+	};
+	struct ds_target target = { false, task };
+
+	return ds_attach_pebs(&target, &config) == DS_OK &&
+	       pmu_add_sampling_event(task, &pebs, SAMPLE_PERIOD) == 0;
+}
 
 static bool add_events(unsigned int task, enum config config)
 {
@@ -57,6 +83,8 @@ static bool add_events(unsigned int task, enum config config)
 		       pmu_add_fixed_event(task, 0, &user_instructions) >= 0;
 	case SAMPLING:
 		return pmu_add_sampling_event(task, &user_instructions, SAMPLE_PERIOD) >= 0;
+	case PEBS:
+		return add_pebs_event(task);
 	case EVERY_GP:
 	case MULTIPLEXED:
 		for (unsigned int i = 0; i < gp + (config == MULTIPLEXED); i++)
@@ -179,7 +207,10 @@ TEST(pmu, identical_event_sets_write_no_control_register_at_switch)
 
 /*
  * make bench: the writes per switch by MSR, for each configuration, multiplexed included (the
- * two tasks rotate independently, so their assignments differ at most switches).
+ * two tasks rotate independently, so their assignments may differ at a switch), and PEBS where
+ * the CPU has it: each task's own DS area is installed at its switch-in, which takes PEBS off
+ * first, so the counters stop at the switch-out and start at the switch-in (2 GLOBAL_CTRL
+ * writes), as pmu/'s switch-out says.
  */
 TEST(pmu, benchmark_msr_writes_per_switch)
 {
@@ -191,6 +222,13 @@ TEST(pmu, benchmark_msr_writes_per_switch)
 
 		if (c == GP_AND_FIXED && pmu_info()->fixed_counters == 0)
 			continue;
+		if (c == PEBS &&
+		    (ds_support()->pebs_reason[0] || !(ds_support()->pebs_enable_valid & 1))) {
+			test_diag("pebs: %s", ds_support()->pebs_reason[0]
+						      ? ds_support()->pebs_reason
+						      : "no PEBS on GP counter 0");
+			continue;
+		}
 		w = measure(c);
 		s = w.switches ? w.switches : 1;
 		test_diag("metric pmu.switch_writes.%s evtsel_per_switch=%llu.%03llu "
