@@ -135,13 +135,14 @@ static void judge(const char *name, const struct task *task, unsigned int event)
  * counter, the other on fixed counter 0 and on a GP counter too (the same counter as the first
  * task's: the same event, a different count). Each round: a loop, a self-read, a yield to the
  * other, so every read follows switches. Each task's last read must be the kernel's count less
- * the read's exact tail, and no read may go backwards. Steps (ring 3, emulated CPU): 2 tasks x
- * 4 rounds x (2 x 50 or 150 + about 30): about 1,500.
+ * the read's exact tail, and no read may go backwards. Ring 3 is stepped on the emulated CPU
+ * (3 to 10 ms a step under KVM-PVM, so sized as pmu.a_tasks_count_is_not_polluted_by_other_tasks):
+ * 3 rounds x (2 x 25 + about 35) for one task, 3 x (2 x 75 + 35) for the other: about 800.
  */
-#define ROUNDS 4ull
-#define ITERATIONS 50ull
+#define ROUNDS 3ull
+#define ITERATIONS 25ull
 
-TEST_OBSERVING_USER(pmu, tasks_read_their_own_counts_with_rdpmc_exactly_across_switches, 1500)
+TEST_OBSERVING_USER(pmu, tasks_read_their_own_counts_with_rdpmc_exactly_across_switches, 800)
 {
 	struct task *a, *b;
 
@@ -179,11 +180,12 @@ TEST_OBSERVING_USER(pmu, tasks_read_their_own_counts_with_rdpmc_exactly_across_s
  * self_read_racing). The page changed meanwhile: every such read must retry (ROUNDS retries at
  * least; a tick may add more), none may return more than the plain read right after it (the
  * partner's count in it), and the last read is exact as above. The partner yields three times
- * as often, so it is always there to switch to. Steps: about 2 x 4 x 12 x 70: 1,500.
+ * as often, so it is always there to switch to. Steps: 3 rounds x (50 + about 70) and 9 x
+ * (50 + about 35): about 1,150.
  */
 TEST_OBSERVING_USER(pmu,
 		    a_self_read_racing_a_switch_retries_and_never_returns_the_other_tasks_count,
-		    1500)
+		    1150)
 {
 	struct task *a, *b;
 
@@ -214,12 +216,13 @@ TEST_OBSERVING_USER(pmu,
  * Rotation: a task with one GP event more than the GP counters, with the tick at ROTATE_HZ, so
  * events move on and off counters under it, and a partner yielding to it. Reads of a rotating
  * event never go backwards and never pass the kernel's count; reads race the ticks (each
- * retried read is counted, a diagnostic: how many depends on where the ticks land).
+ * retried read is counted, a diagnostic: how many depends on where the ticks land). Steps: 2
+ * tasks x 8 rounds x (50 + about 35): about 1,400.
  */
 #define ROTATE_HZ 4000
-#define ROTATE_ROUNDS 12ull
+#define ROTATE_ROUNDS 8ull
 
-TEST_OBSERVING_USER(pmu, self_reads_of_rotating_events_retry_and_never_go_backwards, 3000)
+TEST_OBSERVING_USER(pmu, self_reads_of_rotating_events_retry_and_never_go_backwards, 1400)
 {
 	unsigned int gp = pmu_info()->gp_counters, hz = timer_hz();
 	struct task *a, *b;
