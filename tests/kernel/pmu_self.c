@@ -40,6 +40,9 @@ extern const char user_rdpmc[]; /* tests/kernel/pmu_user.asm: ECX at rdi, the va
  */
 #define SELF_READ_TAIL 15
 #define PARK_WAIT_MS 5000
+/* How often the runner looks: each look is a switch, which rewrites a page (and a self-read
+ * racing it retries); under KVM-PVM a ring-3 RDPMC takes long enough to race 1 ms looks. */
+#define POLL_MS 50
 
 static const struct pmu_event user_instructions = { .event = 0xc0, .user = true };
 
@@ -78,7 +81,7 @@ static bool wait_parked(struct task *a, struct task *b)
 	uint64_t deadline = rdtsc_ordered() + tsc_cycles_from_ms(PARK_WAIT_MS);
 
 	while ((!parked(a) || !parked(b)) && rdtsc_ordered() < deadline)
-		sched_sleep_ms(1);
+		sched_sleep_ms(POLL_MS);
 	if (check(parked(a) && parked(b), "after %u ms: %s, %s", PARK_WAIT_MS,
 		  parked(a) ? "parked" : "running", parked(b) ? "parked" : "running"))
 		return true;
@@ -291,7 +294,7 @@ TEST(pmu, benchmark_self_read_against_a_system_call)
 	/* Its data pages go at the join: read them once it has exited. */
 	deadline = rdtsc_ordered() + tsc_cycles_from_ms(PARK_WAIT_MS);
 	while (task->state != TASK_DEAD && rdtsc_ordered() < deadline)
-		sched_sleep_ms(1);
+		sched_sleep_ms(POLL_MS);
 	result = *rounds_of(task);
 	check_eq(0, task_join(task, NULL));
 	test_diag("metric pmu.self_read cycles_per_read=%llu cycles_per_syscall=%llu "
