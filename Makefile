@@ -343,6 +343,7 @@ HOST_SHIM_SRCS := \
 	pmu/detect.c \
 	pmu/event.c \
 	pmu/pmu.c \
+	pmu/selfmon.c \
 	pmu/rotate.c \
 	pmu/scale.c \
 	pmu/switch.c
