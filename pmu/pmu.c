@@ -51,11 +51,17 @@ bool pmu_usable(void)
 
 static DEFINE_PER_CPU(struct pmu_writes, writes_by_msr);
 
-/* wrmsr(), counted in this CPU's pmu_writes() by register. */
+/*
+ * wrmsr(), counted in this CPU's pmu_writes() by register: after the write, so that a write
+ * that stops the counters counts none of the counting (tests that count pmu/'s own paths see
+ * no more of them than before).
+ */
 static void pmu_wrmsr(uint32_t msr, uint64_t value)
 {
-	struct pmu_writes *w = this_cpu_ptr(writes_by_msr);
+	struct pmu_writes *w;
 
+	wrmsr(msr, value);
+	w = this_cpu_ptr(writes_by_msr);
 	if (msr == MSR_IA32_PERF_GLOBAL_CTRL)
 		w->global_ctrl++;
 	else if (msr == MSR_IA32_FIXED_CTR_CTRL)
@@ -64,7 +70,6 @@ static void pmu_wrmsr(uint32_t msr, uint64_t value)
 		w->evtsel++;
 	else
 		w->counts++;
-	wrmsr(msr, value);
 }
 
 struct pmu_writes pmu_writes(void)
@@ -100,15 +105,17 @@ static unsigned int event_counter(const struct pmu_set_event *event)
  * odd meanwhile: wherever the task's events are programmed (a switch-in, a rotation, an add or
  * a release). An accounting alone needs none: it moves count and base by the same delta.
  */
-static void pmu_selfmon_publish(unsigned int task)
+static __attribute__((noinline)) void pmu_selfmon_publish(unsigned int task)
 {
 	struct pmu_user_page *page = pmu_selfmon_page(task);
-	const struct pmu_task *state = &tasks[task];
 	const struct pmu_cpu *cpu = this_pmu_cpu();
-	unsigned int events = state->used ? state->set.nr_events : 0;
+	const struct pmu_task *state;
+	unsigned int events;
 
-	if (!page)
+	if (!page || task >= SWITCH_TASKS_MAX)
 		return;
+	state = &tasks[task];
+	events = state->used ? state->set.nr_events : 0;
 	__atomic_store_n(&page->seq, page->seq + 1, __ATOMIC_RELEASE);
 	for (unsigned int i = 0; i < events; i++) {
 		const struct pmu_set_event *event = &state->set.events[i];
@@ -263,7 +270,8 @@ static void pmu_apply(unsigned int task)
 						 ? cpu->held.gp_count[counter]
 						 : cpu->held.fixed_count[counter - PMU_MAX_GP];
 	cpu->slice_start = rdtsc_ordered();
-	pmu_selfmon_publish(task);
+	if (pmu_selfmon_page(task))
+		pmu_selfmon_publish(task);
 }
 
 /*

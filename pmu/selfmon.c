@@ -20,15 +20,10 @@ _Static_assert(sizeof(((struct pmu_user_page *)0)->event) /
 	       "a page holds every event of a set");
 _Static_assert(sizeof(struct pmu_user_page) <= PAGE_SIZE, "one page");
 
-static struct pmu_user_page *pages[SWITCH_TASKS_MAX];
+struct pmu_user_page *pmu_selfmon_pages[SWITCH_TASKS_MAX];
 static uint64_t roots[SWITCH_TASKS_MAX];
 /* Whether this CPU's CR4.PCE is set: known, so a switch between others reads no CR4. */
 static DEFINE_PER_CPU(bool, pce_set);
-
-struct pmu_user_page *pmu_selfmon_page(unsigned int task)
-{
-	return task < SWITCH_TASKS_MAX ? pages[task] : NULL;
-}
 
 int pmu_self_monitor(unsigned int task)
 {
@@ -36,7 +31,7 @@ int pmu_self_monitor(unsigned int task)
 
 	if (!pmu_usable() || task >= SWITCH_TASKS_MAX)
 		return -1;
-	if (pages[task])
+	if (pmu_selfmon_pages[task])
 		return 0;
 	root = switch_task_address_space(task);
 	if (!root)
@@ -52,17 +47,17 @@ int pmu_self_monitor(unsigned int task)
 		return -1;
 	}
 	roots[task] = root;
-	pages[task] = phys_to_virt(phys);
+	pmu_selfmon_pages[task] = phys_to_virt(phys);
 	return 0;
 }
 
 void pmu_selfmon_exit(unsigned int task)
 {
-	if (task >= SWITCH_TASKS_MAX || !pages[task])
+	if (task >= SWITCH_TASKS_MAX || !pmu_selfmon_pages[task])
 		return;
 	address_space_unmap(roots[task], USER_PMU_BASE);
-	pfa_free(virt_to_phys(pages[task]));
-	pages[task] = NULL;
+	pfa_free(virt_to_phys(pmu_selfmon_pages[task]));
+	pmu_selfmon_pages[task] = NULL;
 	roots[task] = 0;
 }
 
