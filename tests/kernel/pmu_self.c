@@ -272,7 +272,7 @@ TEST_OBSERVING_USER(pmu, self_reads_of_rotating_events_retry_and_never_go_backwa
  * event is one the emulated CPU does not count (LLC references), so nothing is stepped; there
  * each RDPMC is a #UD round trip through the model, and the figure says nothing of silicon.
  */
-#define COST_REPEAT_QUICK 100
+#define COST_REPEAT_QUICK 10
 #define COST_REPEAT_SOAK 10000
 
 TEST(pmu, benchmark_self_read_against_a_system_call)
@@ -295,6 +295,12 @@ TEST(pmu, benchmark_self_read_against_a_system_call)
 	deadline = rdtsc_ordered() + tsc_cycles_from_ms(PARK_WAIT_MS);
 	while (task->state != TASK_DEAD && rdtsc_ordered() < deadline)
 		sched_sleep_ms(POLL_MS);
+	if (task->state != TASK_DEAD) {
+		sched_kill_others();
+		test_skip("%llu reads and calls took over %u ms here (a loaded KVM-PVM takes about "
+			  "100 ms a ring-3 exception): no figure",
+			  (unsigned long long)rounds.repeat, PARK_WAIT_MS);
+	}
 	result = *rounds_of(task);
 	check_eq(0, task_join(task, NULL));
 	test_diag("metric pmu.self_read cycles_per_read=%llu cycles_per_syscall=%llu "
