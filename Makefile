@@ -42,6 +42,7 @@ OBJS := \
 	arch/x86/paging.o \
 	arch/x86/percpu.o \
 	arch/x86/probe.o \
+	arch/x86/probe_pmu.o \
 	arch/x86/setjmp.o \
 	arch/x86/switch.o \
 	arch/x86/syscall.o \
@@ -110,6 +111,7 @@ OBJS := \
 	pmu/detect.o \
 	pmu/event.o \
 	pmu/pmu.o \
+	pmu/selfmon.o \
 	pmu/rotate.o \
 	pmu/scale.o \
 	pmu/switch.o \
@@ -372,6 +374,7 @@ HOST_SHIM_SRCS := \
 	pmu/detect.c \
 	pmu/event.c \
 	pmu/pmu.c \
+	pmu/selfmon.c \
 	pmu/rotate.c \
 	pmu/scale.c \
 	pmu/switch.c

@@ -363,18 +363,43 @@ static struct cpuid_result emulator_cpuid_hook(uint32_t leaf, uint32_t subleaf,
  * it counts, and stepping goes on after it. Elsewhere (an interrupt handler, which runs with TF
  * clear) it is not observed and leaves the stepped context's state alone.
  */
-static void emulator_retired_hook(struct cpu_regs *regs)
+static void retired_after(struct cpu_regs *regs, unsigned int length)
 {
 	struct emulator_cpu *cpu = emulator_this_cpu();
 	bool user = regs_from_user(regs);
 
-	if (!cpu->pending_valid || cpu->pending_rip != regs->rip - DIVERTED_SITE_LENGTH)
+	if (!cpu->pending_valid || cpu->pending_rip != regs->rip - length)
 		return;
 	emulator_retire(cpu, user, false, cpu->pending_rip, regs);
 	cpu->pending_valid = emulator_observed(cpu) & (user ? OBSERVE_USER : OBSERVE_KERNEL);
 	cpu->pending_user = user;
 	cpu->pending_rip = regs->rip;
 	cpu->exceptions_seen = this_cpu()->stepped_exceptions;
+}
+
+static void emulator_retired_hook(struct cpu_regs *regs)
+{
+	retired_after(regs, DIVERTED_SITE_LENGTH);
+}
+
+/*
+ * RDPMC, diverted or executed as itself (arch/x86/divert.h), read from the model's counters
+ * (emulator_rdpmc()); CR4.PCE is the CPU's own. It retires as a diverted RDMSR does.
+ */
+static bool emulator_rdpmc_hook(struct cpu_regs *regs, unsigned int length)
+{
+	bool allowed = !regs_from_user(regs) || (read_cr4() & CR4_PCE);
+	uint64_t value;
+
+	emulator_this_cpu()->stats.diverted++;
+	if (emulator_rdpmc(&emulator_this_cpu()->registers, emulator_profile(), (uint32_t)regs->rcx,
+			   allowed, &value))
+		return true;
+	regs->rax = (uint32_t)value;
+	regs->rdx = value >> 32;
+	regs->rip += length;
+	retired_after(regs, length);
+	return false;
 }
 
 /* Rule 14: the PMI handler acknowledged what it was called for and left GLOBAL_CTRL as it was. */
@@ -498,6 +523,7 @@ static const struct cpu_model_ops emulator_ops = {
 	.interrupted = emulator_interrupted_hook,
 	.system_call = emulator_system_call,
 	.resume = emulator_resume_hook,
+	.rdpmc = emulator_rdpmc_hook,
 };
 
 /* The small core of a hybrid part: fewer counters, the same PEBS format. */

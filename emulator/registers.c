@@ -176,6 +176,49 @@ static uint64_t ovf_ctrl_defined(const struct emulator_profile *p)
 	return bits;
 }
 
+/*
+ * IA32_PERF_GLOBAL_STATUS_SET (perfmon v4, SDM Vol. 3B §20.2.4.2): writing 1 sets the status
+ * bit IA32_PERF_GLOBAL_STATUS_RESET clears, but CondChgd, which has no set bit; no PMI comes of
+ * it. Reads 0, as OVF_CTRL does (the SDM gives neither a read value).
+ */
+static uint64_t status_set_defined(const struct emulator_profile *p)
+{
+	return ovf_ctrl_defined(p) & ~PERF_GLOBAL_STATUS_COND_CHANGED;
+}
+
+/*
+ * IA32_PERF_GLOBAL_INUSE (perfmon v4, SDM Vol. 3B §20.2.4.3), read-only: bit i while
+ * IA32_PERFEVTSELi[7:0] (the event select) is not 0; bit 32+i while fixed counter i's enable
+ * field, IA32_FIXED_CTR_CTRL[4i+1:4i], is not 0; bit 63 (PMI in use) while a GP counter sets
+ * INT, a fixed counter its PMI bit, or IA32_PEBS_ENABLE enables a counter.
+ */
+static uint64_t global_inuse(const struct emulator_registers *r, const struct emulator_profile *p)
+{
+	uint64_t value = 0;
+
+	for (unsigned int i = 0; i < EMULATOR_MAX_GP; i++) {
+		if (!emulator_gp_counter_exists(p, i))
+			continue;
+		if (r->evtsel[i] & PERFEVTSEL_EVENT_MASK)
+			value |= 1ull << i;
+		if (r->evtsel[i] & PERFEVTSEL_INT)
+			value |= PERF_GLOBAL_INUSE_PMI;
+	}
+	for (unsigned int i = 0; i < EMULATOR_MAX_FIXED; i++) {
+		uint64_t field = r->fixed_ctrl >> (FIXED_CTR_CTRL_FIELD_BITS * i);
+
+		if (!emulator_fixed_counter_exists(p, i))
+			continue;
+		if (field & (FIXED_CTR_CTRL_OS | FIXED_CTR_CTRL_USR))
+			value |= PERF_GLOBAL_FIXED_CTR0 << i;
+		if (field & FIXED_CTR_CTRL_PMI)
+			value |= PERF_GLOBAL_INUSE_PMI;
+	}
+	if (r->pebs_enable & emulator_counter_bits(p))
+		value |= PERF_GLOBAL_INUSE_PMI;
+	return value;
+}
+
 /* The GLOBAL_* MSRs and FIXED_CTR_CTRL: from version 2 (KVM's rule; the SDM contradicts itself). */
 static bool has_global_msrs(const struct emulator_profile *p)
 {
@@ -226,6 +269,8 @@ bool emulator_owns_msr(uint32_t index)
 	case MSR_IA32_PERF_GLOBAL_CTRL:
 	case MSR_IA32_PERF_GLOBAL_STATUS:
 	case MSR_IA32_PERF_GLOBAL_OVF_CTRL:
+	case MSR_IA32_PERF_GLOBAL_STATUS_SET:
+	case MSR_IA32_PERF_GLOBAL_INUSE:
 		return true;
 	}
 	return in_family(index, MSR_IA32_PERFEVTSEL0, EMULATOR_MAX_GP, &i) ||
@@ -319,6 +364,16 @@ bool emulator_read_msr(const struct emulator_registers *r, const struct emulator
 			return true;
 		v = 0;
 		break;
+	case MSR_IA32_PERF_GLOBAL_STATUS_SET: /* v4; write-only in effect, as OVF_CTRL */
+		if (p->perfmon_version < 4)
+			return true;
+		v = 0;
+		break;
+	case MSR_IA32_PERF_GLOBAL_INUSE:
+		if (p->perfmon_version < 4)
+			return true;
+		v = global_inuse(r, p);
+		break;
 	default:
 		if (read_counter_family(r, p, index, &v))
 			return true;
@@ -402,7 +457,14 @@ bool emulator_write_msr(struct emulator_registers *r, const struct emulator_prof
 			return true;
 		r->global_ctrl = value;
 		return false;
-	case MSR_IA32_PERF_GLOBAL_STATUS: /* read-only; v4's GLOBAL_STATUS_SET is not modelled */
+	case MSR_IA32_PERF_GLOBAL_STATUS: /* read-only: GLOBAL_STATUS_SET sets it from v4 */
+		return true;
+	case MSR_IA32_PERF_GLOBAL_STATUS_SET:
+		if (p->perfmon_version < 4 || (value & ~status_set_defined(p)))
+			return true;
+		r->global_status |= value;
+		return false;
+	case MSR_IA32_PERF_GLOBAL_INUSE: /* read-only */
 		return true;
 	case MSR_IA32_PERF_GLOBAL_OVF_CTRL: /* rule 14: write 1 to clear */
 		if (!has_global_msrs(p) || (value & ~ovf_ctrl_defined(p)))
@@ -412,6 +474,33 @@ bool emulator_write_msr(struct emulator_registers *r, const struct emulator_prof
 	default:
 		return write_counter_family(r, p, index, value);
 	}
+}
+
+/*
+ * RDPMC (SDM Vol. 2B RDPMC; Vol. 3B §20.2.1 and §20.2.2): ECX[30] selects the fixed counters,
+ * ECX[29:0] the counter, which must exist (else #GP(0)); the value is the counter's, at its
+ * width. ECX[31] is the fast read, played as KVM plays it (intel_rdpmc_ecx_to_pmc(): the low
+ * 32 bits; the SDM describes it for older parts only). At CPL > 0 with CR4.PCE clear: #GP(0).
+ */
+bool emulator_rdpmc(const struct emulator_registers *r, const struct emulator_profile *p,
+		    uint32_t ecx, bool allowed, uint64_t *value)
+{
+	uint32_t index = ecx & RDPMC_INDEX_MASK;
+	uint64_t v;
+
+	if (!allowed || !p->perfmon_version)
+		return true;
+	if (ecx & RDPMC_FIXED) {
+		if (index >= EMULATOR_MAX_FIXED || !emulator_fixed_counter_exists(p, index))
+			return true;
+		v = r->fixed_counter[index] & emulator_counter_mask(p, true);
+	} else {
+		if (index >= EMULATOR_MAX_GP || !emulator_gp_counter_exists(p, index))
+			return true;
+		v = r->counter[index] & emulator_counter_mask(p, false);
+	}
+	*value = ecx & RDPMC_FAST ? (uint32_t)v : v;
+	return false;
 }
 
 bool emulator_owns_cpuid(uint32_t leaf)

@@ -43,7 +43,8 @@ void emulator_registers_reset(struct emulator_registers *registers,
  * Does the model own this MSR number? The whole family, also members this profile lacks
  * (those raise #GP): IA32_DEBUGCTL, IA32_DS_AREA, IA32_PEBS_ENABLE, MSR_PEBS_DATA_CFG,
  * IA32_PERF_CAPABILITIES, IA32_MISC_ENABLE, IA32_PERFEVTSEL0-7, IA32_PMC0-7, IA32_A_PMC0-7,
- * IA32_FIXED_CTR0-3, IA32_FIXED_CTR_CTRL, IA32_PERF_GLOBAL_CTRL, _STATUS and _OVF_CTRL.
+ * IA32_FIXED_CTR0-3, IA32_FIXED_CTR_CTRL, IA32_PERF_GLOBAL_CTRL, _STATUS, _OVF_CTRL and, from
+ * perfmon v4, _STATUS_SET and _INUSE.
  */
 bool emulator_owns_msr(uint32_t index);
 
@@ -59,6 +60,14 @@ bool emulator_read_msr(const struct emulator_registers *registers,
 		       const struct emulator_profile *profile, uint32_t index, uint64_t *value);
 bool emulator_write_msr(struct emulator_registers *registers,
 			const struct emulator_profile *profile, uint32_t index, uint64_t value);
+
+/*
+ * RDPMC of the counter ECX names; allowed is false at CPL > 0 with CR4.PCE clear. Returns true
+ * when it raises #GP(0) (registers.c has the rules).
+ */
+bool emulator_rdpmc(const struct emulator_registers *registers,
+		    const struct emulator_profile *profile, uint32_t ecx, bool allowed,
+		    uint64_t *value);
 
 /*
  * CPUID, given what the platform itself returned for the leaf (real). Leaf 0: "GenuineIntel",

@@ -18,6 +18,7 @@
 #define EVENT_UNHALTED_CORE_CYCLES 0x3c /* umask 0 */
 #define EVENT_INSTRUCTIONS_RETIRED 0xc0 /* umask 0 */
 #define EVENT_BRANCHES_RETIRED 0xc4 /* umask 0 */
+#define UMASK_REFERENCE_CYCLES 0x01 /* event 0x3c: "UnHalted Reference Cycles", one a cycle too */
 #define FIXED_INSTRUCTIONS 0
 #define FIXED_CORE_CYCLES 1
 #define FIXED_REFERENCE_CYCLES 2
@@ -37,12 +38,19 @@ static bool gp_enabled(const struct emulator_registers *r, const struct emulator
 	       (p->perfmon_version < 2 || (r->global_ctrl & (1ull << i)));
 }
 
-/* Whether the model counts the event of select evtsel (umask 0, one of the three above). */
+/*
+ * Whether the model counts the event of select evtsel: one of the three above with umask 0, or
+ * reference cycles (0x3c, umask 1), which CPUID.0AH:EBX enumerates as available and fixed
+ * counter 2 counts already.
+ */
 static bool event_modelled(uint64_t evtsel)
 {
 	unsigned int event = (unsigned int)(evtsel & PERFEVTSEL_EVENT_MASK);
+	uint64_t umask = (evtsel & PERFEVTSEL_UMASK_MASK) >> PERFEVTSEL_UMASK_SHIFT;
 
-	return (evtsel & PERFEVTSEL_UMASK_MASK) == 0 &&
+	if (event == EVENT_UNHALTED_CORE_CYCLES && umask == UMASK_REFERENCE_CYCLES)
+		return true;
+	return umask == 0 &&
 	       (event == EVENT_INSTRUCTIONS_RETIRED || event == EVENT_UNHALTED_CORE_CYCLES ||
 		event == EVENT_BRANCHES_RETIRED);
 }

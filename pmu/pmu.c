@@ -16,6 +16,7 @@
 #include "pmu/pmu.h"
 #include "pmu/rotate.h"
 #include "pmu/scale.h"
+#include "pmu/selfmon.h"
 #include "pmu/switch.h"
 
 struct pmu_task {
@@ -48,6 +49,34 @@ bool pmu_usable(void)
 	return pmu_info()->reason[0] == '\0';
 }
 
+static DEFINE_PER_CPU(struct pmu_writes, writes_by_msr);
+
+/*
+ * wrmsr(), counted in this CPU's pmu_writes() by register: after the write, so that a write
+ * that stops the counters counts none of the counting (tests that count pmu/'s own paths see
+ * no more of them than before).
+ */
+static void pmu_wrmsr(uint32_t msr, uint64_t value)
+{
+	struct pmu_writes *w;
+
+	wrmsr(msr, value);
+	w = this_cpu_ptr(writes_by_msr);
+	if (msr == MSR_IA32_PERF_GLOBAL_CTRL)
+		w->global_ctrl++;
+	else if (msr == MSR_IA32_FIXED_CTR_CTRL)
+		w->fixed_ctrl++;
+	else if (msr >= MSR_IA32_PERFEVTSEL0 && msr < MSR_IA32_PERFEVTSEL0 + PMU_MAX_GP)
+		w->evtsel++;
+	else
+		w->counts++;
+}
+
+struct pmu_writes pmu_writes(void)
+{
+	return *this_cpu_ptr(writes_by_msr);
+}
+
 static struct pmu_cpu *this_pmu_cpu(void)
 {
 	return this_cpu_ptr(cpus);
@@ -69,6 +98,46 @@ static uint64_t counter_mask(unsigned int counter)
 static unsigned int event_counter(const struct pmu_set_event *event)
 {
 	return event->fixed ? PMU_MAX_GP + event->fixed_counter : event->counter;
+}
+
+/*
+ * Rewrite task's self-monitoring page (pmu/pmu.h) from its set and this CPU's baselines, seq
+ * odd meanwhile: wherever the task's events are programmed (a switch-in, a rotation, an add or
+ * a release). An accounting alone needs none: it moves count and base by the same delta.
+ */
+static __attribute__((noinline)) void pmu_selfmon_publish(unsigned int task)
+{
+	struct pmu_user_page *page = pmu_selfmon_page(task);
+	const struct pmu_cpu *cpu = this_pmu_cpu();
+	const struct pmu_task *state;
+	unsigned int events;
+
+	if (!page || task >= SWITCH_TASKS_MAX)
+		return;
+	state = &tasks[task];
+	events = state->used ? state->set.nr_events : 0;
+	__atomic_store_n(&page->seq, page->seq + 1, __ATOMIC_RELEASE);
+	for (unsigned int i = 0; i < events; i++) {
+		const struct pmu_set_event *event = &state->set.events[i];
+		unsigned int counter = event_counter(event);
+		struct pmu_user_event *out = &page->event[i];
+
+		if (counter == PMU_NO_COUNTER || state->period[i]) {
+			*out = (struct pmu_user_event){ 0, state->period[i] ? 0 : event->count, 0,
+							0 };
+			continue;
+		}
+		*out = (struct pmu_user_event){
+			.index = (counter < PMU_MAX_GP ? counter
+						       : RDPMC_FIXED | (counter - PMU_MAX_GP)) +
+				 1,
+			.count = event->count,
+			.base = cpu->baseline[counter],
+			.mask = counter_mask(counter),
+		};
+	}
+	page->events = events;
+	__atomic_store_n(&page->seq, page->seq + 1, __ATOMIC_RELEASE);
 }
 
 /*
@@ -193,7 +262,7 @@ static void pmu_apply(unsigned int task)
 		cpu->held.count_known |= bit;
 	}
 	for (unsigned int i = 0; i < plan.writes; i++) {
-		wrmsr(plan.write[i].msr, plan.write[i].value);
+		pmu_wrmsr(plan.write[i].msr, plan.write[i].value);
 		pmu_shadow_update(&cpu->held, &cpu->caps, plan.write[i].msr, plan.write[i].value);
 	}
 	for (unsigned int counter = 0; counter < PMU_MAX_COUNTERS; counter++)
@@ -201,6 +270,8 @@ static void pmu_apply(unsigned int task)
 						 ? cpu->held.gp_count[counter]
 						 : cpu->held.fixed_count[counter - PMU_MAX_GP];
 	cpu->slice_start = rdtsc_ordered();
+	if (pmu_selfmon_page(task))
+		pmu_selfmon_publish(task);
 }
 
 /*
@@ -213,7 +284,7 @@ static void pmu_stop(void)
 
 	if (!cpu->held.global_ctrl)
 		return;
-	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	pmu_wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
 	pmu_shadow_update(&cpu->held, &cpu->caps, MSR_IA32_PERF_GLOBAL_CTRL, 0);
 }
 
@@ -247,14 +318,18 @@ void pmu_switch_out(const struct switch_task *prev, const struct switch_task *ne
 void pmu_switch_in(const struct switch_task *prev, const struct switch_task *next)
 {
 	(void)prev;
-	if (pmu_usable())
-		pmu_apply(next->index);
+	if (!pmu_usable())
+		return;
+	pmu_apply(next->index);
+	pmu_selfmon_switch_in(next->index);
 }
 
 void pmu_task_exit(const struct switch_task *task)
 {
-	if (pmu_usable())
-		pmu_release(task->index);
+	if (!pmu_usable())
+		return;
+	pmu_release(task->index);
+	pmu_selfmon_exit(task->index);
 }
 
 /* Timer hook: multiplexing. Rotate the running task's events when they do not all fit. */
@@ -357,6 +432,11 @@ static bool pmu_prepare(unsigned int task)
 	if (switch_task_current()->index == task)
 		pmu_account(task);
 	return true;
+}
+
+int pmu_self_monitor(unsigned int task)
+{
+	return pmu_usable() ? pmu_selfmon_map(task) : -1;
 }
 
 int pmu_add_event(unsigned int task, const struct pmu_event *event)

@@ -50,6 +50,49 @@ bool pmu_release(unsigned int task);
 /* Whether a task has events: a read of pmu/'s table alone, for a sweep over many indices. */
 bool pmu_task_used(unsigned int task);
 
+/*
+ * The perfmon MSR writes pmu/ made on this CPU since boot, by register: each switch plan's
+ * and each stop's (the PMI handler's reloads and acknowledgements aside). A switch between
+ * tasks whose event sets are identical needs no control write (make bench reports them).
+ */
+struct pmu_writes {
+	uint64_t evtsel; /* IA32_PERFEVTSELx */
+	uint64_t fixed_ctrl; /* IA32_FIXED_CTR_CTRL */
+	uint64_t global_ctrl; /* IA32_PERF_GLOBAL_CTRL */
+	uint64_t counts; /* IA32_PMCx, IA32_A_PMCx, IA32_FIXED_CTRx */
+};
+struct pmu_writes pmu_writes(void);
+
+/*
+ * Self-monitoring, as perf's mmap'd perf_event_mmap_page: a ring-3 task reads its own counting
+ * events with RDPMC, without a system call. pmu_self_monitor() maps a page at USER_PMU_BASE in
+ * the task's address space, read-only to it, and from then on CR4.PCE is set while the task
+ * runs (and clear while others do). Event i's value is
+ *   event[i].count + ((RDPMC(event[i].index - 1) - event[i].base) & event[i].mask)
+ * while event[i].index is not 0 (the event is on a counter; index - 1 is RDPMC's ECX), and
+ * event[i].count alone while it is 0 (rotated off; or a sampling event, which is not
+ * readable: count stays 0). pmu/ rewrites the page whenever the events are programmed (a
+ * switch-in, a rotation, an event added or released) and changes seq as it does: a reader takes
+ * seq, reads the page and the counter, and takes seq again; if it changed, a switch came
+ * between, and it reads again. pmu/ writes it with the task off the CPU or interrupted, so the
+ * task never sees a half-written page (seq is odd meanwhile all the same, as perf's lock).
+ */
+struct pmu_user_event {
+	uint64_t index; /* RDPMC's ECX + 1 while on a counter, else 0 */
+	uint64_t count; /* the event's count when the counter held base */
+	uint64_t base;
+	uint64_t mask; /* the counter's width */
+};
+
+struct pmu_user_page {
+	uint64_t seq;
+	uint64_t events;
+	struct pmu_user_event event[16];
+};
+
+/* Map the page for task (a user task): 0, or -1 (not a user task, no memory, no counters). */
+int pmu_self_monitor(unsigned int task);
+
 /* True when this CPU's counters are all stopped, as pmu/'s shadow has them. */
 bool pmu_idle(void);
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Diverted RDMSR, WRMSR and CPUID: the #UD side (arch/x86/divert.h). */
+/* Diverted RDMSR, WRMSR, CPUID and RDPMC: the #UD (and RDPMC's #GP) side (arch/x86/divert.h). */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,6 +13,8 @@
 #define OPCODE_WRMSR 0x30
 #define OPCODE_RDMSR 0x32
 #define OPCODE_CPUID 0xa2
+#define OPCODE_RDPMC 0x33
+#define RDPMC_LENGTH 2
 
 extern const uint64_t __divert_start[], __divert_end[];
 
@@ -36,6 +38,11 @@ bool msr_diverted(uint32_t index)
 bool cpuid_diverted(uint32_t leaf)
 {
 	return model && model->owns_cpuid(leaf);
+}
+
+bool rdpmc_diverted(void)
+{
+	return model && model->rdpmc;
 }
 
 static bool divert_site(uint64_t rip)
@@ -73,14 +80,42 @@ static bool emulate(struct cpu_regs *regs, uint8_t opcode)
 	}
 }
 
+/* RDPMC served by the model: a diverted site, or the instruction itself. */
+static enum divert_outcome divert_rdpmc(struct cpu_regs *regs, unsigned int length)
+{
+	if (model->rdpmc(regs, length)) {
+		regs->vector = X86_EXC_GP;
+		regs->error_code = 0;
+		return DIVERT_FAULT;
+	}
+	return DIVERT_DONE;
+}
+
+/*
+ * RDPMC executed as itself, at any CPL: 0F 33. The first byte is read alone first: the
+ * instruction that faulted may be one byte long, at the end of its page.
+ */
+static bool rdpmc_instruction(uint64_t rip)
+{
+	const uint8_t *bytes = (const uint8_t *)rip;
+
+	return bytes[0] == OPCODE_TWO_BYTE && bytes[1] == OPCODE_RDPMC;
+}
+
 enum divert_outcome divert_handle_trap(struct cpu_regs *regs)
 {
 	const uint8_t *bytes = (const uint8_t *)regs->rip;
 	uint8_t opcode;
 
-	if (!model || regs_from_user(regs) || !divert_site(regs->rip))
+	if (!model)
+		return DIVERT_NONE;
+	if (model->rdpmc && rdpmc_instruction(regs->rip))
+		return divert_rdpmc(regs, RDPMC_LENGTH);
+	if (regs->vector != X86_EXC_UD || regs_from_user(regs) || !divert_site(regs->rip))
 		return DIVERT_NONE;
 	opcode = bytes[UD2_LENGTH + 1];
+	if (bytes[UD2_LENGTH] == OPCODE_TWO_BYTE && opcode == OPCODE_RDPMC && model->rdpmc)
+		return divert_rdpmc(regs, DIVERTED_SITE_LENGTH);
 	if (bytes[UD2_LENGTH] != OPCODE_TWO_BYTE ||
 	    (opcode != OPCODE_RDMSR && opcode != OPCODE_WRMSR && opcode != OPCODE_CPUID))
 		return DIVERT_NONE;

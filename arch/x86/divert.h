@@ -47,6 +47,12 @@ struct cpu_model_ops {
 	void (*system_call)(struct cpu_regs *regs);
 	/* A context is about to be resumed from regs by IRET (every entry path returns so). */
 	void (*resume)(struct cpu_regs *regs);
+	/*
+	 * RDPMC at regs->rip, length bytes long, in either ring: read the counter ECX names into
+	 * EDX:EAX and complete it (regs->rip past it, retired as the model counts it). Return true
+	 * to raise #GP(0) instead; then nothing changed. Optional.
+	 */
+	bool (*rdpmc)(struct cpu_regs *regs, unsigned int length);
 };
 
 /* UD2 and the two bytes of the real instruction. */
@@ -59,6 +65,13 @@ bool cpu_model_registered(void);
 /* For the accessors: does the model serve this MSR or leaf? */
 bool msr_diverted(uint32_t index);
 bool cpuid_diverted(uint32_t leaf);
+/*
+ * RDPMC is the model's too when it has an rdpmc callback: the accessor (arch/x86/pmc.h) diverts
+ * it as an MSR access is; an RDPMC executed as itself (ring-3 code) raises #UD under TCG and #GP
+ * where a hypervisor has no vPMU, and either reaches the model (divert_handle_trap()). On a CPU
+ * that has counters a ring-3 RDPMC with CR4.PCE set raises nothing and reads the CPU's own.
+ */
+bool rdpmc_diverted(void);
 
 /* For traps.c and the entry paths. */
 enum divert_outcome {
@@ -66,6 +79,7 @@ enum divert_outcome {
 	DIVERT_DONE, /* emulated; resume at regs->rip */
 	DIVERT_FAULT, /* the model raised #GP(0): regs->vector and error_code now say so */
 };
+/* A #UD (a diverted site, or RDPMC) or a #GP (RDPMC only) the model may serve. */
 enum divert_outcome divert_handle_trap(struct cpu_regs *regs);
 bool divert_debug_trap(struct cpu_regs *regs, unsigned long dr7);
 void divert_interrupted(struct cpu_regs *regs);

@@ -73,6 +73,13 @@
 #define MSR_IA32_A_PMC0 0x000004c1 /* + i; full-width writes, PERF_CAPABILITIES bit 13 */
 #define MSR_IA32_PERF_GLOBAL_STATUS 0x0000038e
 #define MSR_IA32_PERF_GLOBAL_OVF_CTRL 0x00000390 /* write 1 to clear; STATUS_RESET from v4 */
+#define MSR_IA32_PERF_GLOBAL_STATUS_SET 0x00000391 /* perfmon v4: write 1 to set a status bit */
+#define MSR_IA32_PERF_GLOBAL_INUSE 0x00000392 /* perfmon v4, read-only (SDM §20.2.4.3) */
+/* RDPMC's ECX (SDM Vol. 2B RDPMC): the counter in bits 29:0, bit 30 for a fixed counter. */
+#define RDPMC_INDEX_MASK 0x3fffffffu
+#define RDPMC_FIXED (1u << 30)
+#define RDPMC_FAST (1u << 31) /* the low 32 bits only (older parts; KVM plays it everywhere) */
+#define PERF_GLOBAL_INUSE_PMI (1ull << 63) /* a counter interrupts, or PEBS is enabled */
 #define PERF_GLOBAL_FIXED_CTR0 (1ull << 32) /* << i: fixed counter i in CTRL, STATUS, OVF_CTRL */
 #define PERF_GLOBAL_STATUS_LBRS_FROZEN (1ull << 58) /* perfmon v4 */
 #define PERF_GLOBAL_STATUS_COUNTERS_FROZEN (1ull << 59) /* perfmon v4 */

@@ -216,9 +216,9 @@ static void report_stack_overflow(const struct cpu_regs *regs)
 }
 
 /*
- * The handlers that own an exception: the CPU model (#UD, #DB), an .extable fix-up, the vector's
- * handler. True when one of them dealt with it. dr7: what DR7 held when a #DB arrived (its
- * bracket's enter()); unused for other vectors.
+ * The handlers that own an exception: the CPU model (#UD, RDPMC's #GP, #DB), an .extable
+ * fix-up, the vector's handler. True when one of them dealt with it. dr7: what DR7 held when a
+ * #DB arrived (its bracket's enter()); unused for other vectors.
  */
 static bool dispatch_owned(struct cpu_regs *regs, unsigned long dr7)
 {
@@ -230,7 +230,7 @@ static bool dispatch_owned(struct cpu_regs *regs, unsigned long dr7)
 
 	if ((regs->rflags & RFLAGS_TF) && vector != X86_EXC_NMI)
 		this_cpu()->stepped_exceptions++;
-	if (vector == X86_EXC_UD) {
+	if (vector == X86_EXC_UD || vector == X86_EXC_GP) {
 		enum divert_outcome outcome = divert_handle_trap(regs);
 
 		if (outcome == DIVERT_DONE)

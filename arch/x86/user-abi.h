@@ -38,6 +38,8 @@
 #define USER_STACK_TOP 0x0000000020000000ul /* per-task stack pages below this */
 /* A task's Debug Store, read-only: the DS area, then its BTS and PEBS buffers (ds/ds.h). */
 #define USER_DS_BASE 0x0000000030000000ul
+/* A task's self-monitoring page, read-only: where its counters are (pmu/pmu.h pmu_user_page). */
+#define USER_PMU_BASE 0x0000000040000000ul
 #define USER_DS_BTS_OFFSET 0x100000ul
 #define USER_DS_PEBS_OFFSET 0x200000ul
 

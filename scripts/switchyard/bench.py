@@ -289,6 +289,14 @@ def table(runs):
             lines.append(f"  {'emulator.step_cost':<40} {run['accel']} " + " ".join(
                 f"{key}={value:,}" if isinstance(value, int) else f"{key}={value}"
                 for key, value in cost.items()))
+    # pmu/'s MSR writes per switch between two tasks with identical event sets, by register
+    # (pmu.benchmark_msr_writes_per_switch).
+    for run in runs:
+        for name, writes in sorted(run["metrics"].items()):
+            if name.startswith("pmu.switch_writes."):
+                lines.append(f"  {name:<40} {run['accel']} " + " ".join(
+                    f"{key.removesuffix('_per_switch')}={value}"
+                    for key, value in writes.items()))
     for run in runs:
         for window, deltas in run.get("host", {}).items():
             lines.append(f"  {window:<40} {run['accel']} host: "

@@ -533,6 +533,76 @@ HOST_TEST(emulator_global_ovf_ctrl_clears_status_bits)
 	expect_read(&p, &r, 0x38e, BIT(33) | BIT(63));
 }
 
+/* Perfmon v4 (SDM Vol. 3B §20.2.4.2): STATUS_SET sets, never clears, and has no CondChgd. */
+HOST_TEST(emulator_global_status_set_sets_status_bits_from_perfmon_v4)
+{
+	struct emulator_profile p = named("icelake"), v3 = named("haswell");
+	struct emulator_registers r = fresh(&p), r3 = fresh(&v3);
+
+	r.global_status = BIT(33);
+	expect_write(&p, &r, 0x391, BIT(0) | BIT(7) | BIT(32) | BIT(35) | BIT(59) | BIT(62), 0);
+	expect_read(&p, &r, 0x38e,
+		    BIT(0) | BIT(7) | BIT(32) | BIT(33) | BIT(35) | BIT(59) | BIT(62));
+	expect_write_gp(&p, &r, 0x391, BIT(63)); /* CondChgd */
+	expect_write_gp(&p, &r, 0x391, BIT(8)); /* PMC8: icelake has 8 */
+	expect_write_gp(&p, &r, 0x391, BIT(36));
+	expect_write(&p, &r, 0x390, BIT(0) | BIT(7) | BIT(32) | BIT(35) | BIT(59) | BIT(62), 0);
+	expect_read(&p, &r, 0x38e, BIT(33));
+	expect_read_gp(&v3, &r3, 0x391);
+	expect_write_gp(&v3, &r3, 0x391, BIT(0));
+}
+
+/* Perfmon v4 (SDM Vol. 3B §20.2.4.3): INUSE, read-only, follows the select, field and INT bits. */
+HOST_TEST(emulator_global_inuse_follows_evtsel_fixed_ctrl_and_pmi_bits)
+{
+	struct emulator_profile p = named("icelake"), v3 = named("haswell");
+	struct emulator_registers r = fresh(&p), r3 = fresh(&v3);
+
+	expect_read(&p, &r, 0x392, 0);
+	expect_write(&p, &r, 0x186 + 3, 0xc0, 0xc0); /* not enabled: in use all the same */
+	expect_read(&p, &r, 0x392, BIT(3));
+	expect_write(&p, &r, 0x186 + 3, 0x100, 0x100); /* a umask alone is not an event */
+	expect_read(&p, &r, 0x392, 0);
+	expect_write(&p, &r, 0x38d, BIT(9), BIT(9)); /* fixed 2, USR */
+	expect_read(&p, &r, 0x392, BIT(34));
+	expect_write(&p, &r, 0x38d, BIT(11), BIT(11)); /* fixed 2, PMI only */
+	expect_read(&p, &r, 0x392, BIT(63));
+	expect_write(&p, &r, 0x38d, 0, 0);
+	expect_write(&p, &r, 0x186, 0xc0 | BIT(20), 0xc0 | BIT(20));
+	expect_read(&p, &r, 0x392, BIT(0) | BIT(63));
+	expect_write(&p, &r, 0x186, 0, 0);
+	expect_write(&p, &r, 0x3f1, BIT(1), BIT(1)); /* PEBS on PMC1 */
+	expect_read(&p, &r, 0x392, BIT(63));
+	expect_write_gp(&p, &r, 0x392, 0);
+	expect_read_gp(&v3, &r3, 0x392);
+}
+
+/* RDPMC (SDM Vol. 2B): ECX[30] fixed, [29:0] the counter; [31] the low half, as KVM plays it. */
+HOST_TEST(emulator_rdpmc_reads_counters_by_ecx_and_raises_gp_beyond_them)
+{
+	struct emulator_profile p = named("icelake"), v1 = named("icelake");
+	struct emulator_registers r = fresh(&p);
+	uint64_t value = 0;
+
+	r.counter[7] = 0xff0123456789ull;
+	r.fixed_counter[3] = 0x8000000001ull;
+	host_check(!emulator_rdpmc(&r, &p, 7, true, &value));
+	host_check_eq_u64(0xff0123456789ull, value);
+	host_check(!emulator_rdpmc(&r, &p, 7 | BIT(31), true, &value));
+	host_check_eq_u64(0x23456789ull, value);
+	host_check(!emulator_rdpmc(&r, &p, 3 | BIT(30), true, &value));
+	host_check_eq_u64(0x8000000001ull, value);
+	host_check(!emulator_rdpmc(&r, &p, 3 | BIT(30) | BIT(31), true, &value));
+	host_check_eq_u64(1, value);
+	host_check(emulator_rdpmc(&r, &p, 8, true, &value));
+	host_check(emulator_rdpmc(&r, &p, 64, true, &value));
+	host_check(emulator_rdpmc(&r, &p, 4 | BIT(30), true, &value));
+	host_check(emulator_rdpmc(&r, &p, BIT(29), true, &value));
+	host_check(emulator_rdpmc(&r, &p, 0, false, &value)); /* CPL 3, CR4.PCE clear */
+	v1.perfmon_version = 0;
+	host_check(emulator_rdpmc(&r, &v1, 0, true, &value));
+}
+
 HOST_TEST(emulator_global_ovf_ctrl_reserved_bits_raise_gp)
 {
 	struct emulator_profile hsw = named("haswell");
@@ -609,11 +679,11 @@ HOST_TEST(emulator_counters_are_enabled_by_evtsel_fixed_ctrl_and_global_ctrl_onl
 
 HOST_TEST(emulator_owns_every_member_of_the_msr_families)
 {
-	static const uint32_t owned[] = { 0x1d9, 0x600, 0x3f1, 0x3f2, 0x345, 0x1a0,
-					  0x186, 0x18d, 0xc1,  0xc8,  0x4c1, 0x4c8,
-					  0x309, 0x30c, 0x38d, 0x38e, 0x38f, 0x390 };
+	static const uint32_t owned[] = { 0x1d9, 0x600, 0x3f1, 0x3f2, 0x345, 0x1a0, 0x186,
+					  0x18d, 0xc1,	0xc8,  0x4c1, 0x4c8, 0x309, 0x30c,
+					  0x38d, 0x38e, 0x38f, 0x390, 0x391, 0x392 };
 	static const uint32_t not_owned[] = { 0x185, 0x18e, 0xc0,  0xc9,  0x4c0, 0x4c9, 0x308,
-					      0x30d, 0x38c, 0x391, 0x3f0, 0x3f6, 0x1b,	0x0 };
+					      0x30d, 0x38c, 0x393, 0x3f0, 0x3f6, 0x1b,	0x0 };
 	struct emulator_profile p = named("icelake");
 	struct emulator_registers r = fresh(&p);
 

@@ -69,7 +69,10 @@ def test_every_hardware_suite_runs_on_the_emulated_cpu_and_says_so(name):
                          test.skip_reason)) or (
                 test.name.startswith("counters_overflowing_together") and
                 re.fullmatch(r"PEBS on one GP counter only here \(PEBS_ENABLE bits 0x1\)",
-                             test.skip_reason))
+                             test.skip_reason)) or (
+                # The self-read benchmark's time limit where the model is slow (KVM-PVM).
+                not name.startswith("tcg") and test.name.startswith("benchmark_self_read") and
+                re.match(r"\d+ reads and calls took over \d+ ms here", test.skip_reason))
             assert lacks, f"{test.id} skipped: {test.skip_reason}"
         else:
             assert test.name.endswith(EMULATED), f"{test.id} ran on the model, unlabelled"

@@ -831,3 +831,15 @@ void shim_check_clean(void)
 	}
 	host_checkf(pages_out == 0, "%u pages of the pool still out", pages_out);
 }
+
+static unsigned long shim_cr4;
+
+unsigned long read_cr4(void)
+{
+	return shim_cr4;
+}
+
+void write_cr4(unsigned long value)
+{
+	shim_cr4 = value;
+}

@@ -17,6 +17,10 @@ void local_irq_restore(unsigned long flags);
 /* Each read advances the TSC by 1000 cycles (shim.c): time moves, deterministically. */
 uint64_t rdtsc_ordered(void);
 
+/* CR4 as a variable of the shim (shim.c): pmu/selfmon.c sets and clears PCE. */
+unsigned long read_cr4(void);
+void write_cr4(unsigned long value);
+
 static inline void cpu_relax(void)
 {
 }
