@@ -83,6 +83,7 @@ OBJS := \
 	emulator/pebs_record.o \
 	emulator/profile.o \
 	emulator/registers.o \
+	emulator/amd.o \
 	emulator/step.o \
 	emulator/store.o \
 	dr/breakpoint.o \
@@ -301,6 +302,7 @@ HOST_LIB_SRCS := \
 	emulator/pebs_record.c \
 	emulator/profile.c \
 	emulator/registers.c \
+	emulator/amd.c \
 	lib/acpi.c \
 	lib/acpi_spcr.c \
 	lib/acpi_timer.c \
@@ -359,6 +361,7 @@ HOST_SHIM_SRCS := \
 	ds/switch.c \
 	emulator/profile.c \
 	emulator/registers.c \
+	emulator/amd.c \
 	lib/console.c \
 	lib/crc32.c \
 	lib/format.c \
