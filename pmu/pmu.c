@@ -56,8 +56,15 @@ static struct pmu_cpu *this_pmu_cpu(void)
 /* The MSR to read a counter through (GP 0-7, fixed 8-11). */
 static uint32_t counter_msr(unsigned int counter)
 {
-	return counter < PMU_MAX_GP ? MSR_IA32_PMC0 + counter
-				    : MSR_IA32_FIXED_CTR0 + counter - PMU_MAX_GP;
+	if (counter >= PMU_MAX_GP)
+		return MSR_IA32_FIXED_CTR0 + counter - PMU_MAX_GP;
+	return this_pmu_cpu()->caps.amd ? pmu_gp_count_msr(&this_pmu_cpu()->caps, counter)
+					: MSR_IA32_PMC0 + counter;
+}
+
+static uint32_t global_ctrl_msr(void)
+{
+	return pmu_global_ctrl_msr(&this_pmu_cpu()->caps);
 }
 
 static uint64_t counter_mask(unsigned int counter)
@@ -213,8 +220,8 @@ static void pmu_stop(void)
 
 	if (!cpu->held.global_ctrl)
 		return;
-	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
-	pmu_shadow_update(&cpu->held, &cpu->caps, MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	wrmsr(global_ctrl_msr(), 0);
+	pmu_shadow_update(&cpu->held, &cpu->caps, global_ctrl_msr(), 0);
 }
 
 /* Whether task's set holds a PEBS event (one ds/ has a PEBS_ENABLE bit for). */
@@ -272,7 +279,9 @@ static void pmu_tick(struct cpu_regs *regs)
 
 /*
  * The PMI's counter steps, which debugstate_pmi() runs around ds/'s drain as Linux's
- * intel_pmu_handle_irq() does (SDM Vol. 3B 21.8). Each does nothing where counters are not
+ * intel_pmu_handle_irq() does (SDM Vol. 3B 21.8), and on AMD as amd_pmu_v2_handle_irq() does
+ * through PerfMonV2's GlobalCtl, GlobalStatus and GlobalStatusClr (no LVTPC to unmask there:
+ * AMD does not mask it, docs/hardware-facts.md §6). Each does nothing where counters are not
  * usable (GLOBAL_STATUS may not exist there).
  */
 uint64_t pmu_pmi_stop(void)
@@ -281,13 +290,16 @@ uint64_t pmu_pmi_stop(void)
 	uint64_t global_ctrl = cpu->held.global_ctrl;
 
 	if (pmu_usable() && global_ctrl)
-		wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
+		wrmsr(global_ctrl_msr(), 0);
 	return pmu_usable() ? global_ctrl : 0;
 }
 
 uint64_t pmu_pmi_status(void)
 {
-	return pmu_usable() ? rdmsr(MSR_IA32_PERF_GLOBAL_STATUS) : 0;
+	if (!pmu_usable())
+		return 0;
+	return rdmsr(this_pmu_cpu()->caps.amd ? MSR_AMD64_PERF_CNTR_GLOBAL_STATUS
+					      : MSR_IA32_PERF_GLOBAL_STATUS);
 }
 
 /*
@@ -314,20 +326,21 @@ void pmu_pmi_reload_and_acknowledge(uint64_t status)
 		state->overflows[i]++;
 		state->left[i] = state->period[i];
 		/* Legacy IA32_PMCx writes sign-extend bit 31: fine for a period below 2^31. */
-		msr = this_pmu_cpu()->caps.full_width ? MSR_IA32_A_PMC0 + counter
-						      : counter_msr(counter);
+		msr = pmu_gp_count_msr(&this_pmu_cpu()->caps, counter);
 		wrmsr(msr, (0 - state->period[i]) & gp_mask);
 		pmu_shadow_update(&this_pmu_cpu()->held, &this_pmu_cpu()->caps, msr,
 				  (0 - state->period[i]) & gp_mask);
 	}
 	if (overflowed)
-		wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, overflowed);
+		wrmsr(this_pmu_cpu()->caps.amd ? MSR_AMD64_PERF_CNTR_GLOBAL_STATUS_CLR
+					       : MSR_IA32_PERF_GLOBAL_OVF_CTRL,
+		      overflowed);
 }
 
 void pmu_pmi_restart(uint64_t global_ctrl)
 {
 	if (pmu_usable() && global_ctrl)
-		wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, global_ctrl);
+		wrmsr(global_ctrl_msr(), global_ctrl);
 }
 
 static int pmu_add(unsigned int task, int index, uint64_t period)
@@ -475,8 +488,11 @@ void pmu_init_cpu(void)
 	pmu_detect_cpu(&here);
 	cpu->caps.gp = here.gp_counters < PMU_MAX_GP ? here.gp_counters : PMU_MAX_GP;
 	cpu->caps.fixed = here.fixed_counters < PMU_MAX_FIXED ? here.fixed_counters : PMU_MAX_FIXED;
-	cpu->caps.full_width = rdmsr_safe(MSR_IA32_PERF_CAPABILITIES, &capabilities) == 0 &&
-			       (capabilities & PERF_CAP_FULL_WIDTH_WRITE);
+	cpu->caps.amd = here.amd;
+	/* AMD's counters take every bit of a write (no sign extension): full width. */
+	cpu->caps.full_width =
+		here.amd || (rdmsr_safe(MSR_IA32_PERF_CAPABILITIES, &capabilities) == 0 &&
+			     (capabilities & PERF_CAP_FULL_WIDTH_WRITE));
 	cpu->status_bits = 0;
 	for (unsigned int counter = 0; counter < cpu->caps.gp; counter++)
 		cpu->status_bits |= pmu_global_gp(counter);
@@ -492,21 +508,21 @@ void pmu_init_cpu(void)
 			  : here.core_type == CPUID_HYBRID_CORE ? "Core"
 								: "unknown",
 			  here.core_type, cpu->caps.gp, cpu->caps.fixed);
-	global_ctrl = rdmsr(MSR_IA32_PERF_GLOBAL_CTRL);
+	global_ctrl = rdmsr(global_ctrl_msr());
 	fixed_ctrl = cpu->caps.fixed ? rdmsr(MSR_IA32_FIXED_CTR_CTRL) : 0;
 	if (global_ctrl || fixed_ctrl)
 		ktap_diag(0, "pmu: CPU %u started with GLOBAL_CTRL=0x%llx FIXED_CTR_CTRL=0x%llx",
 			  this_cpu_index(), (unsigned long long)global_ctrl,
 			  (unsigned long long)fixed_ctrl);
-	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	wrmsr(global_ctrl_msr(), 0);
 	if (cpu->caps.fixed)
 		wrmsr(MSR_IA32_FIXED_CTR_CTRL, 0);
 	for (unsigned int i = 0; i < cpu->caps.gp; i++) {
-		evtsel = rdmsr(MSR_IA32_PERFEVTSEL0 + i);
+		evtsel = rdmsr(pmu_evtsel_msr(&cpu->caps, i));
 		if (evtsel)
 			ktap_diag(0, "pmu: CPU %u started with PERFEVTSEL%u=0x%llx",
 				  this_cpu_index(), i, (unsigned long long)evtsel);
-		wrmsr(MSR_IA32_PERFEVTSEL0 + i, 0);
+		wrmsr(pmu_evtsel_msr(&cpu->caps, i), 0);
 	}
 	cpu->held = (struct pmu_msr_state){ 0 }; /* controls 0, no count known */
 }
@@ -517,7 +533,10 @@ void pmu_init(void)
 
 	pmu_detect();
 	info = pmu_info();
-	ktap_diag(0, "pmu: %s", pmu_usable() ? "architectural perfmon" : info->reason);
+	ktap_diag(0, "pmu: %s",
+		  !pmu_usable() ? info->reason
+		  : info->amd	? "AMD PerfMonV2"
+				: "architectural perfmon");
 	if (!pmu_usable())
 		return;
 	gp_mask = info->gp_width >= 64 ? UINT64_MAX : (1ull << info->gp_width) - 1;

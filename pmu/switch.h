@@ -17,6 +17,11 @@ struct pmu_caps {
 	unsigned int gp; /* GP counters, CPUID.0AH:EAX[15:8], at most PMU_MAX_GP */
 	unsigned int fixed; /* fixed counters, CPUID.0AH:EDX[4:0], at most PMU_MAX_FIXED */
 	bool full_width; /* PERF_CAPABILITIES.FW_WRITE: counts go through IA32_A_PMCx */
+	/*
+	 * AMD PerfMonV2 (docs/hardware-facts.md §5): the same model through other MSRs, PERF_CTLi
+	 * and PERF_CTRi (PerfCtrExtCore's, 48-bit writes) and PerfCntrGlobalCtl; no fixed counters.
+	 */
+	bool amd;
 };
 
 /*
@@ -50,6 +55,11 @@ struct pmu_write_plan {
 	unsigned int writes;
 	struct pmu_msr_write write[PMU_SWITCH_MAX_WRITES];
 };
+
+/* The MSRs of caps' layout: GP counter i's select and count, and the global control. */
+uint32_t pmu_evtsel_msr(const struct pmu_caps *caps, unsigned int counter);
+uint32_t pmu_gp_count_msr(const struct pmu_caps *caps, unsigned int counter);
+uint32_t pmu_global_ctrl_msr(const struct pmu_caps *caps);
 
 /* The GLOBAL_CTRL bits of the counters caps describes. */
 uint64_t pmu_counter_mask(const struct pmu_caps *caps);

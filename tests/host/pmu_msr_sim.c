@@ -13,11 +13,34 @@ const struct pmu_caps pmu_sim_caps[PMU_SIM_CAPS] = {
 	{ .gp = 4, .fixed = 3, .full_width = true },
 	{ .gp = 2, .fixed = 0, .full_width = false },
 	{ .gp = 0, .fixed = 3, .full_width = false },
+	{ .gp = 6, .fixed = 0, .full_width = true, .amd = true },
 };
+
+/* AMD: only AMD's MSRs exist (an Intel one raises #GP there); counters take 48 bits. */
+static bool amd_write(struct pmu_sim *sim, const struct pmu_caps *caps, uint32_t msr,
+		      uint64_t value)
+{
+	for (unsigned int i = 0; i < caps->gp; i++) {
+		if (msr == APM_PERF_CTL0 + 2 * i) {
+			sim->evtsel[i] = value;
+			return true;
+		}
+		if (msr == APM_PERF_CTR0 + 2 * i) {
+			sim->gp_count[i] = value & PMU_SIM_WIDTH_MASK;
+			return true;
+		}
+	}
+	if (msr != APM_PERF_CNTR_GLOBAL_CTL)
+		return false;
+	sim->global_ctrl = value;
+	return true;
+}
 
 /* An MSR write as the SDM describes it; false for an MSR this CPU does not have. */
 bool pmu_sim_write(struct pmu_sim *sim, const struct pmu_caps *caps, uint32_t msr, uint64_t value)
 {
+	if (caps->amd)
+		return amd_write(sim, caps, msr, value);
 	if (msr >= SDM_PERFEVTSEL0 && msr < SDM_PERFEVTSEL0 + caps->gp)
 		sim->evtsel[msr - SDM_PERFEVTSEL0] = value;
 	else if (msr >= SDM_PMC0 && msr < SDM_PMC0 + caps->gp) /* sign-extends bit 31 */
@@ -38,6 +61,8 @@ bool pmu_sim_write(struct pmu_sim *sim, const struct pmu_caps *caps, uint32_t ms
 
 uint64_t pmu_sim_read(const struct pmu_sim *sim, uint32_t msr)
 {
+	if (msr >= APM_PERF_CTR0 && msr < APM_PERF_CTR0 + 2 * PMU_MAX_GP)
+		return sim->gp_count[(msr - APM_PERF_CTR0) / 2];
 	if (msr >= SDM_A_PMC0)
 		return sim->gp_count[msr - SDM_A_PMC0];
 	if (msr >= SDM_FIXED_CTR0)

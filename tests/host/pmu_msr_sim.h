@@ -18,6 +18,11 @@
 #define SDM_FIXED_CTR_CTRL 0x38d
 #define SDM_PERF_GLOBAL_CTRL 0x38f
 #define SDM_A_PMC0 0x4c1
+/* AMD's, from the APM (Vol. 2 §13.2): PerfCtrExtCore's interleaved CTL/CTR, PerfMonV2's GlobalCtl.
+ */
+#define APM_PERF_CTL0 0xc0010200 /* + 2i */
+#define APM_PERF_CTR0 0xc0010201 /* + 2i */
+#define APM_PERF_CNTR_GLOBAL_CTL 0xc0000301
 
 /* The MSRs as the hardware holds them, written only through pmu_sim_write(). */
 struct pmu_sim {
@@ -25,9 +30,10 @@ struct pmu_sim {
 	uint64_t gp_count[PMU_MAX_GP], fixed_count[PMU_MAX_FIXED];
 };
 
-#define PMU_SIM_CAPS 4
+#define PMU_SIM_CAPS 5
 
-/* Four CPUs: all counters full-width, a client part, legacy writes only, fixed counters only. */
+/* Five CPUs: all counters full-width, a client part, legacy writes only, fixed counters only,
+ * and an AMD PerfMonV2 part (6 counters, no fixed ones, AMD's MSRs). */
 extern const struct pmu_caps pmu_sim_caps[PMU_SIM_CAPS];
 
 /* An MSR write as the SDM describes it; false for an MSR this CPU does not have. */
