@@ -24,8 +24,8 @@ static bool perfmon_available(void)
 }
 
 /*
- * AMD's core PMU from the extended leaves, as Linux amd_core_pmu_init() reads them. pmu/ needs
- * PerfMonV2's global control and status (the same model as Intel's GLOBAL_* MSRs).
+ * AMD's core PMU from the extended leaves, as Linux amd_core_pmu_init() reads them. pmu/ drives
+ * PerfCtrExtCore's MSRs, with PerfMonV2's global control and status where it exists.
  */
 static void detect_amd(struct pmu_info *info)
 {
@@ -45,11 +45,7 @@ static void detect_amd(struct pmu_info *info)
 	if (!info->amd_perfctr_core)
 		format(info->reason, sizeof(info->reason),
 		       "AMD without PerfCtrExtCore (CPUID 0x80000001 ECX[23]=0): pmu/ drives "
-		       "PerfMonV2's counters only");
-	else if (!info->amd_perfmon_v2)
-		format(info->reason, sizeof(info->reason),
-		       "AMD without PerfMonV2 (CPUID 0x80000022 EAX[0]=0): pmu/ needs its global "
-		       "control and status");
+		       "its six-counter MSRs only");
 	else if (info->gp_counters == 0)
 		format(info->reason, sizeof(info->reason),
 		       "CPUID 0x80000022 EBX[3:0]=0 (no core counters)");

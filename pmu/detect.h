@@ -11,7 +11,7 @@ struct pmu_info {
 	/*
 	 * AMD (docs/hardware-facts.md §5; Linux amd_core_pmu_init()): gp_counters from
 	 * CPUID 0x80000022 EBX[3:0] with PerfMonV2, else 6 with PerfCtrExtCore, else 4; 48 bits.
-	 * pmu/ drives AMD counters through PerfMonV2's global MSRs only.
+	 * pmu/ drives AMD counters through PerfCtrExtCore's MSRs (K7-only parts are refused).
 	 */
 	bool amd;
 	bool amd_perfctr_core; /* CPUID 0x80000001 ECX[23] */

@@ -211,6 +211,27 @@ static void pmu_apply(unsigned int task)
 }
 
 /*
+ * Without a global control (AMD before PerfMonV2): stop the counters in running (GLOBAL_CTRL
+ * layout) by clearing their selects' EN, as Linux amd_pmu_disable_all() does; in the shadow
+ * too when the stop is one (not a PMI's, which restarts them as they were).
+ */
+static void selects_stop(uint64_t running, bool in_shadow)
+{
+	struct pmu_cpu *cpu = this_pmu_cpu();
+
+	for (unsigned int i = 0; i < cpu->caps.gp; i++) {
+		uint64_t select = cpu->held.evtsel[i] & ~EVTSEL_EN;
+
+		if (!(running & pmu_global_gp(i)))
+			continue;
+		wrmsr(pmu_evtsel_msr(&cpu->caps, i), select);
+		if (in_shadow)
+			pmu_shadow_update(&cpu->held, &cpu->caps, pmu_evtsel_msr(&cpu->caps, i),
+					  select);
+	}
+}
+
+/*
  * Stop this CPU's counters with one GLOBAL_CTRL write (none if none run), in the shadow too:
  * what runs after it is not counted, and the counts read next are final.
  */
@@ -220,6 +241,10 @@ static void pmu_stop(void)
 
 	if (!cpu->held.global_ctrl)
 		return;
+	if (cpu->caps.no_global_ctrl) {
+		selects_stop(cpu->held.global_ctrl, true);
+		return;
+	}
 	wrmsr(global_ctrl_msr(), 0);
 	pmu_shadow_update(&cpu->held, &cpu->caps, global_ctrl_msr(), 0);
 }
@@ -289,15 +314,37 @@ uint64_t pmu_pmi_stop(void)
 	struct pmu_cpu *cpu = this_pmu_cpu();
 	uint64_t global_ctrl = cpu->held.global_ctrl;
 
-	if (pmu_usable() && global_ctrl)
+	if (pmu_usable() && global_ctrl && cpu->caps.no_global_ctrl)
+		selects_stop(global_ctrl, false);
+	else if (pmu_usable() && global_ctrl)
 		wrmsr(global_ctrl_msr(), 0);
 	return pmu_usable() ? global_ctrl : 0;
+}
+
+/*
+ * Without PerfMonV2 nothing records an overflow but the counter: one that interrupts and whose
+ * top bit is clear has wrapped (Linux amd_pmu_test_overflow_topbit(); a sampling counter is
+ * loaded with -left, top bit set, until it wraps). The reload acknowledges it.
+ */
+static uint64_t overflowed_by_sign(void)
+{
+	const struct pmu_cpu *cpu = this_pmu_cpu();
+	uint64_t sign = gp_mask ^ (gp_mask >> 1), status = 0;
+
+	for (unsigned int i = 0; i < cpu->caps.gp; i++)
+		if ((cpu->held.global_ctrl & pmu_global_gp(i)) &&
+		    (cpu->held.evtsel[i] & EVTSEL_INT) &&
+		    !(rdmsr(pmu_gp_count_msr(&cpu->caps, i)) & sign))
+			status |= pmu_global_gp(i);
+	return status;
 }
 
 uint64_t pmu_pmi_status(void)
 {
 	if (!pmu_usable())
 		return 0;
+	if (this_pmu_cpu()->caps.no_global_ctrl)
+		return overflowed_by_sign();
 	return rdmsr(this_pmu_cpu()->caps.amd ? MSR_AMD64_PERF_CNTR_GLOBAL_STATUS
 					      : MSR_IA32_PERF_GLOBAL_STATUS);
 }
@@ -331,7 +378,7 @@ void pmu_pmi_reload_and_acknowledge(uint64_t status)
 		pmu_shadow_update(&this_pmu_cpu()->held, &this_pmu_cpu()->caps, msr,
 				  (0 - state->period[i]) & gp_mask);
 	}
-	if (overflowed)
+	if (overflowed && !this_pmu_cpu()->caps.no_global_ctrl)
 		wrmsr(this_pmu_cpu()->caps.amd ? MSR_AMD64_PERF_CNTR_GLOBAL_STATUS_CLR
 					       : MSR_IA32_PERF_GLOBAL_OVF_CTRL,
 		      overflowed);
@@ -339,8 +386,17 @@ void pmu_pmi_reload_and_acknowledge(uint64_t status)
 
 void pmu_pmi_restart(uint64_t global_ctrl)
 {
-	if (pmu_usable() && global_ctrl)
+	struct pmu_cpu *cpu = this_pmu_cpu();
+
+	if (!pmu_usable() || !global_ctrl)
+		return;
+	if (!cpu->caps.no_global_ctrl) {
 		wrmsr(global_ctrl_msr(), global_ctrl);
+		return;
+	}
+	for (unsigned int i = 0; i < cpu->caps.gp; i++)
+		if (global_ctrl & pmu_global_gp(i))
+			wrmsr(pmu_evtsel_msr(&cpu->caps, i), cpu->held.evtsel[i]);
 }
 
 static int pmu_add(unsigned int task, int index, uint64_t period)
@@ -489,6 +545,7 @@ void pmu_init_cpu(void)
 	cpu->caps.gp = here.gp_counters < PMU_MAX_GP ? here.gp_counters : PMU_MAX_GP;
 	cpu->caps.fixed = here.fixed_counters < PMU_MAX_FIXED ? here.fixed_counters : PMU_MAX_FIXED;
 	cpu->caps.amd = here.amd;
+	cpu->caps.no_global_ctrl = here.amd && !here.amd_perfmon_v2;
 	/* AMD's counters take every bit of a write (no sign extension): full width. */
 	cpu->caps.full_width =
 		here.amd || (rdmsr_safe(MSR_IA32_PERF_CAPABILITIES, &capabilities) == 0 &&
@@ -508,13 +565,14 @@ void pmu_init_cpu(void)
 			  : here.core_type == CPUID_HYBRID_CORE ? "Core"
 								: "unknown",
 			  here.core_type, cpu->caps.gp, cpu->caps.fixed);
-	global_ctrl = rdmsr(global_ctrl_msr());
+	global_ctrl = cpu->caps.no_global_ctrl ? 0 : rdmsr(global_ctrl_msr());
 	fixed_ctrl = cpu->caps.fixed ? rdmsr(MSR_IA32_FIXED_CTR_CTRL) : 0;
 	if (global_ctrl || fixed_ctrl)
 		ktap_diag(0, "pmu: CPU %u started with GLOBAL_CTRL=0x%llx FIXED_CTR_CTRL=0x%llx",
 			  this_cpu_index(), (unsigned long long)global_ctrl,
 			  (unsigned long long)fixed_ctrl);
-	wrmsr(global_ctrl_msr(), 0);
+	if (!cpu->caps.no_global_ctrl)
+		wrmsr(global_ctrl_msr(), 0);
 	if (cpu->caps.fixed)
 		wrmsr(MSR_IA32_FIXED_CTR_CTRL, 0);
 	for (unsigned int i = 0; i < cpu->caps.gp; i++) {
@@ -534,9 +592,10 @@ void pmu_init(void)
 	pmu_detect();
 	info = pmu_info();
 	ktap_diag(0, "pmu: %s",
-		  !pmu_usable() ? info->reason
-		  : info->amd	? "AMD PerfMonV2"
-				: "architectural perfmon");
+		  !pmu_usable()		 ? info->reason
+		  : info->amd_perfmon_v2 ? "AMD PerfMonV2"
+		  : info->amd		 ? "AMD PerfCtrExtCore, no PerfMonV2"
+					 : "architectural perfmon");
 	if (!pmu_usable())
 		return;
 	gp_mask = info->gp_width >= 64 ? UINT64_MAX : (1ull << info->gp_width) - 1;

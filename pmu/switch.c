@@ -83,6 +83,35 @@ static bool count_differs(const struct pmu_msr_state *held, const struct pmu_msr
 	       (!(held->count_known & bit) || held_count != wanted_count);
 }
 
+/*
+ * Without a global control (AMD before PerfMonV2) a select write starts or stops its counter, and
+ * switches a running counter from one setup to the other at once. A running counter whose count
+ * is loaded is stopped first (its EN cleared), so it never counts wanted's event from held's count.
+ */
+static void plan_without_global(const struct pmu_msr_state *held,
+				const struct pmu_msr_state *wanted, const struct pmu_caps *caps,
+				unsigned int gp, uint64_t load, struct pmu_write_plan *plan)
+{
+	uint64_t now[PMU_MAX_GP];
+
+	for (unsigned int counter = 0; counter < gp; counter++) {
+		now[counter] = held->evtsel[counter];
+		if ((now[counter] & EVTSEL_EN) && (load & pmu_global_gp(counter))) {
+			now[counter] &= ~EVTSEL_EN;
+			plan_write(plan, pmu_evtsel_msr(caps, counter), now[counter]);
+		}
+	}
+	for (unsigned int counter = 0; counter < gp; counter++) {
+		if (load & pmu_global_gp(counter))
+			plan_write(plan, pmu_gp_count_msr(caps, counter),
+				   wanted->gp_count[counter]);
+	}
+	for (unsigned int counter = 0; counter < gp; counter++) {
+		if (now[counter] != wanted->evtsel[counter])
+			plan_write(plan, pmu_evtsel_msr(caps, counter), wanted->evtsel[counter]);
+	}
+}
+
 void pmu_switch_plan(const struct pmu_msr_state *held, const struct pmu_msr_state *wanted,
 		     const struct pmu_caps *caps, struct pmu_write_plan *plan)
 {
@@ -99,6 +128,10 @@ void pmu_switch_plan(const struct pmu_msr_state *held, const struct pmu_msr_stat
 			load |= bit;
 		if (held->evtsel[counter] != wanted->evtsel[counter])
 			rewrite |= bit;
+	}
+	if (caps->no_global_ctrl) {
+		plan_without_global(held, wanted, caps, gp, load, plan);
+		return;
 	}
 	for (unsigned int counter = 0; counter < fixed; counter++) {
 		uint64_t bit = pmu_global_fixed(counter);
@@ -157,11 +190,15 @@ bool pmu_shadow_update(struct pmu_msr_state *state, const struct pmu_caps *caps,
 
 	if (msr == MSR_IA32_FIXED_CTR_CTRL && !caps->amd) {
 		state->fixed_ctrl = value;
-	} else if (msr == pmu_global_ctrl_msr(caps)) {
+	} else if (msr == pmu_global_ctrl_msr(caps) && !caps->no_global_ctrl) {
 		state->global_ctrl = value;
 	} else if (gp_msr_counter(caps, msr, gp, &counter, &evtsel)) {
 		if (evtsel) {
 			state->evtsel[counter] = value;
+			if (caps->no_global_ctrl && (value & EVTSEL_EN))
+				state->global_ctrl |= pmu_global_gp(counter);
+			else if (caps->no_global_ctrl)
+				state->global_ctrl &= ~pmu_global_gp(counter);
 		} else {
 			state->gp_count[counter] = value;
 			state->count_known |= pmu_global_gp(counter);

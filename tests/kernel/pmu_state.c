@@ -30,8 +30,11 @@ static void read_controls(void *arg)
 	struct pmu_caps caps;
 
 	pmu_detect_cpu(&here);
-	caps = (struct pmu_caps){ .gp = here.gp_counters, .amd = here.amd };
-	out->global_ctrl = rdmsr(pmu_global_ctrl_msr(&caps));
+	caps = (struct pmu_caps){ .gp = here.gp_counters,
+				  .amd = here.amd,
+				  .no_global_ctrl = here.amd && !here.amd_perfmon_v2 };
+	/* Without a global control the selects' EN bits say what runs (evtsel_or below). */
+	out->global_ctrl = caps.no_global_ctrl ? 0 : rdmsr(pmu_global_ctrl_msr(&caps));
 	out->fixed_ctrl = here.fixed_counters ? rdmsr(MSR_IA32_FIXED_CTR_CTRL) : 0;
 	for (unsigned int i = 0; i < caps.gp && i < PMU_MAX_GP; i++)
 		out->evtsel_or |= rdmsr(pmu_evtsel_msr(&caps, i));
