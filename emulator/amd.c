@@ -23,6 +23,7 @@
 #define AMD_EVENT_LOW_BITS 8
 #define AMD_PERF_INTERLEAVE 2 /* 0xC0010200 + 2i is CTLi, + 2i + 1 CTRi */
 #define AMD_GLOBAL_MSRS 4 /* 0xC0000300-3 */
+#define AMD_DR_MASKS 4 /* DR0_ADDR_MASK, DR1-3_ADDR_MASK */
 
 /* Linux amd_perfmon_event_map (umask 0): the events the model counts on an AMD part. */
 #define AMD_EVENT_CYCLES 0x076 /* "Cycles not in Halt" */
@@ -65,11 +66,20 @@ static bool counter_msr(const struct emulator_profile *p, uint32_t index, bool *
 	return emulator_gp_counter_exists(p, *i);
 }
 
+/* The BPEXT address masks: the model enumerates no BPEXT (CPUID 0x80000001 ECX[26] clear). */
+static bool bpext_msr(uint32_t index)
+{
+	unsigned int i;
+
+	return index == MSR_F16H_DR0_ADDR_MASK ||
+	       in_range(index, MSR_F16H_DR1_ADDR_MASK, AMD_DR_MASKS - 1, &i);
+}
+
 bool emulator_amd_owns_msr(uint32_t index)
 {
 	unsigned int i;
 
-	return in_range(index, MSR_K7_EVNTSEL0, 2 * AMD_K7_COUNTERS, &i) ||
+	return bpext_msr(index) || in_range(index, MSR_K7_EVNTSEL0, 2 * AMD_K7_COUNTERS, &i) ||
 	       in_range(index, MSR_F15H_PERF_CTL0, AMD_CORE_COUNTERS * AMD_PERF_INTERLEAVE, &i) ||
 	       in_range(index, MSR_AMD64_PERF_CNTR_GLOBAL_STATUS, AMD_GLOBAL_MSRS, &i);
 }
@@ -156,7 +166,7 @@ bool emulator_amd_read_msr(const struct emulator_registers *r, const struct emul
 	unsigned int i;
 	bool ctl;
 
-	if (!p->amd)
+	if (!p->amd || bpext_msr(index))
 		return true;
 	if (index >= MSR_AMD64_PERF_CNTR_GLOBAL_STATUS &&
 	    index < MSR_AMD64_PERF_CNTR_GLOBAL_STATUS + AMD_GLOBAL_MSRS)
@@ -205,7 +215,7 @@ bool emulator_amd_write_msr(struct emulator_registers *r, const struct emulator_
 	unsigned int i;
 	bool ctl;
 
-	if (!p->amd)
+	if (!p->amd || bpext_msr(index))
 		return true;
 	if (index >= MSR_AMD64_PERF_CNTR_GLOBAL_STATUS &&
 	    index < MSR_AMD64_PERF_CNTR_GLOBAL_STATUS + AMD_GLOBAL_MSRS)

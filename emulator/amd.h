@@ -13,8 +13,9 @@
 /*
  * AMD APM Vol. 2 §13.2 and Linux arch/x86/events/amd/core.c (docs/emulated-cpu.md rule 26).
  * The model owns the whole family on every profile: PERF_CTL0-3/PERF_CTR0-3 (0xC0010000-7),
- * PERF_CTL0-5/PERF_CTR0-5 (0xC0010200-B) and the PerfMonV2 global MSRs (0xC0000300-3). On an
- * Intel profile each raises #GP.
+ * PERF_CTL0-5/PERF_CTR0-5 (0xC0010200-B), the PerfMonV2 global MSRs (0xC0000300-3) and the
+ * BPEXT address masks (0xC0011027, 0xC0011019-B), which raise #GP on every profile (BPEXT is not
+ * modelled). On an Intel profile each raises #GP.
  */
 bool emulator_amd_owns_msr(uint32_t index);
 /* A PERF_CTL or PerfMonV2's global control: it changes which counters count. */

@@ -138,6 +138,10 @@
 #define MSR_AMD64_PERF_CNTR_GLOBAL_CTL 0xc0000301
 #define MSR_AMD64_PERF_CNTR_GLOBAL_STATUS_CLR 0xc0000302 /* write 1 to clear */
 #define MSR_AMD64_PERF_CNTR_GLOBAL_STATUS_SET 0xc0000303 /* write 1 to set */
+/* LbrExtV2 (CPUID 0x80000022 EAX[1]). */
+#define MSR_AMD_SAMP_BR_FROM 0xc0010300 /* entry i FROM at + 2i, TO at + 2i + 1 */
+#define MSR_AMD64_LBR_SELECT 0xc000010e
+#define MSR_AMD_DBG_EXTN_CFG 0xc000010f
 /* BPEXT (CPUID 0x80000001 ECX[26]): the address bits a DRn match ignores. */
 #define MSR_F16H_DR0_ADDR_MASK 0xc0011027
 #define MSR_F16H_DR1_ADDR_MASK 0xc0011019 /* DR1-DR3: + n - 1 */

@@ -398,3 +398,23 @@ HOST_TEST(emulator_amd_overrides_keep_the_profile_consistent)
 	host_check(!emulator_profile_override(&intel, "perfctr_core", "1", err, sizeof(err)));
 	host_check_str("perfctr_core=1: perfctr_core and perfmon_v2 are AMD's", err);
 }
+
+/* The model enumerates no BPEXT, so its masks raise #GP on every profile (they never reach the
+ * platform: QEMU TCG would read them as 0). */
+HOST_TEST(emulator_amd_bpext_masks_raise_gp_on_every_profile)
+{
+	static const uint32_t masks[] = { 0xc0011027, 0xc0011019, 0xc001101a, 0xc001101b };
+	static const char *const names[] = { "zen2", "zen4", "icelake" };
+
+	for (size_t n = 0; n < 3; n++) {
+		struct emulator_profile p = named(names[n]);
+		struct emulator_registers r = fresh(&p);
+
+		for (size_t i = 0; i < 4; i++) {
+			host_check(emulator_owns_msr(masks[i]));
+			expect_read_gp(&p, &r, masks[i]);
+			expect_write_gp(&p, &r, masks[i], 0);
+		}
+	}
+	host_check(!emulator_owns_msr(0xc0011018) && !emulator_owns_msr(0xc001101c));
+}
