@@ -86,6 +86,7 @@ OBJS := \
 	emulator/amd.o \
 	emulator/step.o \
 	emulator/store.o \
+	dr/bpext.o \
 	dr/breakpoint.o \
 	dr/dr.o \
 	dr/exception.o \
@@ -293,6 +294,7 @@ $(BUILD)/%.o: %.asm Makefile
 
 # Host unit tests of the pure code in lib/ (and later dr/, ds/), with sanitizers.
 HOST_LIB_SRCS := \
+	dr/bpext.c \
 	dr/breakpoint.c \
 	dr/layout.c \
 	dr/reserve.c \
