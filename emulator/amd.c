@@ -79,6 +79,8 @@ bool emulator_amd_owns_msr(uint32_t index)
 {
 	unsigned int i;
 
+	if (index < MSR_AMD64_PERF_CNTR_GLOBAL_STATUS) /* the lowest of them */
+		return false;
 	return bpext_msr(index) || in_range(index, MSR_K7_EVNTSEL0, 2 * AMD_K7_COUNTERS, &i) ||
 	       in_range(index, MSR_F15H_PERF_CTL0, AMD_CORE_COUNTERS * AMD_PERF_INTERLEAVE, &i) ||
 	       in_range(index, MSR_AMD64_PERF_CNTR_GLOBAL_STATUS, AMD_GLOBAL_MSRS, &i);

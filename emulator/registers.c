@@ -236,11 +236,12 @@ bool emulator_owns_msr(uint32_t index)
 	case MSR_IA32_PERF_GLOBAL_OVF_CTRL:
 		return true;
 	}
-	return emulator_amd_owns_msr(index) ||
-	       in_family(index, MSR_IA32_PERFEVTSEL0, EMULATOR_MAX_GP, &i) ||
+	/* AMD's last: every accessor asks this, also in counted code (ds.partial_pebs_*). */
+	return in_family(index, MSR_IA32_PERFEVTSEL0, EMULATOR_MAX_GP, &i) ||
 	       in_family(index, MSR_IA32_PMC0, EMULATOR_MAX_GP, &i) ||
 	       in_family(index, MSR_IA32_A_PMC0, EMULATOR_MAX_GP, &i) ||
-	       in_family(index, MSR_IA32_FIXED_CTR0, EMULATOR_MAX_FIXED, &i);
+	       in_family(index, MSR_IA32_FIXED_CTR0, EMULATOR_MAX_FIXED, &i) ||
+	       emulator_amd_owns_msr(index);
 }
 
 bool emulator_msr_enables_counters(uint32_t index)

@@ -31,6 +31,10 @@ struct pmu_task {
 
 struct pmu_cpu {
 	struct pmu_caps caps; /* this CPU's counters: a hybrid part's core types differ */
+	/* IA32_PERF_GLOBAL_CTRL or PerfCntrGlobalCtl: kept, so that the stop that ends a task's
+	 * counting runs no more instructions than a constant MSR number would (ds.partial_pebs_*
+	 * counts them). */
+	uint32_t global_msr;
 	uint64_t status_bits; /* GLOBAL_STATUS bits of those counters */
 	struct pmu_msr_state held;
 	uint64_t baseline[PMU_MAX_COUNTERS]; /* counter values when the current slice began */
@@ -64,7 +68,7 @@ static uint32_t counter_msr(unsigned int counter)
 
 static uint32_t global_ctrl_msr(void)
 {
-	return pmu_global_ctrl_msr(&this_pmu_cpu()->caps);
+	return this_pmu_cpu()->global_msr;
 }
 
 static uint64_t counter_mask(unsigned int counter)
@@ -245,8 +249,8 @@ static void pmu_stop(void)
 		selects_stop(cpu->held.global_ctrl, true);
 		return;
 	}
-	wrmsr(global_ctrl_msr(), 0);
-	pmu_shadow_update(&cpu->held, &cpu->caps, global_ctrl_msr(), 0);
+	wrmsr(cpu->global_msr, 0);
+	pmu_shadow_update(&cpu->held, &cpu->caps, cpu->global_msr, 0);
 }
 
 /* Whether task's set holds a PEBS event (one ds/ has a PEBS_ENABLE bit for). */
@@ -546,6 +550,7 @@ void pmu_init_cpu(void)
 	cpu->caps.fixed = here.fixed_counters < PMU_MAX_FIXED ? here.fixed_counters : PMU_MAX_FIXED;
 	cpu->caps.amd = here.amd;
 	cpu->caps.no_global_ctrl = here.amd && !here.amd_perfmon_v2;
+	cpu->global_msr = pmu_global_ctrl_msr(&cpu->caps);
 	/* AMD's counters take every bit of a write (no sign extension): full width. */
 	cpu->caps.full_width =
 		here.amd || (rdmsr_safe(MSR_IA32_PERF_CAPABILITIES, &capabilities) == 0 &&

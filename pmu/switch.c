@@ -180,30 +180,51 @@ void pmu_switch_plan(const struct pmu_msr_state *held, const struct pmu_msr_stat
 		plan_write(plan, pmu_global_ctrl_msr(caps), wanted->global_ctrl);
 }
 
+/* AMD's layout (pmu_shadow_update() keeps Intel's path as short as it was). */
+static bool amd_shadow_update(struct pmu_msr_state *state, const struct pmu_caps *caps,
+			      uint32_t msr, uint64_t value, unsigned int gp)
+{
+	unsigned int counter;
+	bool evtsel;
+
+	if (msr == MSR_AMD64_PERF_CNTR_GLOBAL_CTL && !caps->no_global_ctrl) {
+		state->global_ctrl = value;
+	} else if (gp_msr_counter(caps, msr, gp, &counter, &evtsel) && evtsel) {
+		state->evtsel[counter] = value;
+		if (caps->no_global_ctrl && (value & EVTSEL_EN))
+			state->global_ctrl |= pmu_global_gp(counter);
+		else if (caps->no_global_ctrl)
+			state->global_ctrl &= ~pmu_global_gp(counter);
+	} else if (gp_msr_counter(caps, msr, gp, &counter, &evtsel)) {
+		state->gp_count[counter] = value;
+		state->count_known |= pmu_global_gp(counter);
+	} else {
+		return false;
+	}
+	return true;
+}
+
 bool pmu_shadow_update(struct pmu_msr_state *state, const struct pmu_caps *caps, uint32_t msr,
 		       uint64_t value)
 {
 	unsigned int gp = caps->gp < PMU_MAX_GP ? caps->gp : PMU_MAX_GP;
 	unsigned int fixed = caps->fixed < PMU_MAX_FIXED ? caps->fixed : PMU_MAX_FIXED;
-	unsigned int counter;
-	bool evtsel;
 
-	if (msr == MSR_IA32_FIXED_CTR_CTRL && !caps->amd) {
+	if (caps->amd)
+		return amd_shadow_update(state, caps, msr, value, gp);
+	if (msr == MSR_IA32_FIXED_CTR_CTRL) {
 		state->fixed_ctrl = value;
-	} else if (msr == pmu_global_ctrl_msr(caps) && !caps->no_global_ctrl) {
+	} else if (msr == MSR_IA32_PERF_GLOBAL_CTRL) {
 		state->global_ctrl = value;
-	} else if (gp_msr_counter(caps, msr, gp, &counter, &evtsel)) {
-		if (evtsel) {
-			state->evtsel[counter] = value;
-			if (caps->no_global_ctrl && (value & EVTSEL_EN))
-				state->global_ctrl |= pmu_global_gp(counter);
-			else if (caps->no_global_ctrl)
-				state->global_ctrl &= ~pmu_global_gp(counter);
-		} else {
-			state->gp_count[counter] = value;
-			state->count_known |= pmu_global_gp(counter);
-		}
-	} else if (!caps->amd && msr - MSR_IA32_FIXED_CTR0 < fixed) {
+	} else if (msr - MSR_IA32_PERFEVTSEL0 < gp) {
+		state->evtsel[msr - MSR_IA32_PERFEVTSEL0] = value;
+	} else if (msr - MSR_IA32_PMC0 < gp || msr - MSR_IA32_A_PMC0 < gp) {
+		unsigned int counter =
+			msr - MSR_IA32_PMC0 < gp ? msr - MSR_IA32_PMC0 : msr - MSR_IA32_A_PMC0;
+
+		state->gp_count[counter] = value;
+		state->count_known |= pmu_global_gp(counter);
+	} else if (msr - MSR_IA32_FIXED_CTR0 < fixed) {
 		state->fixed_count[msr - MSR_IA32_FIXED_CTR0] = value;
 		state->count_known |= pmu_global_fixed(msr - MSR_IA32_FIXED_CTR0);
 	} else {
