@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* msr suite: every PMU, DS, LBR and debug MSR exists exactly where CPUID promises it. */
+/* arch suite: every PMU, DS, LBR and debug MSR exists exactly where CPUID promises it. */
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -142,7 +142,7 @@ static void row(const char *name, unsigned int index, uint32_t msr, enum promise
 	      words[promise], exists ? "it exists" : "#GP", fault);
 }
 
-TEST(msr, every_pmu_ds_lbr_and_debug_msr_exists_as_cpuid_promises)
+TEST(arch, every_pmu_ds_lbr_and_debug_msr_exists_as_cpuid_promises)
 {
 	struct part p = find_part();
 	const unsigned int single = ~0u;
