@@ -368,6 +368,7 @@ static void emulator_retired_hook(struct cpu_regs *regs)
 	struct emulator_cpu *cpu = emulator_this_cpu();
 	bool user = regs_from_user(regs);
 
+	cpu->serviced = true;
 	if (!cpu->pending_valid || cpu->pending_rip != regs->rip - DIVERTED_SITE_LENGTH)
 		return;
 	emulator_retire(cpu, user, false, cpu->pending_rip, regs);
@@ -405,6 +406,7 @@ static void emulator_interrupted_hook(struct cpu_regs *regs)
 	struct emulator_cpu *cpu = emulator_this_cpu();
 	const struct emulator_registers *r = &cpu->registers;
 
+	emulator_delivery(regs);
 	if (!regs_from_user(regs))
 		cpu->tf_interrupted[switch_task_current()->index] = cpu->tf_kernel;
 	/* The PMI handler starts: what it must acknowledge, and restore (rule 14). */
@@ -415,11 +417,18 @@ static void emulator_interrupted_hook(struct cpu_regs *regs)
 	}
 }
 
-static void emulator_resume_hook(struct cpu_regs *regs)
+static void emulator_exception_hook(struct cpu_regs *regs)
+{
+	emulator_delivery(regs);
+}
+
+static void emulator_resume_hook(struct cpu_regs *regs, uint64_t iret_site)
 {
 	struct emulator_cpu *cpu = emulator_this_cpu();
+	bool serviced = cpu->serviced;
 	unsigned int observed;
 
+	cpu->serviced = false;
 	check_pmi_return(cpu, regs);
 	/* An interrupt handler's own frames run with TF clear and are not stepped. */
 	if (this_cpu()->interrupt_depth)
@@ -428,6 +437,8 @@ static void emulator_resume_hook(struct cpu_regs *regs)
 		cpu->tf_kernel = cpu->tf_interrupted[switch_task_current()->index];
 	observed = emulator_observed(cpu);
 	emulator_apply_trap_flag(cpu, regs, observed);
+	if (!serviced)
+		emulator_iret(regs, iret_site);
 	/*
 	 * Whatever ran before (an exception's handler, a system call, an interrupt), the frame
 	 * resumes at regs->rip: that is the next instruction a step completes, for the model's own
@@ -497,6 +508,7 @@ static const struct cpu_model_ops emulator_ops = {
 	.debug_trap = emulator_step,
 	.interrupted = emulator_interrupted_hook,
 	.system_call = emulator_system_call,
+	.exception = emulator_exception_hook,
 	.resume = emulator_resume_hook,
 };
 
