@@ -99,10 +99,9 @@ bool emulator_step(struct cpu_regs *regs, unsigned long dr7);
 void emulator_system_call(struct cpu_regs *regs);
 /*
  * Rule 21: an interrupt or exception delivered to a context the model steps (regs: its frame,
- * before any handler ran), and the IRETQ at iret_site that resumes one.
+ * before any handler ran).
  */
 void emulator_delivery(struct cpu_regs *regs);
-void emulator_iret(struct cpu_regs *regs, uint64_t iret_site);
 /* Count one retired instruction at the given privilege (a diverted RDMSR/WRMSR/CPUID too). */
 void emulator_retire(struct emulator_cpu *cpu, bool user, bool branch, uint64_t eventing_ip,
 		     struct cpu_regs *regs);

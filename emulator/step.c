@@ -7,12 +7,12 @@
 
 #include "arch/x86/apic.h"
 #include "arch/x86/debug-registers.h"
+#include "arch/x86/exceptions.h"
 #include "arch/x86/msr-index.h"
-#include "arch/x86/percpu.h"
 #include "arch/x86/msr.h"
+#include "arch/x86/percpu.h"
 #include "arch/x86/processor-flags.h"
 #include "arch/x86/traps.h"
-#include "arch/x86/exceptions.h"
 #include "emulator/decode.h"
 #include "emulator/internal.h"
 
@@ -554,22 +554,6 @@ void emulator_delivery(struct cpu_regs *regs)
 	}
 	emulator_bts_store_transfer(cpu, from, user, idt_gate_target((unsigned int)regs->vector),
 				    false);
-}
-
-/*
- * Rule 21: the IRETQ at iret_site resumes a context the model steps: it retires in ring 0 as a
- * far branch and records its transfer. The model's own services (its single step, a diverted
- * access) are exempt: silicon runs neither.
- */
-void emulator_iret(struct cpu_regs *regs, uint64_t iret_site)
-{
-	struct emulator_cpu *cpu = emulator_this_cpu();
-
-	if (!steps_context(cpu, regs))
-		return;
-	cpu->stats.taken_branches++;
-	emulator_retire(cpu, false, true, iret_site, regs);
-	emulator_bts_store_transfer(cpu, iret_site, false, regs->rip, regs_from_user(regs));
 }
 
 bool emulator_step(struct cpu_regs *regs, unsigned long dr7)

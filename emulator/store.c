@@ -249,8 +249,8 @@ bool emulator_pebs_buffered_groups(struct emulator_cpu *cpu, uint64_t *groups)
 	return true;
 }
 
-/* Whether DS-CPL's BTS_OFF_OS or BTS_OFF_USR keeps records at this privilege out (SDM "CPL-Qualified
- * Branch Trace Mechanism"). */
+/* Whether DS-CPL's BTS_OFF_OS or BTS_OFF_USR keeps records at this privilege out (SDM
+ * "CPL-Qualified Branch Trace Mechanism"). */
 static bool bts_filtered(const struct emulator_registers *r, bool user)
 {
 	return emulator_profile()->ds_cpl &&

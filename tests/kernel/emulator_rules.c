@@ -12,6 +12,7 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/probe.h"
+#include "arch/x86/traps.h"
 #include "arch/x86/witness_marker.h"
 #include "ds/area.h"
 #include "ds/ds.h"
@@ -110,6 +111,55 @@ TEST(emulator, a_kept_rule_reports_nothing_and_every_branch_is_recorded)
 	      "call, jmp, jmp, ret of probe_branches() not found in %ld records", used);
 	for (long i = 0; i < used; i++)
 		check_eq(0, ((const struct bts_record *)buffer)[i].flags);
+}
+
+static bool breakpoint_returns(struct cpu_regs *regs)
+{
+	(void)regs;
+	return true; /* a trap: RIP is past the INT3 already */
+}
+
+/* An INT3 at a known address; returns that address. */
+static uint64_t int3_at_known_site(void)
+{
+	uint64_t site;
+
+	asm volatile("lea 1f(%%rip), %0\n1: int3" : "=r"(site) : : "memory");
+	return site;
+}
+
+/*
+ * Rule 21: a trap raised by an instruction in a traced window is a record from that instruction
+ * to the IDT gate's target (SDM Vol. 3B DEBUGCTL.TR: a record is sent "when the processor detects
+ * a taken branch, interrupt, or exception"; INT3 raises #BP, Vol. 2A INT3). The handler's own
+ * branches may follow it on silicon; the record itself is exact.
+ */
+TEST(emulator, rule_21_an_int3_in_a_traced_window_is_recorded_from_it_to_the_bp_gate)
+{
+	exception_handler saved = exception_handler_of(X86_EXC_BP);
+	const struct bts_record *records = (const struct bts_record *)buffer;
+	uint64_t gate = idt_gate_target(X86_EXC_BP), site;
+	long used, found = -1;
+
+	require_bts();
+	area_fill_bts((uint64_t)buffer, RECORDS);
+	exception_register(X86_EXC_BP, breakpoint_returns);
+	bts_on();
+	site = int3_at_known_site();
+	bts_off();
+	if (saved)
+		exception_register(X86_EXC_BP, saved);
+	else
+		exception_unregister(X86_EXC_BP);
+	used = (long)((area.bts_index - area.bts_base) / BTS_RECORD);
+	for (long i = 0; i < used; i++) {
+		test_diag("bts record %ld: 0x%llx -> 0x%llx", i,
+			  (unsigned long long)records[i].from, (unsigned long long)records[i].to);
+		if (records[i].from == site && records[i].to == gate)
+			found = i;
+	}
+	check(found >= 0, "no record 0x%llx (INT3) -> 0x%llx (#BP gate) in %ld records",
+	      (unsigned long long)site, (unsigned long long)gate, used);
 }
 
 TEST(emulator, rule_1_a_bts_buffer_that_is_not_mapped_is_reported)
