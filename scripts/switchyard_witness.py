@@ -364,7 +364,12 @@ def silicon(window, witness, image):
                     result.steps.append(Step(kind="branch", source=insn.vaddr, target=resume,
                                              depth=depth, source_insn=insn))
                 kind = "interrupt" if vector >= 32 or vector == 2 else "exception"
-                result.steps.append(Step(kind=kind, source=insn.vaddr, target=nxt.vaddr,
+                # From the instruction that raised it (a fault, INT n), else from the one it
+                # came before, where its IRETQ returns (an interrupt, a debug trap).
+                source = insn.vaddr
+                if retired and resume is not None and qemu_class(insn.disas) != "far":
+                    source = resume
+                result.steps.append(Step(kind=kind, source=source, target=nxt.vaddr,
                                          vector=vector, depth=depth, source_insn=insn))
         if vector is not None:
             depth += 1

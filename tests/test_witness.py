@@ -313,24 +313,24 @@ def test_pebs_records_point_at_the_instruction_after_each_overflow(run):
 # the model differs from silicon"); SDM Vol. 3B "Branch Trace Store": a record for every
 # "taken branch, interrupt, or exception".
 MODEL_OMITS = {
-    "delivery": "an interrupt or exception delivery (the SDM says BTS records it)",
-    "handler": "a branch inside an interrupt or exception handler, which runs with TF clear",
-    "far": "a far transfer (SYSCALL, SYSRET, INT n, IRET): the model writes no record",
+    "nmi": "an NMI's delivery: traps.c calls the model for no NMI",
+    "handler": "a branch or delivery inside an interrupt or exception handler, which runs "
+               "with TF clear, or the handler's IRETQ return (rule 21, not yet observed)",
 }
 
 
 def bts_expected(silicon, start, end):
-    """(what the model must record, [(reason, transfer)] it is documented to leave out)."""
+    """(what the model must record, [(reason, transfer)] it is documented to leave out).
+    Rule 21: deliveries to the stepped flow and its far transfers (SYSCALL, INT n) are
+    recorded, from the raising instruction or the interrupted one to the gate."""
     recorded, omitted = [], []
     for step in silicon.steps[start:end]:
         if step.insn is not None:
             continue
-        if step.kind != "branch":
-            omitted.append(("delivery", step))
-        elif step.depth:
+        if step.depth:
             omitted.append(("handler", step))
-        elif witness.qemu_class(step.source_insn.disas) == "far":
-            omitted.append(("far", step))
+        elif step.kind != "branch" and step.vector == 2:
+            omitted.append(("nmi", step))
         else:
             recorded.append((step.source, step.target))
     return recorded, omitted
@@ -367,7 +367,7 @@ def test_bts_off_os_records_are_the_ring_3_branches_the_witness_saw(run):
     filtered out, what BTS stores before that read is the task's ring-3 branches: the witness
     counts them up to the task's first instruction past its loop (the read), and compares the
     count and the last one with what the task saw. The kernel's branches in the window (the
-    test task sleeping, the switches) are not stored; SYSCALL is a far transfer."""
+    test task sleeping, the switches) are not stored; the deliveries out of ring 3 are."""
     test = "ds.owner_user_task_polls_its_index_and_finds_the_last_record"
     (match,) = matches(run, test, POLLER)
     ((window, _),) = pair(run, "bts_user", [match], "poller")
@@ -378,9 +378,10 @@ def test_bts_off_os_records_are_the_ring_3_branches_the_witness_saw(run):
     for step in silicon.steps:
         if step.insn is not None and step.insn.user and step.insn.vaddr > poll + POLL_LOOP_JNZ:
             break  # the read of the index
-        if step.insn is None and step.kind == "branch" and step.source_insn.user \
-                and step.target < witness.KERNEL_HALF \
-                and witness.qemu_class(step.source_insn.disas) != "far":
+        # Ring 3's branches, and (rule 21) the transfers out of it: under BTS_OFF_OS a
+        # transfer across the ring boundary is still stored; not an NMI (not modelled).
+        if step.insn is None and step.depth == 0 and step.source_insn.user \
+                and (step.kind == "branch" or step.vector != 2):
             branches.append((step.source, step.target))
     seen = (int(match[1]), int(match[2], 16), int(match[3], 16))
     last = branches[-1] if branches else (0, 0)
