@@ -422,13 +422,11 @@ static void emulator_exception_hook(struct cpu_regs *regs)
 	emulator_delivery(regs);
 }
 
-static void emulator_resume_hook(struct cpu_regs *regs, uint64_t iret_site)
+static void resume(struct emulator_cpu *cpu, struct cpu_regs *regs, uint64_t iret_site,
+		   bool serviced)
 {
-	struct emulator_cpu *cpu = emulator_this_cpu();
-	bool serviced = cpu->serviced;
 	unsigned int observed;
 
-	cpu->serviced = false;
 	check_pmi_return(cpu, regs);
 	/* An interrupt handler's own frames run with TF clear and are not stepped. */
 	if (this_cpu()->interrupt_depth)
@@ -437,9 +435,8 @@ static void emulator_resume_hook(struct cpu_regs *regs, uint64_t iret_site)
 		cpu->tf_kernel = cpu->tf_interrupted[switch_task_current()->index];
 	observed = emulator_observed(cpu);
 	emulator_apply_trap_flag(cpu, regs, observed);
-	/* Not yet: a return's record broke rule 3 in ds.user_* (docs/emulated-cpu.md). */
-	(void)serviced;
-	(void)iret_site;
+	if (!serviced)
+		emulator_iret(regs, iret_site);
 	/*
 	 * Whatever ran before (an exception's handler, a system call, an interrupt), the frame
 	 * resumes at regs->rip: that is the next instruction a step completes, for the model's own
@@ -451,6 +448,19 @@ static void emulator_resume_hook(struct cpu_regs *regs, uint64_t iret_site)
 		cpu->pending_rip = regs->rip;
 		cpu->exceptions_seen = this_cpu()->stepped_exceptions;
 	}
+}
+
+static void emulator_resume_hook(struct cpu_regs *regs, uint64_t iret_site)
+{
+	struct emulator_cpu *cpu = emulator_this_cpu();
+	bool serviced = cpu->serviced;
+
+	cpu->serviced = false;
+	if (cpu->in_resume)
+		return; /* a step of the hook's own code: emulator_step() served it */
+	cpu->in_resume = true;
+	resume(cpu, regs, iret_site, serviced);
+	cpu->in_resume = false;
 }
 
 /*

@@ -53,6 +53,12 @@ struct emulator_cpu {
 	struct emulator_ds_fields bts_seen, pebs_seen;
 	/* The #DB or #UD being handled is the model's own service (rule 21: exempt). */
 	bool serviced;
+	/*
+	 * The resume hook runs: a switch made inside an exception handler can have set the live
+	 * flow's TF, so the hook's own code is stepped. Such steps are the model's service, never
+	 * re-enter it, and leave nothing pending.
+	 */
+	bool in_resume;
 	/* A PMI was delivered and its handler has not returned yet (rule 14). */
 	bool pmi_outstanding, pmi_froze;
 	/* An overflow asked for a PMI; it is requested when pmi_skid_left more have retired. */
@@ -99,9 +105,10 @@ bool emulator_step(struct cpu_regs *regs, unsigned long dr7);
 void emulator_system_call(struct cpu_regs *regs);
 /*
  * Rule 21: an interrupt or exception delivered to a context the model steps (regs: its frame,
- * before any handler ran).
+ * before any handler ran), and the IRETQ at iret_site that resumes one.
  */
 void emulator_delivery(struct cpu_regs *regs);
+void emulator_iret(struct cpu_regs *regs, uint64_t iret_site);
 /* Count one retired instruction at the given privilege (a diverted RDMSR/WRMSR/CPUID too). */
 void emulator_retire(struct emulator_cpu *cpu, bool user, bool branch, uint64_t eventing_ip,
 		     struct cpu_regs *regs);

@@ -528,6 +528,22 @@ static bool steps_context(const struct emulator_cpu *cpu, const struct cpu_regs 
 }
 
 /*
+ * Rule 21: the IRETQ at iret_site resumes a context the model steps: it retires in ring 0 as a
+ * far branch and records its transfer. Not after the model's own service (its single step, a
+ * diverted access): silicon runs neither, so there is no IRETQ to observe.
+ */
+void emulator_iret(struct cpu_regs *regs, uint64_t iret_site)
+{
+	struct emulator_cpu *cpu = emulator_this_cpu();
+
+	if (!steps_context(cpu, regs))
+		return;
+	cpu->stats.taken_branches++;
+	emulator_retire(cpu, false, true, iret_site, regs);
+	emulator_bts_store_transfer(cpu, iret_site, false, regs->rip, regs_from_user(regs));
+}
+
+/*
  * Rule 21. A delivery is no instruction: it counts nothing, and its record goes from the
  * instruction that raised it (INT3, INTO, INT n, which retire as far branches) or else from the
  * saved RIP, the instruction that faulted or that the interrupt or debug trap came before, to
@@ -570,6 +586,14 @@ bool emulator_step(struct cpu_regs *regs, unsigned long dr7)
 		/* A #DB the model did not cause: the CPU clears BTF when it delivers one (SDM). */
 		cpu->registers.debugctl &= ~DEBUGCTL_BTF;
 		return false;
+	}
+	if (cpu->in_resume) {
+		/* The resume hook's own code (internal.h): exempt, and nothing pending after it. */
+		cpu->pending_valid = false;
+		dr6 &= ~(DR6_BS | dr6_disabled_breakpoints(dr7));
+		write_dr6(dr6 | DR6_RESET);
+		cpu->serviced = (dr6 & ~DR6_RESET) == 0;
+		return cpu->serviced;
 	}
 	observed = emulator_observed(cpu);
 	if (observed || *mine || btf) {
