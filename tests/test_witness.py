@@ -313,9 +313,9 @@ def test_pebs_records_point_at_the_instruction_after_each_overflow(run):
 # the model differs from silicon"); SDM Vol. 3B "Branch Trace Store": a record for every
 # "taken branch, interrupt, or exception".
 MODEL_OMITS = {
-    "nmi": "an NMI's delivery: traps.c calls the model for no NMI",
+    "nmi": "an NMI's delivery or return: traps.c calls the model for neither",
     "handler": "a branch or delivery inside an interrupt or exception handler, which runs "
-               "with TF clear, or the handler's IRETQ return (rule 21, not yet observed)",
+               "with TF clear (rule 21, not yet observed)",
 }
 
 
@@ -327,10 +327,13 @@ def bts_expected(silicon, start, end):
     for step in silicon.steps[start:end]:
         if step.insn is not None:
             continue
-        if step.depth:
-            omitted.append(("handler", step))
-        elif step.kind != "branch" and step.vector == 2:
+        nmi = step.vector == 2 if step.kind != "branch" else step.returns_from == 2
+        # The IRETQ that leaves an outermost handler returns to the stepped flow.
+        leaves = step.returns_from is not None and step.depth == 1
+        if nmi:
             omitted.append(("nmi", step))
+        elif step.depth and not leaves:
+            omitted.append(("handler", step))
         else:
             recorded.append((step.source, step.target))
     return recorded, omitted
@@ -378,11 +381,15 @@ def test_bts_off_os_records_are_the_ring_3_branches_the_witness_saw(run):
     for step in silicon.steps:
         if step.insn is not None and step.insn.user and step.insn.vaddr > poll + POLL_LOOP_JNZ:
             break  # the read of the index
-        # Ring 3's branches, and (rule 21) the transfers out of it: under BTS_OFF_OS a
-        # transfer across the ring boundary is still stored; not an NMI (not modelled).
-        if step.insn is None and step.depth == 0 and step.source_insn.user \
-                and (step.kind == "branch" or step.vector != 2):
+        # Ring 3's branches, and (rule 21) the transfers out of it and into it: under
+        # BTS_OFF_OS a transfer across the ring boundary is still stored; not an NMI's.
+        ring_3 = step.insn is None and (step.source < witness.KERNEL_HALF
+                                        or step.target < witness.KERNEL_HALF)
+        if ring_3 and step.depth == 0 and (step.kind == "branch" or step.vector != 2):
             branches.append((step.source, step.target))
+        elif step.insn is None and step.depth == 1 and step.returns_from not in (None, 2) \
+                and step.target < witness.KERNEL_HALF:
+            branches.append((step.source, step.target))  # an IRETQ back to ring 3
     seen = (int(match[1]), int(match[2], 16), int(match[3], 16))
     last = branches[-1] if branches else (0, 0)
     print(f"the poller saw {seen[0]} records, the last {seen[1]:#x} -> {seen[2]:#x}; the "
