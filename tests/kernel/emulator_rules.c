@@ -12,7 +12,9 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/probe.h"
+#include "arch/x86/syscall.h"
 #include "arch/x86/traps.h"
+#include "arch/x86/user.h"
 #include "arch/x86/witness_marker.h"
 #include "ds/area.h"
 #include "ds/ds.h"
@@ -22,6 +24,7 @@
 #include "lib/string.h"
 #include "runner/test.h"
 #include "tests/kernel/emulator_util.h"
+#include "tests/kernel/user_script.h"
 
 #define BTS_RECORD 24
 #define RECORDS 16
@@ -174,6 +177,60 @@ TEST(emulator, rule_21_an_int3_is_recorded_to_its_gate_and_its_iretq_back)
 	check(back > delivery, "no record 0x%llx (IRETQ) -> 0x%llx after the INT3's in %ld records",
 	      (unsigned long long)iret, (unsigned long long)(site + INT3_LENGTH), used);
 	check_eq(0, emulator_take_violations(NULL, 0));
+}
+
+extern const char user_syscall_gate[];
+#define SYSCALL_LENGTH 2 /* 0F 05, or the UD2 that syscall_use_trap() puts there */
+#define SYSCALL_TRACE_RECORDS 512
+
+/*
+ * Rule 21, across the ring boundary: a ring-3 task traced with BTS_OFF_OS makes one system call
+ * that returns. Its SYSCALL is a record from the gate's instruction to IA32_LSTAR (SDM Vol. 2B
+ * SYSCALL), or, where the gate is UD2, to the #UD gate; the kernel side is filtered out; the
+ * IRETQ back is the next record, to the instruction after the gate's. Both are stored though
+ * one end is ring 0 (the model's reading: Linux intel_pmu_drain_bts_buffer() drops such records
+ * because BTS "leaks kernel addresses in branches across the cpl boundary, such as traps or
+ * system calls").
+ */
+TEST(emulator, rule_21_a_system_call_is_recorded_to_its_entry_and_its_iretq_back)
+{
+	struct ds_bts_config config = { .records = SYSCALL_TRACE_RECORDS,
+					.circular = true,
+					.off_os = true };
+	struct ds_target target = { true, this_cpu_index() }; /* this CPU's area: every task */
+	struct user_syscall_script script = { .count = 1,
+					      .calls = { { .number = SYSCALL_GET_TASK_ID } } };
+	uint64_t gate = user_text_address(user_syscall_gate);
+	bool trap = syscall_uses_trap();
+	uint64_t entry = trap ? idt_gate_target(X86_EXC_UD) : rdmsr(MSR_LSTAR);
+	uint64_t iret = trap ? entry_iret_site(X86_EXC_UD) : (uint64_t)syscall_entry_iret;
+	const struct bts_record *records;
+	struct ds_area *traced;
+	enum ds_error attached;
+	long used, found = -1;
+
+	require_bts();
+	if (!ds_support()->ds_cpl)
+		test_skip("CPUID.1:ECX.DS-CPL=0");
+	attached = ds_attach_bts(&target, &config);
+	if (attached != DS_OK)
+		test_abort("attach: %s", ds_error_name(attached));
+	traced = ds_area_get(&target);
+	user_script_run(&script, NULL, 0);
+	records = (const struct bts_record *)traced->bts_base;
+	used = (long)((traced->bts_index - traced->bts_base) / BTS_RECORD);
+	for (long i = 0; i + 1 < used; i++)
+		if (records[i].from == gate && records[i].to == entry &&
+		    records[i + 1].from == iret && records[i + 1].to == gate + SYSCALL_LENGTH)
+			found = i;
+	for (long i = 0; found < 0 && i < used; i++)
+		test_diag("bts record %ld: 0x%llx -> 0x%llx", i,
+			  (unsigned long long)records[i].from, (unsigned long long)records[i].to);
+	check_eq(DS_OK, ds_detach(&target, DS_USER_BTS));
+	check(found >= 0,
+	      "no records 0x%llx -> 0x%llx (%s) then 0x%llx -> 0x%llx (IRETQ) in %ld records",
+	      (unsigned long long)gate, (unsigned long long)entry, trap ? "#UD" : "SYSCALL",
+	      (unsigned long long)iret, (unsigned long long)(gate + SYSCALL_LENGTH), used);
 }
 
 TEST(emulator, rule_1_a_bts_buffer_that_is_not_mapped_is_reported)
