@@ -226,7 +226,7 @@ class Step:
     vector: int = None
     depth: int = 0  # inside how many interrupt or exception handlers
     source_insn: Insn = None
-    returns_from: int = None  # an entry's IRETQ: the vector of the entry it returns from
+    returns_from: int = None  # an entry's IRETQ (or its transfer): the vector it returns from
 
 
 @dataclass
@@ -349,15 +349,15 @@ def silicon(window, witness, image):
             resume = _resume_address(kept, i + 1, facts)
         # Not retired: a fault, or a REP string instruction interrupted between iterations.
         retired = vector not in FAULT_VECTORS and resume != insn.vaddr
-        if retired:
-            result.steps.append(Step(insn=insn, depth=depth))
-        # An unconditional branch to the next instruction (a RET into a new task's first
-        # code, which follows switch_context) is taken all the same.
-        sequential = nxt is not None and nxt.vaddr == insn.vaddr + insn.length
         # An entry's IRETQ: it returns from the innermost entry, whatever follows it.
         returns_from = None
         if insn.id in facts.iretq and depth:
             returns_from = entered[-1] if entered else -1
+        if retired:
+            result.steps.append(Step(insn=insn, depth=depth, returns_from=returns_from))
+        # An unconditional branch to the next instruction (a RET into a new task's first
+        # code, which follows switch_context) is taken all the same.
+        sequential = nxt is not None and nxt.vaddr == insn.vaddr + insn.length
         after = depth - 1 if returns_from is not None else depth  # the depth it returns to
         if nxt is not None and (not sequential or insn.id in facts.always_taken):
             if vector is None:

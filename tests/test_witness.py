@@ -206,7 +206,9 @@ def retired_between_reads(run, test, pattern, window_name):
     first counter RDMSR, inclusive, to its second, exclusive): the model counts a diverted
     RDMSR after it has read the counter, as silicon counts an instruction once it retires.
     Interrupts are off, but an NMI (the watchdog) can come: silicon would count its handler's
-    ring-0 instructions; the model steps no handler (docs/emulated-cpu.md). Those are listed."""
+    ring-0 instructions; the model steps no handler (docs/emulated-cpu.md). Those are listed.
+    Counted as the model counts them (rule 21): the IRETQ that leaves an outermost handler
+    other than an NMI's, back to the counted flow."""
     (line,) = matches(run, test, pattern)
     ((window, match),) = pair(run, window_name, [line], "counted")
     silicon = witness.silicon(window, run.data, run.image)
@@ -217,7 +219,8 @@ def retired_between_reads(run, test, pattern, window_name):
           f"({silicon.step_service_insns} instructions), diverted {silicon.diverted} "
           f"({silicon.divert_service_insns} instructions of #UD service)")
     list_handlers(between)
-    return int(match[1]), [s.insn for s in between if s.insn is not None and not s.depth]
+    return int(match[1]), [s.insn for s in between if s.insn is not None and (
+        not s.depth or (s.depth == 1 and s.returns_from not in (None, 2)))]
 
 
 def list_handlers(steps):
