@@ -76,17 +76,38 @@ static void expect_violation(unsigned int rule)
 
 #define CALL_REL32_LENGTH 5
 
-/* The records of probe_branches(): the call, its two jumps and the return, in that order. */
+/* Whether a record is an interrupt's or exception's: its delivery to a gate or its IRETQ. */
+static bool record_of_an_entry(const struct bts_record *record)
+{
+	uint64_t start, end;
+
+	entry_text_range(&start, &end);
+	return (record->to >= start && record->to < end) ||
+	       (record->from >= start && record->from < end);
+}
+
+/*
+ * The records of probe_branches(): the call, its two jumps and the return, in that order. An
+ * interrupt that came between two of them adds its delivery and its IRETQ there (rule 21):
+ * those are skipped. Returns the index of the call's record, or -1.
+ */
 static long find_probe_records(const struct bts_record *records, long used)
 {
-	for (long i = 1; i + 2 < used; i++) {
-		if (records[i].from == (uint64_t)probe_branch_1 &&
-		    records[i].to == (uint64_t)probe_branch_1_target &&
-		    records[i + 1].from == (uint64_t)probe_branch_2 &&
-		    records[i + 1].to == (uint64_t)probe_branch_2_target &&
-		    records[i - 1].to == (uint64_t)probe_branches &&
-		    records[i + 2].from == (uint64_t)probe_branch_2_target &&
-		    records[i + 2].to == records[i - 1].from + CALL_REL32_LENGTH)
+	for (long i = 0; i < used; i++) {
+		const struct bts_record *probe[4] = { &records[i] };
+		unsigned int found = 1;
+
+		if (records[i].to != (uint64_t)probe_branches)
+			continue;
+		for (long j = i + 1; j < used && found < 4; j++)
+			if (!record_of_an_entry(&records[j]))
+				probe[found++] = &records[j];
+		if (found == 4 && probe[1]->from == (uint64_t)probe_branch_1 &&
+		    probe[1]->to == (uint64_t)probe_branch_1_target &&
+		    probe[2]->from == (uint64_t)probe_branch_2 &&
+		    probe[2]->to == (uint64_t)probe_branch_2_target &&
+		    probe[3]->from == (uint64_t)probe_branch_2_target &&
+		    probe[3]->to == probe[0]->from + CALL_REL32_LENGTH)
 			return i;
 	}
 	return -1;
