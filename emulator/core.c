@@ -454,12 +454,24 @@ static void emulator_resume_hook(struct cpu_regs *regs, uint64_t iret_site)
 {
 	struct emulator_cpu *cpu = emulator_this_cpu();
 	bool serviced = cpu->serviced;
+	bool stepped;
 
 	cpu->serviced = false;
 	if (cpu->in_resume)
 		return; /* a step of the hook's own code: emulator_step() served it */
 	cpu->in_resume = true;
+	/*
+	 * Not stepped through: silicon runs no such code, and each step costs milliseconds under
+	 * KVM-PVM, where stepping this hook's BTS store kept interrupts off past the NMI
+	 * watchdog's limit. The POPF that clears TF still traps once (the guard above serves it);
+	 * the one that sets it again traps after the next instruction.
+	 */
+	stepped = read_rflags() & RFLAGS_TF;
+	if (stepped)
+		clear_trap_flag();
 	resume(cpu, regs, iret_site, serviced);
+	if (stepped)
+		set_trap_flag();
 	cpu->in_resume = false;
 }
 
