@@ -368,6 +368,7 @@ static void retired_after(struct cpu_regs *regs, unsigned int length)
 	struct emulator_cpu *cpu = emulator_this_cpu();
 	bool user = regs_from_user(regs);
 
+	cpu->serviced = true;
 	if (!cpu->pending_valid || cpu->pending_rip != regs->rip - length)
 		return;
 	emulator_retire(cpu, user, false, cpu->pending_rip, regs);
@@ -430,6 +431,7 @@ static void emulator_interrupted_hook(struct cpu_regs *regs)
 	struct emulator_cpu *cpu = emulator_this_cpu();
 	const struct emulator_registers *r = &cpu->registers;
 
+	emulator_delivery(regs);
 	if (!regs_from_user(regs))
 		cpu->tf_interrupted[switch_task_current()->index] = cpu->tf_kernel;
 	/* The PMI handler starts: what it must acknowledge, and restore (rule 14). */
@@ -440,9 +442,14 @@ static void emulator_interrupted_hook(struct cpu_regs *regs)
 	}
 }
 
-static void emulator_resume_hook(struct cpu_regs *regs)
+static void emulator_exception_hook(struct cpu_regs *regs)
 {
-	struct emulator_cpu *cpu = emulator_this_cpu();
+	emulator_delivery(regs);
+}
+
+static void resume(struct emulator_cpu *cpu, struct cpu_regs *regs, uint64_t iret_site,
+		   bool serviced)
+{
 	unsigned int observed;
 
 	check_pmi_return(cpu, regs);
@@ -453,6 +460,8 @@ static void emulator_resume_hook(struct cpu_regs *regs)
 		cpu->tf_kernel = cpu->tf_interrupted[switch_task_current()->index];
 	observed = emulator_observed(cpu);
 	emulator_apply_trap_flag(cpu, regs, observed);
+	if (!serviced)
+		emulator_iret(regs, iret_site);
 	/*
 	 * Whatever ran before (an exception's handler, a system call, an interrupt), the frame
 	 * resumes at regs->rip: that is the next instruction a step completes, for the model's own
@@ -464,6 +473,31 @@ static void emulator_resume_hook(struct cpu_regs *regs)
 		cpu->pending_rip = regs->rip;
 		cpu->exceptions_seen = this_cpu()->stepped_exceptions;
 	}
+}
+
+static void emulator_resume_hook(struct cpu_regs *regs, uint64_t iret_site)
+{
+	struct emulator_cpu *cpu = emulator_this_cpu();
+	bool serviced = cpu->serviced;
+	bool stepped;
+
+	cpu->serviced = false;
+	if (cpu->in_resume)
+		return; /* a step of the hook's own code: emulator_step() served it */
+	cpu->in_resume = true;
+	/*
+	 * Not stepped through: silicon runs no such code, and each step costs milliseconds under
+	 * KVM-PVM, where stepping this hook's BTS store kept interrupts off past the NMI
+	 * watchdog's limit. The POPF that clears TF still traps once (the guard above serves it);
+	 * the one that sets it again traps after the next instruction.
+	 */
+	stepped = read_rflags() & RFLAGS_TF;
+	if (stepped)
+		clear_trap_flag();
+	resume(cpu, regs, iret_site, serviced);
+	if (stepped)
+		set_trap_flag();
+	cpu->in_resume = false;
 }
 
 /*
@@ -522,6 +556,7 @@ static const struct cpu_model_ops emulator_ops = {
 	.debug_trap = emulator_step,
 	.interrupted = emulator_interrupted_hook,
 	.system_call = emulator_system_call,
+	.exception = emulator_exception_hook,
 	.resume = emulator_resume_hook,
 	.rdpmc = emulator_rdpmc_hook,
 };

@@ -51,6 +51,14 @@ struct emulator_cpu {
 	/* The DS fields, while the feature is on (rule 3). */
 	bool bts_tracking, pebs_tracking;
 	struct emulator_ds_fields bts_seen, pebs_seen;
+	/* The #DB or #UD being handled is the model's own service (rule 21: exempt). */
+	bool serviced;
+	/*
+	 * The resume hook runs: a switch made inside an exception handler can have set the live
+	 * flow's TF, so the hook's own code is stepped. Such steps are the model's service, never
+	 * re-enter it, and leave nothing pending.
+	 */
+	bool in_resume;
 	/* A PMI was delivered and its handler has not returned yet (rule 14). */
 	bool pmi_outstanding, pmi_froze;
 	/* An overflow asked for a PMI; it is requested when pmi_skid_left more have retired. */
@@ -93,14 +101,23 @@ void emulator_pebs_write_check(struct emulator_cpu *cpu, const struct emulator_r
 
 /* The #DB side: one completed instruction. */
 bool emulator_step(struct cpu_regs *regs, unsigned long dr7);
-/* A system call from ring 3: retire the SYSCALL whose step never traps. */
+/* A system call from ring 3: retire the SYSCALL whose step never traps, and record it. */
 void emulator_system_call(struct cpu_regs *regs);
+/*
+ * Rule 21: an interrupt or exception delivered to a context the model steps (regs: its frame,
+ * before any handler ran), and the IRETQ at iret_site that resumes one.
+ */
+void emulator_delivery(struct cpu_regs *regs);
+void emulator_iret(struct cpu_regs *regs, uint64_t iret_site);
 /* Count one retired instruction at the given privilege (a diverted RDMSR/WRMSR/CPUID too). */
 void emulator_retire(struct emulator_cpu *cpu, bool user, bool branch, uint64_t eventing_ip,
 		     struct cpu_regs *regs);
 
 /* The Debug Store side (store.c). */
 void emulator_bts_store(struct emulator_cpu *cpu, uint64_t from, uint64_t to, bool user);
+/* Rule 21: a far transfer's record, stored when either of its rings is traced. */
+void emulator_bts_store_transfer(struct emulator_cpu *cpu, uint64_t from, bool from_user,
+				 uint64_t to, bool to_user);
 bool emulator_pebs_assist(struct emulator_cpu *cpu, uint64_t bits, uint64_t eventing_ip,
 			  struct cpu_regs *regs);
 /* Rules 2 and 3 while a feature is on; called at every step and when a feature turns on. */

@@ -7,9 +7,12 @@
 
 #include "arch/x86/apic.h"
 #include "arch/x86/debug-registers.h"
+#include "arch/x86/exceptions.h"
 #include "arch/x86/msr-index.h"
+#include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/processor-flags.h"
+#include "arch/x86/traps.h"
 #include "emulator/decode.h"
 #include "emulator/internal.h"
 
@@ -24,6 +27,10 @@
 #define FIXED_REFERENCE_CYCLES 2
 
 #define OPCODE_SYSCALL 0x05 /* 0F 05 */
+/* Software interrupts (SDM Vol. 2A INT n/INTO/INT3/INT1): CC is vector 3, CE vector 4, CD ib. */
+#define OPCODE_INT3 0xcc
+#define OPCODE_INT_N 0xcd
+#define OPCODE_INTO 0xce
 
 /* What one retired instruction is, for the counters. */
 struct retirement {
@@ -471,9 +478,10 @@ static bool complete_pending(struct emulator_cpu *cpu, struct cpu_regs *regs)
 	taken = insn.branch != DECODE_JCC || regs->rip != cpu->pending_rip + insn.length;
 	cpu->stats.taken_branches += taken;
 	emulator_retire(cpu, cpu->pending_user, true, cpu->pending_rip, regs);
-	/* A far transfer's other side ran unobserved: no record for it (docs/emulated-cpu.md). */
+	/* A far transfer stepped through (an IRETQ into a new task's ring 3): rule 21. */
 	if (insn.branch == DECODE_FAR) {
-		cpu->stats.resyncs++;
+		emulator_bts_store_transfer(cpu, cpu->pending_rip, cpu->pending_user, regs->rip,
+					    regs_from_user(regs));
 		return true;
 	}
 	if (taken)
@@ -499,7 +507,80 @@ void emulator_system_call(struct cpu_regs *regs)
 	    regs->rip != cpu->pending_rip + insn.length)
 		return;
 	cpu->pending_valid = false;
+	cpu->stats.taken_branches++;
 	emulator_retire(cpu, true, true, cpu->pending_rip, regs);
+	/* Rule 21: SYSCALL goes to IA32_LSTAR (SDM Vol. 2B SYSCALL). */
+	emulator_bts_store_transfer(cpu, cpu->pending_rip, true, rdmsr(MSR_LSTAR), false);
+}
+
+/* The vector a software interrupt instruction raises, or -1 for any other instruction. */
+static int software_vector(const struct decoded_instruction *insn, uint64_t rip)
+{
+	if (insn->branch != DECODE_FAR || insn->two_byte)
+		return -1;
+	switch (insn->opcode) {
+	case OPCODE_INT3:
+		return X86_EXC_BP;
+	case OPCODE_INTO:
+		return X86_EXC_OF;
+	case OPCODE_INT_N:
+		return ((const uint8_t *)rip)[insn->length - 1];
+	default:
+		return -1;
+	}
+}
+
+/* Whether cpu steps the context regs will resume: its TF there is the model's. */
+static bool steps_context(const struct emulator_cpu *cpu, const struct cpu_regs *regs)
+{
+	if (!(regs->rflags & RFLAGS_TF))
+		return false;
+	return regs_from_user(regs) ? cpu->tf_user[switch_task_current()->index] : cpu->tf_kernel;
+}
+
+/*
+ * Rule 21: the IRETQ at iret_site resumes a context the model steps: it retires in ring 0 as a
+ * far branch and records its transfer. Not after the model's own service (its single step, a
+ * diverted access): silicon runs neither, so there is no IRETQ to observe.
+ */
+void emulator_iret(struct cpu_regs *regs, uint64_t iret_site)
+{
+	struct emulator_cpu *cpu = emulator_this_cpu();
+
+	if (!steps_context(cpu, regs))
+		return;
+	cpu->stats.taken_branches++;
+	emulator_retire(cpu, false, true, iret_site, regs);
+	emulator_bts_store_transfer(cpu, iret_site, false, regs->rip, regs_from_user(regs));
+}
+
+/*
+ * Rule 21. A delivery is no instruction: it counts nothing, and its record goes from the
+ * instruction that raised it (INT3, INTO, INT n, which retire as far branches) or else from the
+ * saved RIP, the instruction that faulted or that the interrupt or debug trap came before, to
+ * the IDT gate's target. Only a context the model steps is seen: not a handler (TF clear), nor
+ * an NMI (traps.c does not call the model for one, nor for its return).
+ */
+void emulator_delivery(struct cpu_regs *regs)
+{
+	struct emulator_cpu *cpu = emulator_this_cpu();
+	bool user = regs_from_user(regs);
+	uint64_t from = regs->rip;
+	struct decoded_instruction insn;
+
+	if (!steps_context(cpu, regs))
+		return;
+	if (cpu->pending_valid && cpu->pending_user == user &&
+	    read_instruction(cpu->pending_rip, &insn) &&
+	    software_vector(&insn, cpu->pending_rip) == (int)regs->vector &&
+	    regs->rip == cpu->pending_rip + insn.length) {
+		from = cpu->pending_rip;
+		cpu->pending_valid = false;
+		cpu->stats.taken_branches++;
+		emulator_retire(cpu, user, true, from, regs);
+	}
+	emulator_bts_store_transfer(cpu, from, user, idt_gate_target((unsigned int)regs->vector),
+				    false);
 }
 
 bool emulator_step(struct cpu_regs *regs, unsigned long dr7)
@@ -516,6 +597,14 @@ bool emulator_step(struct cpu_regs *regs, unsigned long dr7)
 		/* A #DB the model did not cause: the CPU clears BTF when it delivers one (SDM). */
 		cpu->registers.debugctl &= ~DEBUGCTL_BTF;
 		return false;
+	}
+	if (cpu->in_resume) {
+		/* The resume hook's own code (internal.h): exempt, and nothing pending after it. */
+		cpu->pending_valid = false;
+		dr6 &= ~(DR6_BS | dr6_disabled_breakpoints(dr7));
+		write_dr6(dr6 | DR6_RESET);
+		cpu->serviced = (dr6 & ~DR6_RESET) == 0;
+		return cpu->serviced;
 	}
 	observed = emulator_observed(cpu);
 	if (observed || *mine || btf) {
@@ -544,6 +633,7 @@ bool emulator_step(struct cpu_regs *regs, unsigned long dr7)
 			return false;
 		if (!branched) {
 			write_dr6(dr6 & ~DR6_BS);
+			cpu->serviced = true;
 			return true;
 		}
 		cpu->registers.debugctl &= ~DEBUGCTL_BTF;
@@ -556,7 +646,8 @@ bool emulator_step(struct cpu_regs *regs, unsigned long dr7)
 	/* Its own trap, and B bits of disabled slots that came with it, are no one's #DB. */
 	dr6 &= ~(DR6_BS | dr6_disabled_breakpoints(dr7));
 	write_dr6(dr6 | DR6_RESET);
-	return (dr6 & ~DR6_RESET) == 0;
+	cpu->serviced = (dr6 & ~DR6_RESET) == 0;
+	return cpu->serviced;
 }
 
 /*

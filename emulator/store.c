@@ -248,18 +248,46 @@ bool emulator_pebs_buffered_groups(struct emulator_cpu *cpu, uint64_t *groups)
 	return true;
 }
 
+/* Whether DS-CPL's BTS_OFF_OS or BTS_OFF_USR keeps records at this privilege out (SDM
+ * "CPL-Qualified Branch Trace Mechanism"). */
+static bool bts_filtered(const struct emulator_registers *r, bool user)
+{
+	return emulator_profile()->ds_cpl &&
+	       (r->debugctl & (user ? DEBUGCTL_BTS_OFF_USR : DEBUGCTL_BTS_OFF_OS));
+}
+
+static void bts_store(struct emulator_cpu *cpu, uint64_t from, uint64_t to);
+
 void emulator_bts_store(struct emulator_cpu *cpu, uint64_t from, uint64_t to, bool user)
 {
-	const struct emulator_profile *p = emulator_profile();
+	if (bts_on(&cpu->registers) && !bts_filtered(&cpu->registers, user))
+		bts_store(cpu, from, to);
+}
+
+/*
+ * Rule 21: a far transfer (an interrupt's or exception's delivery, INT n, SYSCALL, IRET) is one
+ * record "when the processor detects a taken branch, interrupt, or exception" (SDM DEBUGCTL.TR).
+ * One between rings is stored when either ring is traced: Linux drops such records from a trace
+ * that excludes the kernel because "BTS leaks kernel addresses in branches across the cpl
+ * boundary, such as traps or system calls" (intel_pmu_drain_bts_buffer()).
+ */
+void emulator_bts_store_transfer(struct emulator_cpu *cpu, uint64_t from, bool from_user,
+				 uint64_t to, bool to_user)
+{
+	const struct emulator_registers *r = &cpu->registers;
+
+	if (bts_on(r) && !(bts_filtered(r, from_user) && bts_filtered(r, to_user)))
+		bts_store(cpu, from, to);
+}
+
+static void bts_store(struct emulator_cpu *cpu, uint64_t from, uint64_t to)
+{
 	struct emulator_registers *r = &cpu->registers;
 	bool interrupt = r->debugctl & DEBUGCTL_BTINT;
 	struct emulator_ds_fields f;
 	uint64_t record[3] = { from, to, 0 };
 	uint64_t *slot;
 
-	if (!bts_on(r) ||
-	    (p->ds_cpl && (r->debugctl & (user ? DEBUGCTL_BTS_OFF_USR : DEBUGCTL_BTS_OFF_OS))))
-		return;
 	if (!fields_read(cpu, FEATURE_BTS, 1, &f) ||
 	    !layout_valid(FEATURE_BTS, &f, BTS_RECORD_BYTES, interrupt, true))
 		return;

@@ -7,6 +7,7 @@
 #include "arch/x86/cpuid.h"
 #include "arch/x86/divert.h"
 #include "arch/x86/exceptions.h"
+#include "arch/x86/traps.h"
 
 #define UD2_LENGTH 2
 #define OPCODE_TWO_BYTE 0x0f
@@ -146,8 +147,20 @@ void divert_system_call(struct cpu_regs *regs)
 		model->system_call(regs);
 }
 
+void divert_exception(struct cpu_regs *regs)
+{
+	if (model)
+		model->exception(regs);
+}
+
 void divert_resume(struct cpu_regs *regs)
 {
 	if (model)
-		model->resume(regs);
+		model->resume(regs, entry_iret_site((unsigned int)regs->vector));
+}
+
+void divert_resume_system_call(struct cpu_regs *regs)
+{
+	if (model)
+		model->resume(regs, (uint64_t)syscall_entry_iret);
 }

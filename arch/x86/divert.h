@@ -45,8 +45,16 @@ struct cpu_model_ops {
 	void (*interrupted)(struct cpu_regs *regs);
 	/* A system call entered from ring 3: regs->rip is past its SYSCALL (or the #UD gate). */
 	void (*system_call)(struct cpu_regs *regs);
-	/* A context is about to be resumed from regs by IRET (every entry path returns so). */
-	void (*resume)(struct cpu_regs *regs);
+	/*
+	 * An exception (not an NMI) that is neither the model's own #DB nor a diverted access is
+	 * delivered: regs is its frame, before any handler ran.
+	 */
+	void (*exception)(struct cpu_regs *regs);
+	/*
+	 * A context is about to be resumed from regs by IRET (every entry path returns so), by the
+	 * IRETQ at iret_site.
+	 */
+	void (*resume)(struct cpu_regs *regs, uint64_t iret_site);
 	/*
 	 * RDPMC at regs->rip, length bytes long, in either ring: read the counter ECX names into
 	 * EDX:EAX and complete it (regs->rip past it, retired as the model counts it). Return true
@@ -84,7 +92,10 @@ enum divert_outcome divert_handle_trap(struct cpu_regs *regs);
 bool divert_debug_trap(struct cpu_regs *regs, unsigned long dr7);
 void divert_interrupted(struct cpu_regs *regs);
 void divert_system_call(struct cpu_regs *regs);
+void divert_exception(struct cpu_regs *regs);
 void divert_resume(struct cpu_regs *regs);
+/* The system-call entry's resume: it returns by its own IRETQ. */
+void divert_resume_system_call(struct cpu_regs *regs);
 
 /* Record the current instruction as a diverted site (see above). */
 #define _ASM_DIVERT(site)                 \

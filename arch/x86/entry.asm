@@ -6,6 +6,8 @@ extern handle_exception
 
 global interrupt_stubs
 global interrupt_entry_end
+global entry_common_iret
+global entry_paranoid_iret
 
 
 ; Vectors for which the CPU pushes an error code (SDM Vol. 3 Table 6-1).
@@ -55,6 +57,7 @@ entry_common:
 	swapgs
 .to_kernel:
 	add rsp, 16			; vector and error code
+entry_common_iret:
 	iretq
 
 ; Like entry_common, but the live GS base decides, whatever CS says (SDM Vol. 2B SWAPGS): it is the
@@ -81,6 +84,7 @@ entry_paranoid:
 .restore:
 	pop_general_registers
 	add rsp, 16			; vector and error code
+entry_paranoid_iret:
 	iretq
 
 ; The end of the code above: dr/ refuses breakpoints in [interrupt_stubs, interrupt_entry_end).

@@ -61,7 +61,7 @@ void handle_syscall(struct cpu_regs *regs)
 		regs->rax = (uint64_t)SYSCALL_ERROR_NO_SYSCALL;
 	else
 		regs->rax = (uint64_t)handlers[regs->rax](regs);
-	divert_resume(regs);
+	divert_resume_system_call(regs);
 }
 
 /*

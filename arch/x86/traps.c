@@ -38,6 +38,7 @@ struct descriptor_pointer {
 
 extern const char interrupt_stubs[];
 extern const char interrupt_entry_end[]; /* the end of entry.asm's code */
+extern const char entry_common_iret[], entry_paranoid_iret[];
 extern const struct extable_entry __extable_start[], __extable_end[];
 extern const char __noinstr_text_start[], __noinstr_text_end[];
 
@@ -92,6 +93,15 @@ void idt_init(void)
 	idt_set_gate(X86_EXC_MC, IST_MACHINE_CHECK);
 	idt_set_gate(X86_EXC_DB, IST_DEBUG);
 	idt_load();
+}
+
+uint64_t entry_iret_site(unsigned int vector)
+{
+	/* entry.asm's PARANOID(): #DB, NMI, #DF and #MC. */
+	bool paranoid = vector == X86_EXC_DB || vector == X86_EXC_NMI || vector == X86_EXC_DF ||
+			vector == X86_EXC_MC;
+
+	return (uint64_t)(paranoid ? entry_paranoid_iret : entry_common_iret);
 }
 
 void idt_range(uint64_t *start, uint64_t *end)
@@ -241,6 +251,8 @@ static bool dispatch_owned(struct cpu_regs *regs, unsigned long dr7)
 		witness_point(WITNESS_STEP_CONSUMED); /* the model's own step: docs/witness.md */
 		return true;
 	}
+	if (vector != X86_EXC_NMI)
+		divert_exception(regs);
 	fixup = regs_from_user(regs) ? 0 : extable_find(regs->rip);
 	if (fixup) {
 		regs->rdi = EXINFO(vector, regs->error_code);

@@ -58,6 +58,11 @@ struct debug_bracket {
 
 void exception_set_debug_bracket(const struct debug_bracket *bracket);
 
+/* The IRETQ by which an entry of vector returns (entry.asm: the paranoid entry's or the common). */
+uint64_t entry_iret_site(unsigned int vector);
+/* The system-call entry's IRETQ (syscall_entry.asm). */
+extern const char syscall_entry_iret[];
+
 /* Called from entry.asm only. */
 void handle_exception(struct cpu_regs *regs);
 

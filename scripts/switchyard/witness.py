@@ -226,6 +226,7 @@ class Step:
     vector: int = None
     depth: int = 0  # inside how many interrupt or exception handlers
     source_insn: Insn = None
+    returns_from: int = None  # an entry's IRETQ (or its transfer): the vector it returns from
 
 
 @dataclass
@@ -338,6 +339,7 @@ def silicon(window, witness, image):
             kept.append(insn)
         i += 1
     depth = 0  # interrupt and exception entries not yet returned from by IRETQ
+    entered = []  # their vectors, innermost last (those entered inside the window)
     for i, insn in enumerate(kept):
         nxt = kept[i + 1] if i + 1 < len(kept) else None
         vector = facts.vector.get(nxt.id) if nxt is not None and not nxt.diverted else None
@@ -347,31 +349,50 @@ def silicon(window, witness, image):
             resume = _resume_address(kept, i + 1, facts)
         # Not retired: a fault, or a REP string instruction interrupted between iterations.
         retired = vector not in FAULT_VECTORS and resume != insn.vaddr
+        # An entry's IRETQ: it returns from the innermost entry, whatever follows it.
+        returns_from = None
+        if insn.id in facts.iretq and depth:
+            returns_from = entered[-1] if entered else -1
         if retired:
-            result.steps.append(Step(insn=insn, depth=depth))
+            result.steps.append(Step(insn=insn, depth=depth, returns_from=returns_from))
         # An unconditional branch to the next instruction (a RET into a new task's first
         # code, which follows switch_context) is taken all the same.
         sequential = nxt is not None and nxt.vaddr == insn.vaddr + insn.length
+        after = depth - 1 if returns_from is not None else depth  # the depth it returns to
         if nxt is not None and (not sequential or insn.id in facts.always_taken):
             if vector is None:
                 result.steps.append(Step(kind="branch", source=insn.vaddr, target=nxt.vaddr,
-                                         depth=depth, source_insn=insn))
+                                         depth=depth, source_insn=insn,
+                                         returns_from=returns_from))
             else:
                 # A branch taken just before the interrupt: its target is where it resumes.
                 # Only a branch: a handler that switched tasks resumes another flow.
                 if retired and resume is not None and resume != insn.vaddr + insn.length \
                         and not insn.diverted and qemu_class(insn.disas) != "none":
                     result.steps.append(Step(kind="branch", source=insn.vaddr, target=resume,
-                                             depth=depth, source_insn=insn))
+                                             depth=depth, source_insn=insn,
+                                             returns_from=returns_from))
                 kind = "interrupt" if vector >= 32 or vector == 2 else "exception"
-                result.steps.append(Step(kind=kind, source=insn.vaddr, target=nxt.vaddr,
-                                         vector=vector, depth=depth, source_insn=insn))
+                # From the instruction that raised it (a fault, INT n), else from the one it
+                # came before, where its IRETQ returns (an interrupt, a debug trap; also one
+                # that came right after an IRETQ, before the first instruction it returned to).
+                source = insn.vaddr
+                if retired and resume is not None and not _MNEMONIC_INT.match(insn.disas):
+                    source = resume
+                result.steps.append(Step(kind=kind, source=source, target=nxt.vaddr,
+                                         vector=vector, depth=after, source_insn=insn))
+        if returns_from is not None:
+            depth -= 1
+            if entered:
+                entered.pop()
         if vector is not None:
             depth += 1
-        elif insn.id in facts.iretq and depth:
-            depth -= 1
+            entered.append(vector)
     return result
 
+
+# A software interrupt (INT n, INT3, INTO, INT1): it raises its vector itself.
+_MNEMONIC_INT = re.compile(r"^\s*(int[0-9a-z]*|icebp)\b")
 
 RESUME_SCAN_LIMIT = 200_000  # instructions: a handler that switched tasks may never return
 
@@ -388,7 +409,13 @@ def _resume_address(kept, entry, facts):
         elif insn.id in facts.iretq:
             depth -= 1
             if depth == 0:
-                return kept[i + 1].vaddr if i + 1 < len(kept) else None
+                if i + 1 >= len(kept):
+                    return None
+                # Interrupted again before the first instruction it returned to: that
+                # entry's IRETQ says where.
+                if facts.vector.get(kept[i + 1].id, 0) >= 32 and not kept[i + 1].diverted:
+                    return _resume_address(kept, i + 1, facts)
+                return kept[i + 1].vaddr
     return None
 
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "emulator/profile.h"
+#include "emulator/registers.h"
 #include "tests/host/host_test.h"
 
 #define BIT(n) (1ull << (n))
@@ -56,40 +57,89 @@ HOST_TEST(emulator_profile_names_list_every_profile)
 	host_check_str("icelake", emulator_profile_default()->name);
 }
 
+/*
+ * The named parts, typed from sources other than profile.c and checked through what the model
+ * enumerates (its CPUID leaves 1 and 0AH and IA32_PERF_CAPABILITIES, decoded by the SDM's
+ * layouts below), not through its table:
+ * - model: Linux arch/x86/include/asm/intel-family.h (family 6): INTEL_FAM6_CORE2_PENRYN 0x17,
+ *   INTEL_FAM6_NEHALEM_EP 0x1A, INTEL_FAM6_HASWELL 0x3C, INTEL_FAM6_SKYLAKE 0x5E,
+ *   INTEL_FAM6_ICELAKE_L 0x7E, INTEL_FAM6_ARROWLAKE_H 0xC5, INTEL_FAM6_ICELAKE_X 0x6A (the host
+ *   kvm_pebs stands for);
+ * - perfmon version: SDM Vol. 3B "Architectural Performance Monitoring Version 2" (Core 2 Duo
+ *   T7700 and later Core 2), "Version 3" (Nehalem and later), "Version 4" (Skylake), "Version 5"
+ *   (Ice Lake and later); KVM enumerates at most version 2 (kvm_pmu_cap.version, pmu.c);
+ * - counters: SDM "Performance Monitoring (Intel Core Solo and Intel Core Duo/Core 2)": two GP
+ *   counters of 40 bits and three fixed of 40; Nehalem to Skylake four GP counters per logical
+ *   processor of 48 bits; Ice Lake eight GP and four fixed (Linux intel_pmu_init(),
+ *   "Icelake events"); KVM three fixed (KVM_MAX_NR_INTEL_FIXED_COUNTERS before 6.10);
+ * - PEBS format: Linux intel_ds_init(): 0 Core 2, 1 Nehalem, 2 Haswell, 3 Skylake, 4 Ice Lake
+ *   (adaptive, PERF_CAPABILITIES bit 14), 6 Arrow Lake (b8c3a2502a20);
+ * - CPUID.1 DS, DTES64 and PDCM on every part with PEBS, DS-CPL on silicon; KVM sets DS and
+ *   DTES64 but not DS-CPL for a guest with PEBS (vmx_set_cpu_caps()).
+ */
+/* TYPED_: typed here from the SDM, apart from arch/x86/cpuid.h, so a slip there shows. */
+#define TYPED_CPUID_1_EAX_MODEL(eax) \
+	((((eax) >> 16) & 0xf) << 4 | (((eax) >> 4) & 0xf)) /* family 6 */
+#define TYPED_CPUID_1_EAX_FAMILY(eax) (((eax) >> 8) & 0xf)
+#define TYPED_CPUID_0A_EAX_VERSION(eax) ((eax)&0xff)
+#define TYPED_CPUID_0A_EAX_GP(eax) (((eax) >> 8) & 0xff)
+#define TYPED_CPUID_0A_EAX_GP_WIDTH(eax) (((eax) >> 16) & 0xff)
+#define TYPED_CPUID_0A_EDX_FIXED(edx) ((edx)&0x1f)
+#define TYPED_CPUID_0A_EDX_FIXED_WIDTH(edx) (((edx) >> 5) & 0xff)
+/* SDM Vol. 2A CPUID, Table "Feature Information Returned in the ECX/EDX Register". */
+#define TYPED_CPUID_1_EDX_DS_BIT BIT(21)
+#define TYPED_CPUID_1_ECX_DTES64_BIT BIT(2)
+#define TYPED_CPUID_1_ECX_DS_CPL_BIT BIT(4)
+#define TYPED_CPUID_1_ECX_PDCM_BIT BIT(15)
+#define TYPED_PERF_CAP_PEBS_FORMAT(value) (((value) >> 8) & 0xf)
+#define TYPED_PERF_CAP_BASELINE BIT(14)
+
 HOST_TEST(emulator_profile_parts_have_their_real_numbers)
 {
 	static const struct {
 		const char *name;
-		unsigned int version, gp, gp_width, fixed, fixed_width, format;
-		bool baseline, full_width, bts, ds_cpl;
-		uint32_t fms;
+		unsigned int model, version, gp, gp_width, fixed, fixed_width, format;
+		bool baseline, ds_cpl;
 	} parts[] = {
-		{ "core2", 2, 2, 40, 3, 40, 0, false, false, true, true, 0x1067a },
-		{ "nehalem", 3, 4, 48, 3, 48, 1, false, false, true, true, 0x106a4 },
-		{ "haswell", 3, 4, 48, 3, 48, 2, false, true, true, true, 0x306c3 },
-		{ "skylake", 4, 4, 48, 3, 48, 3, false, true, true, true, 0x506e3 },
-		{ "icelake", 5, 8, 48, 4, 48, 4, true, true, true, true, 0x706e5 },
-		{ "arrowlake", 5, 8, 48, 4, 48, 6, true, true, true, true, 0xc0652 },
-		{ "kvm_pebs", 2, 8, 48, 3, 48, 4, true, true, false, false, 0x606a6 },
+		{ "core2", 0x17, 2, 2, 40, 3, 40, 0, false, true },
+		{ "nehalem", 0x1a, 3, 4, 48, 3, 48, 1, false, true },
+		{ "haswell", 0x3c, 3, 4, 48, 3, 48, 2, false, true },
+		{ "skylake", 0x5e, 4, 4, 48, 3, 48, 3, false, true },
+		{ "icelake", 0x7e, 5, 8, 48, 4, 48, 4, true, true },
+		{ "arrowlake", 0xc5, 5, 8, 48, 4, 48, 6, true, true },
+		{ "kvm_pebs", 0x6a, 2, 8, 48, 3, 48, 4, true, false },
 	};
+	const struct cpuid_result none = { 0 };
 
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
 		struct emulator_profile p = named(parts[i].name);
+		struct cpuid_result leaf1 = emulator_cpuid(&p, 1, 0, none);
+		struct cpuid_result leaf0a = emulator_cpuid(&p, 0xa, 0, none);
+		struct emulator_registers r;
 		char err[96] = "";
 
-		host_checkf(p.perfmon_version == parts[i].version && p.gp_counters == parts[i].gp &&
-				    p.gp_width == parts[i].gp_width &&
-				    p.fixed_counters == parts[i].fixed &&
-				    p.fixed_width == parts[i].fixed_width,
-			    "%s: perfmon", p.name);
-		host_checkf(p.pebs && p.pebs_format == parts[i].format &&
-				    p.pebs_baseline == parts[i].baseline &&
-				    p.full_width == parts[i].full_width,
-			    "%s: PEBS", p.name);
-		host_checkf(p.ds && p.dtes64 && p.pdcm && p.bts == parts[i].bts &&
-				    p.ds_cpl == parts[i].ds_cpl && !p.firmware_leftovers,
-			    "%s: DS", p.name);
-		host_checkf(p.family_model_stepping == parts[i].fms, "%s: CPUID.1:EAX", p.name);
+		emulator_registers_reset(&r, &p);
+		host_checkf(TYPED_CPUID_1_EAX_FAMILY(leaf1.eax) == 6 &&
+				    TYPED_CPUID_1_EAX_MODEL(leaf1.eax) == parts[i].model,
+			    "%s: CPUID.1:EAX 0x%x, model 0x%x expected", p.name, leaf1.eax,
+			    parts[i].model);
+		host_checkf(TYPED_CPUID_0A_EAX_VERSION(leaf0a.eax) == parts[i].version &&
+				    TYPED_CPUID_0A_EAX_GP(leaf0a.eax) == parts[i].gp &&
+				    TYPED_CPUID_0A_EAX_GP_WIDTH(leaf0a.eax) == parts[i].gp_width &&
+				    TYPED_CPUID_0A_EDX_FIXED(leaf0a.edx) == parts[i].fixed &&
+				    TYPED_CPUID_0A_EDX_FIXED_WIDTH(leaf0a.edx) ==
+					    parts[i].fixed_width,
+			    "%s: CPUID.0AH eax 0x%x edx 0x%x", p.name, leaf0a.eax, leaf0a.edx);
+		host_checkf(TYPED_PERF_CAP_PEBS_FORMAT(r.perf_capabilities) == parts[i].format &&
+				    !!(r.perf_capabilities & TYPED_PERF_CAP_BASELINE) ==
+					    parts[i].baseline,
+			    "%s: PERF_CAPABILITIES 0x%llx", p.name,
+			    (unsigned long long)r.perf_capabilities);
+		host_checkf((leaf1.edx & TYPED_CPUID_1_EDX_DS_BIT) &&
+				    (leaf1.ecx & TYPED_CPUID_1_ECX_DTES64_BIT) &&
+				    (leaf1.ecx & TYPED_CPUID_1_ECX_PDCM_BIT) &&
+				    !!(leaf1.ecx & TYPED_CPUID_1_ECX_DS_CPL_BIT) == parts[i].ds_cpl,
+			    "%s: CPUID.1 ecx 0x%x edx 0x%x", p.name, leaf1.ecx, leaf1.edx);
 		host_checkf(emulator_profile_check(&p, err, sizeof(err)), "%s: %s", p.name, err);
 		host_checkf(p.pebs_enable_mask == emulator_profile_pebs_enable_mask(&p),
 			    "%s: PEBS_ENABLE mask %#llx", p.name,

@@ -12,6 +12,9 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/probe.h"
+#include "arch/x86/syscall.h"
+#include "arch/x86/traps.h"
+#include "arch/x86/user.h"
 #include "arch/x86/witness_marker.h"
 #include "ds/ds.h"
 #include "ds/records.h"
@@ -21,6 +24,7 @@
 #include "lib/string.h"
 #include "runner/test.h"
 #include "tests/kernel/lib/emulator_util.h"
+#include "tests/kernel/lib/user_script.h"
 
 #define BTS_RECORD 24
 #define RECORDS 16
@@ -72,17 +76,38 @@ static void expect_violation(unsigned int rule)
 
 #define CALL_REL32_LENGTH 5
 
-/* The records of probe_branches(): the call, its two jumps and the return, in that order. */
+/* Whether a record is an interrupt's or exception's: its delivery to a gate or its IRETQ. */
+static bool record_of_an_entry(const struct bts_record *record)
+{
+	uint64_t start, end;
+
+	entry_text_range(&start, &end);
+	return (record->to >= start && record->to < end) ||
+	       (record->from >= start && record->from < end);
+}
+
+/*
+ * The records of probe_branches(): the call, its two jumps and the return, in that order. An
+ * interrupt that came between two of them adds its delivery and its IRETQ there (rule 21):
+ * those are skipped. Returns the index of the call's record, or -1.
+ */
 static long find_probe_records(const struct bts_record *records, long used)
 {
-	for (long i = 1; i + 2 < used; i++) {
-		if (records[i].from == (uint64_t)probe_branch_1 &&
-		    records[i].to == (uint64_t)probe_branch_1_target &&
-		    records[i + 1].from == (uint64_t)probe_branch_2 &&
-		    records[i + 1].to == (uint64_t)probe_branch_2_target &&
-		    records[i - 1].to == (uint64_t)probe_branches &&
-		    records[i + 2].from == (uint64_t)probe_branch_2_target &&
-		    records[i + 2].to == records[i - 1].from + CALL_REL32_LENGTH)
+	for (long i = 0; i < used; i++) {
+		const struct bts_record *probe[4] = { &records[i] };
+		unsigned int found = 1;
+
+		if (records[i].to != (uint64_t)probe_branches)
+			continue;
+		for (long j = i + 1; j < used && found < 4; j++)
+			if (!record_of_an_entry(&records[j]))
+				probe[found++] = &records[j];
+		if (found == 4 && probe[1]->from == (uint64_t)probe_branch_1 &&
+		    probe[1]->to == (uint64_t)probe_branch_1_target &&
+		    probe[2]->from == (uint64_t)probe_branch_2 &&
+		    probe[2]->to == (uint64_t)probe_branch_2_target &&
+		    probe[3]->from == (uint64_t)probe_branch_2_target &&
+		    probe[3]->to == probe[0]->from + CALL_REL32_LENGTH)
 			return i;
 	}
 	return -1;
@@ -94,7 +119,12 @@ TEST(emulator, a_kept_rule_reports_nothing_and_every_branch_is_recorded)
 	long used;
 
 	require_bts();
-	area_fill_bts((uint64_t)buffer, RECORDS);
+	/*
+	 * The whole page: besides the probe's branches, silicon records each interrupt that comes
+	 * in the window, its delivery and its IRETQ (rule 21). 16 records wrapped with 2 timer
+	 * ticks and lost the probe's.
+	 */
+	area_fill_bts((uint64_t)buffer, sizeof(buffer) / BTS_RECORD);
 	witness_begin(WITNESS_BTS_TRACED);
 	bts_on();
 	probe_branches();
@@ -110,6 +140,118 @@ TEST(emulator, a_kept_rule_reports_nothing_and_every_branch_is_recorded)
 	      "call, jmp, jmp, ret of probe_branches() not found in %ld records", used);
 	for (long i = 0; i < used; i++)
 		check_eq(0, ((const struct bts_record *)buffer)[i].flags);
+}
+
+static bool breakpoint_returns(struct cpu_regs *regs)
+{
+	(void)regs;
+	return true; /* a trap: RIP is past the INT3 already */
+}
+
+/* An INT3 at a known address; returns that address. */
+static uint64_t int3_at_known_site(void)
+{
+	uint64_t site;
+
+	asm volatile("lea 1f(%%rip), %0\n1: int3" : "=r"(site) : : "memory");
+	return site;
+}
+
+#define INT3_LENGTH 1
+
+/*
+ * Rule 21: a trap raised by an instruction in a traced window is a record from that instruction
+ * to the IDT gate's target (SDM Vol. 3B DEBUGCTL.TR: a record is sent "when the processor detects
+ * a taken branch, interrupt, or exception"; INT3 raises #BP, Vol. 2A INT3), and the IRETQ that
+ * returns is a far branch, a record from it to the instruction after the INT3. The handler's own
+ * branches may come between them on silicon; the two records themselves are exact.
+ */
+TEST(emulator, rule_21_an_int3_is_recorded_to_its_gate_and_its_iretq_back)
+{
+	exception_handler saved = exception_handler_of(X86_EXC_BP);
+	const struct bts_record *records = (const struct bts_record *)buffer;
+	uint64_t gate = idt_gate_target(X86_EXC_BP), iret = entry_iret_site(X86_EXC_BP), site;
+	long used, delivery = -1, back = -1;
+
+	require_bts();
+	area_fill_bts((uint64_t)buffer, sizeof(buffer) / BTS_RECORD);
+	exception_register(X86_EXC_BP, breakpoint_returns);
+	bts_on();
+	site = int3_at_known_site();
+	bts_off();
+	if (saved)
+		exception_register(X86_EXC_BP, saved);
+	else
+		exception_unregister(X86_EXC_BP);
+	used = (long)((area.bts_index - area.bts_base) / BTS_RECORD);
+	for (long i = 0; i < used; i++) {
+		test_diag("bts record %ld: 0x%llx -> 0x%llx", i,
+			  (unsigned long long)records[i].from, (unsigned long long)records[i].to);
+		if (records[i].from == site && records[i].to == gate)
+			delivery = i;
+		if (delivery >= 0 && back < 0 && records[i].from == iret &&
+		    records[i].to == site + INT3_LENGTH)
+			back = i;
+	}
+	check(delivery >= 0, "no record 0x%llx (INT3) -> 0x%llx (#BP gate) in %ld records",
+	      (unsigned long long)site, (unsigned long long)gate, used);
+	check(back > delivery, "no record 0x%llx (IRETQ) -> 0x%llx after the INT3's in %ld records",
+	      (unsigned long long)iret, (unsigned long long)(site + INT3_LENGTH), used);
+	check_eq(0, emulator_take_violations(NULL, 0));
+}
+
+extern const char user_syscall_gate[];
+#define SYSCALL_LENGTH 2 /* 0F 05, or the UD2 that syscall_use_trap() puts there */
+#define SYSCALL_TRACE_RECORDS 512
+
+/*
+ * Rule 21, across the ring boundary: a ring-3 task traced with BTS_OFF_OS makes one system call
+ * that returns. Its SYSCALL is a record from the gate's instruction to IA32_LSTAR (SDM Vol. 2B
+ * SYSCALL), or, where the gate is UD2, to the #UD gate; the kernel side is filtered out; the
+ * IRETQ back is the next record, to the instruction after the gate's. Both are stored though
+ * one end is ring 0 (the model's reading: Linux intel_pmu_drain_bts_buffer() drops such records
+ * because BTS "leaks kernel addresses in branches across the cpl boundary, such as traps or
+ * system calls").
+ */
+TEST(emulator, rule_21_a_system_call_is_recorded_to_its_entry_and_its_iretq_back)
+{
+	struct ds_bts_config config = { .records = SYSCALL_TRACE_RECORDS,
+					.circular = true,
+					.off_os = true };
+	struct ds_target target = { true, this_cpu_index() }; /* this CPU's area: every task */
+	struct user_syscall_script script = { .count = 1,
+					      .calls = { { .number = SYSCALL_GET_TASK_ID } } };
+	uint64_t gate = user_text_address(user_syscall_gate);
+	bool trap = syscall_uses_trap();
+	uint64_t entry = trap ? idt_gate_target(X86_EXC_UD) : rdmsr(MSR_LSTAR);
+	uint64_t iret = trap ? entry_iret_site(X86_EXC_UD) : (uint64_t)syscall_entry_iret;
+	const struct bts_record *records;
+	struct ds_area *traced;
+	enum ds_error attached;
+	long used, found = -1;
+
+	require_bts();
+	if (!ds_support()->ds_cpl)
+		test_skip("CPUID.1:ECX.DS-CPL=0");
+	attached = ds_attach_bts(&target, &config);
+	if (attached != DS_OK)
+		test_abort("attach: %s", ds_error_name(attached));
+	traced = ds_area_get(&target);
+	user_script_run(&script, NULL, 0);
+	records = (const struct bts_record *)traced->bts_base;
+	used = (long)((traced->bts_index - traced->bts_base) / BTS_RECORD);
+	for (long i = 0; i + 1 < used; i++)
+		if (records[i].from == gate && records[i].to == entry &&
+		    records[i + 1].from == iret && records[i + 1].to == gate + SYSCALL_LENGTH)
+			found = i;
+	for (long i = 0; found < 0 && i < used; i++)
+		test_diag("bts record %ld: 0x%llx -> 0x%llx", i,
+			  (unsigned long long)records[i].from, (unsigned long long)records[i].to);
+	check_eq(DS_OK, ds_detach(&target, DS_USER_BTS));
+	check(found >= 0,
+	      "no records 0x%llx -> 0x%llx (%s) then 0x%llx -> 0x%llx (IRETQ) in %ld records",
+	      (unsigned long long)gate, (unsigned long long)entry, trap ? "#UD" : "SYSCALL",
+	      (unsigned long long)iret, (unsigned long long)(gate + SYSCALL_LENGTH), used);
 }
 
 TEST(emulator, rule_1_a_bts_buffer_that_is_not_mapped_is_reported)

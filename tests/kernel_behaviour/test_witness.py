@@ -206,7 +206,9 @@ def retired_between_reads(run, test, pattern, window_name):
     first counter RDMSR, inclusive, to its second, exclusive): the model counts a diverted
     RDMSR after it has read the counter, as silicon counts an instruction once it retires.
     Interrupts are off, but an NMI (the watchdog) can come: silicon would count its handler's
-    ring-0 instructions; the model steps no handler (docs/emulated-cpu.md). Those are listed."""
+    ring-0 instructions; the model steps no handler (docs/emulated-cpu.md). Those are listed.
+    Counted as the model counts them (rule 21): the IRETQ that leaves an outermost handler
+    other than an NMI's, back to the counted flow."""
     (line,) = matches(run, test, pattern)
     ((window, match),) = pair(run, window_name, [line], "counted")
     silicon = witness.silicon(window, run.data, run.image)
@@ -217,7 +219,8 @@ def retired_between_reads(run, test, pattern, window_name):
           f"({silicon.step_service_insns} instructions), diverted {silicon.diverted} "
           f"({silicon.divert_service_insns} instructions of #UD service)")
     list_handlers(between)
-    return int(match[1]), [s.insn for s in between if s.insn is not None and not s.depth]
+    return int(match[1]), [s.insn for s in between if s.insn is not None and (
+        not s.depth or (s.depth == 1 and s.returns_from not in (None, 2)))]
 
 
 def list_handlers(steps):
@@ -313,24 +316,27 @@ def test_pebs_records_point_at_the_instruction_after_each_overflow(run):
 # the model differs from silicon"); SDM Vol. 3B "Branch Trace Store": a record for every
 # "taken branch, interrupt, or exception".
 MODEL_OMITS = {
-    "delivery": "an interrupt or exception delivery (the SDM says BTS records it)",
-    "handler": "a branch inside an interrupt or exception handler, which runs with TF clear",
-    "far": "a far transfer (SYSCALL, SYSRET, INT n, IRET): the model writes no record",
+    "nmi": "an NMI's delivery or return: traps.c calls the model for neither",
+    "handler": "a branch or delivery inside an interrupt or exception handler, which runs "
+               "with TF clear (rule 21, not yet observed)",
 }
 
 
 def bts_expected(silicon, start, end):
-    """(what the model must record, [(reason, transfer)] it is documented to leave out)."""
+    """(what the model must record, [(reason, transfer)] it is documented to leave out).
+    Rule 21: deliveries to the stepped flow and its far transfers (SYSCALL, INT n) are
+    recorded, from the raising instruction or the interrupted one to the gate."""
     recorded, omitted = [], []
     for step in silicon.steps[start:end]:
         if step.insn is not None:
             continue
-        if step.kind != "branch":
-            omitted.append(("delivery", step))
-        elif step.depth:
+        nmi = step.vector == 2 if step.kind != "branch" else step.returns_from == 2
+        # The IRETQ that leaves an outermost handler returns to the stepped flow.
+        leaves = step.returns_from is not None and step.depth == 1
+        if nmi:
+            omitted.append(("nmi", step))
+        elif step.depth and not leaves:
             omitted.append(("handler", step))
-        elif witness.qemu_class(step.source_insn.disas) == "far":
-            omitted.append(("far", step))
         else:
             recorded.append((step.source, step.target))
     return recorded, omitted
@@ -367,7 +373,7 @@ def test_bts_off_os_records_are_the_ring_3_branches_the_witness_saw(run):
     filtered out, what BTS stores before that read is the task's ring-3 branches: the witness
     counts them up to the task's first instruction past its loop (the read), and compares the
     count and the last one with what the task saw. The kernel's branches in the window (the
-    test task sleeping, the switches) are not stored; SYSCALL is a far transfer."""
+    test task sleeping, the switches) are not stored; the deliveries out of ring 3 are."""
     test = "ds.owner_user_task_polls_its_index_and_finds_the_last_record"
     (match,) = matches(run, test, POLLER)
     ((window, _),) = pair(run, "bts_user", [match], "poller")
@@ -378,10 +384,15 @@ def test_bts_off_os_records_are_the_ring_3_branches_the_witness_saw(run):
     for step in silicon.steps:
         if step.insn is not None and step.insn.user and step.insn.vaddr > poll + POLL_LOOP_JNZ:
             break  # the read of the index
-        if step.insn is None and step.kind == "branch" and step.source_insn.user \
-                and step.target < witness.KERNEL_HALF \
-                and witness.qemu_class(step.source_insn.disas) != "far":
+        # Ring 3's branches, and (rule 21) the transfers out of it and into it: under
+        # BTS_OFF_OS a transfer across the ring boundary is still stored; not an NMI's.
+        ring_3 = step.insn is None and (step.source < witness.KERNEL_HALF
+                                        or step.target < witness.KERNEL_HALF)
+        if ring_3 and step.depth == 0 and (step.kind == "branch" or step.vector != 2):
             branches.append((step.source, step.target))
+        elif step.insn is None and step.depth == 1 and step.returns_from not in (None, 2) \
+                and step.target < witness.KERNEL_HALF:
+            branches.append((step.source, step.target))  # an IRETQ back to ring 3
     seen = (int(match[1]), int(match[2], 16), int(match[3], 16))
     last = branches[-1] if branches else (0, 0)
     print(f"the poller saw {seen[0]} records, the last {seen[1]:#x} -> {seen[2]:#x}; the "

@@ -7,8 +7,11 @@
 #include <stdint.h>
 
 #include "arch/x86/cpu.h"
+#include "arch/x86/msr.h"
 #include "arch/x86/probe.h"
+#include "arch/x86/traps.h"
 #include "arch/x86/tsc.h"
+#include "arch/x86/user-abi.h"
 #include "ds/ds.h"
 #include "pmu/pmu.h"
 #include "runner/test.h"
@@ -245,6 +248,30 @@ static inline void counted_loop(unsigned long iterations, struct loop_span *span
 		     : [head] "=&r"(span->head), [end] "=&r"(span->end), [n] "+r"(iterations)
 		     :
 		     : "cc", "memory"); /* the CPU stores records and moves the index */
+}
+
+static inline bool in_user_code(uint64_t address)
+{
+	return address >= USER_TEXT_BASE && address < USER_DATA_BASE;
+}
+
+/*
+ * Whether a record stored under BTS_OFF_OS belongs there: a ring-3 branch in user code, or a
+ * transfer across the ring boundary (rule 21; Linux intel_pmu_drain_bts_buffer() says BTS
+ * stores those "such as traps or system calls"): from user code into the entry code (a delivery
+ * to a gate, SYSCALL) or from an entry's IRETQ back into user code.
+ */
+static inline bool bts_record_of_ring_3(uint64_t from, uint64_t to)
+{
+	uint64_t entry_start, entry_end;
+
+	entry_text_range(&entry_start, &entry_end);
+	if (in_user_code(from) && in_user_code(to))
+		return true;
+	if (in_user_code(from))
+		return (to >= entry_start && to < entry_end) || to == rdmsr(MSR_LSTAR);
+	return in_user_code(to) &&
+	       ((from >= entry_start && from < entry_end) || from == (uint64_t)syscall_entry_iret);
 }
 
 #endif
