@@ -514,7 +514,8 @@ static bool pmu_prepare(unsigned int task)
 
 int pmu_self_monitor(unsigned int task)
 {
-	return pmu_usable() ? pmu_selfmon_map(task) : -1;
+	/* RDPMC indices on the page are Intel's (fixed counters at bit 30): not built for AMD. */
+	return pmu_usable() && !this_pmu_cpu()->caps.amd ? pmu_selfmon_map(task) : -1;
 }
 
 int pmu_add_event(unsigned int task, const struct pmu_event *event)
