@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -128,7 +129,10 @@ def headers(tree):
 def make_n_touched(tree, header):
     """What `make -n` would do after header is really made newer than every object."""
     stat = (tree / header).stat()
-    os.utime(tree / header, ns=(stat.st_atime_ns, stat.st_mtime_ns + 3600 * 10**9))
+    # An hour past now, not past its own time: a checkout older than its build by an hour
+    # would leave the header older than every object.
+    newer = max(stat.st_mtime_ns, time.time_ns()) + 3600 * 10**9
+    os.utime(tree / header, ns=(stat.st_atime_ns, newer))
     try:
         return make_n(tree)
     finally:

@@ -23,6 +23,7 @@
 #include "lib/format.h"
 #include "lib/string.h"
 #include "runner/test.h"
+#include "tests/kernel/lib/ds_util.h"
 #include "tests/kernel/lib/emulator_util.h"
 #include "tests/kernel/lib/user_script.h"
 
@@ -43,7 +44,7 @@ static void area_fill_bts(uint64_t base, uint64_t records)
 }
 
 /* The BTS rules need BTS: a PEBS-only guest (kvm_pebs) has none. */
-static void require_bts(void)
+static void require_emulated_bts(void)
 {
 	require_emulator();
 	if (ds_support()->bts_reason[0])
@@ -75,16 +76,6 @@ static void expect_violation(unsigned int rule)
 }
 
 #define CALL_REL32_LENGTH 5
-
-/* Whether a record is an interrupt's or exception's: its delivery to a gate or its IRETQ. */
-static bool record_of_an_entry(const struct bts_record *record)
-{
-	uint64_t start, end;
-
-	entry_text_range(&start, &end);
-	return (record->to >= start && record->to < end) ||
-	       (record->from >= start && record->from < end);
-}
 
 /*
  * The records of probe_branches(): the call, its two jumps and the return, in that order. An
@@ -118,7 +109,7 @@ TEST(emulator, a_kept_rule_reports_nothing_and_every_branch_is_recorded)
 	char text[EMULATOR_VIOLATION_MAX];
 	long used;
 
-	require_bts();
+	require_emulated_bts();
 	/*
 	 * The whole page: besides the probe's branches, silicon records each interrupt that comes
 	 * in the window, its delivery and its IRETQ (rule 21). 16 records wrapped with 2 timer
@@ -173,7 +164,7 @@ TEST(emulator, rule_21_an_int3_is_recorded_to_its_gate_and_its_iretq_back)
 	uint64_t gate = idt_gate_target(X86_EXC_BP), iret = entry_iret_site(X86_EXC_BP), site;
 	long used, delivery = -1, back = -1;
 
-	require_bts();
+	require_emulated_bts();
 	area_fill_bts((uint64_t)buffer, sizeof(buffer) / BTS_RECORD);
 	exception_register(X86_EXC_BP, breakpoint_returns);
 	bts_on();
@@ -230,7 +221,7 @@ TEST(emulator, rule_21_a_system_call_is_recorded_to_its_entry_and_its_iretq_back
 	enum ds_error attached;
 	long used, found = -1;
 
-	require_bts();
+	require_emulated_bts();
 	if (!ds_support()->ds_cpl)
 		test_skip("CPUID.1:ECX.DS-CPL=0");
 	attached = ds_attach_bts(&target, &config);
@@ -256,7 +247,7 @@ TEST(emulator, rule_21_a_system_call_is_recorded_to_its_entry_and_its_iretq_back
 
 TEST(emulator, rule_1_a_bts_buffer_that_is_not_mapped_is_reported)
 {
-	require_bts();
+	require_emulated_bts();
 	area_fill_bts(UNMAPPED_BUFFER, RECORDS);
 	bts_on();
 	probe_branches();
@@ -267,7 +258,7 @@ TEST(emulator, rule_1_a_bts_buffer_that_is_not_mapped_is_reported)
 
 TEST(emulator, rule_2_a_bts_maximum_below_one_record_is_reported)
 {
-	require_bts();
+	require_emulated_bts();
 	area_fill_bts((uint64_t)buffer, RECORDS);
 	area.bts_max = area.bts_base + BTS_RECORD - 8;
 	bts_on();
@@ -278,7 +269,7 @@ TEST(emulator, rule_2_a_bts_maximum_below_one_record_is_reported)
 
 TEST(emulator, rule_2_a_circular_bts_threshold_inside_the_buffer_is_reported)
 {
-	require_bts();
+	require_emulated_bts();
 	area_fill_bts((uint64_t)buffer, RECORDS);
 	area.bts_threshold = area.bts_max; /* clearing BTINT is not enough: it must lie beyond */
 	bts_on();
@@ -289,7 +280,7 @@ TEST(emulator, rule_2_a_circular_bts_threshold_inside_the_buffer_is_reported)
 
 TEST(emulator, rule_3_resetting_the_bts_index_while_tracing_is_reported)
 {
-	require_bts();
+	require_emulated_bts();
 	area_fill_bts((uint64_t)buffer, RECORDS);
 	bts_on();
 	probe_branches();
@@ -303,7 +294,7 @@ TEST(emulator, rule_4_replacing_ds_area_while_tracing_is_reported)
 {
 	static struct ds_area other __attribute__((aligned(PAGE_SIZE)));
 
-	require_bts();
+	require_emulated_bts();
 	area_fill_bts((uint64_t)buffer, RECORDS);
 	bts_on();
 	wrmsr(MSR_IA32_DS_AREA, (uint64_t)&other);

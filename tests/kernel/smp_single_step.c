@@ -11,8 +11,12 @@
 
 #define ROUNDS 3
 #define LONG_LOOP 1000000 /* iterations of user_dr_script's empty loop: never ends stepped */
-#define TRAP_WAIT_MS 2000
-#define END_WAIT_MS 2000
+/*
+ * Host-time bounds on events, not measurements: a vCPU of a 4-CPU KVM-PVM guest sharing two
+ * host cores with other boots waited over 2 s for both (docs/platforms.md).
+ */
+#define TRAP_WAIT_MS 3000
+#define END_WAIT_MS 5000
 
 /* Drain the task's hits until one comes from cpu; false after TRAP_WAIT_MS. */
 static bool wait_for_step_on(const struct task *task, unsigned int cpu, uint64_t *traps)

@@ -36,6 +36,19 @@ static inline struct ds_target cpu_target(unsigned int cpu)
 }
 
 /* BTS needs DS, DTES64, BTS available, and an IA32_DS_AREA that keeps its value. */
+/*
+ * Whether a BTS record is an interrupt's or exception's: its delivery to a gate in the entry
+ * code, or its IRETQ from there (SDM DEBUGCTL.TR: "taken branch, interrupt, or exception").
+ */
+static inline bool record_of_an_entry(const struct bts_record *record)
+{
+	uint64_t start, end;
+
+	entry_text_range(&start, &end);
+	return (record->to >= start && record->to < end) ||
+	       (record->from >= start && record->from < end);
+}
+
 static inline void require_bts(void)
 {
 	if (ds_support()->bts_reason[0])
