@@ -42,7 +42,7 @@ struct test_case {
 /*
  * A test that counts or traces about `instructions` instructions in the default budget. Where an
  * emulated CPU plays the PMU and Debug Store, it steps each one; the runner skips the test, with
- * the numbers, when the steps measured so far in the same ring say they need more than a third
+ * the numbers, when the steps measured so far in the same ring say they need more than a sixth
  * of the time limit (docs/platforms.md has the pace of each platform). Silicon, and a model fast
  * enough (TCG), run it. TEST_OBSERVING_USER: the instructions are mostly ring 3's.
  */
