@@ -310,8 +310,8 @@ def claim_and_boot(directory, names, lane=None):
     """Boot each of names that no other lane has claimed (NAME.claim, created exclusively) and
     leave its judged run in NAME.pickle. A boot that raises leaves a failure, never nothing.
     Two boots of the whole suite never run side by side, where their timing tests would judge
-    each other's load: the lane booting one holds WHOLE.lock (flock), and a lane that finds it
-    held boots the other platforms first, then waits for it."""
+    each other's load, nor two KVM guests: the lane booting one holds WHOLE.lock or KVM.lock
+    (flock), and a lane that finds it held boots the other platforms first, then waits."""
     pending = list(names)
     while pending:
         for name in pending:
@@ -328,18 +328,21 @@ def claim_and_boot(directory, names, lane=None):
 
 @contextlib.contextmanager
 def whole_suite_turn(directory, name):
-    """True while this lane may boot name: at once for a platform of a few suites, else while
-    it holds WHOLE.lock; False when another lane holds it."""
-    if not whole_suite(name):
-        yield True
-        return
-    with open(directory / "WHOLE.lock", "w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        yield True  # closing the file releases the lock
+    """True while this lane may boot name: at once for a TCG platform of a few suites; a whole
+    suite while it holds WHOLE.lock; a KVM platform while it holds KVM.lock, because two KVM-PVM
+    guests on two host cores starve each other's vCPUs past the kernel's host-clock limits
+    (docs/platforms.md). False when another lane holds a lock it needs."""
+    locks = (["WHOLE.lock"] if whole_suite(name) else []) + \
+        (["KVM.lock"] if BOOTS[name][0] == "kvm" else [])
+    with contextlib.ExitStack() as held:
+        for lock_name in locks:
+            lock = held.enter_context(open(directory / lock_name, "w"))
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
+        yield True  # closing the files releases the locks
 
 
 def claim(directory, name):
