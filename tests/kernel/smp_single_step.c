@@ -11,10 +11,7 @@
 
 #define ROUNDS 3
 #define LONG_LOOP 1000000 /* iterations of user_dr_script's empty loop: never ends stepped */
-/*
- * Host-time bounds on events, not measurements: a vCPU of a 4-CPU KVM-PVM guest sharing two
- * host cores with other boots waited over 2 s for both (docs/platforms.md).
- */
+/* Host-time bounds on events, not measurements: a trap on the CPU, the task's end. */
 #define TRAP_WAIT_MS 3000
 #define END_WAIT_MS 5000
 
