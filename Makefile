@@ -88,8 +88,10 @@ OBJS := \
 	emulator/pebs_record.o \
 	emulator/profile.o \
 	emulator/registers.o \
+	emulator/amd.o \
 	emulator/step.o \
 	emulator/store.o \
+	dr/bpext.o \
 	dr/breakpoint.o \
 	dr/dr.o \
 	dr/exception.o \
@@ -299,6 +301,7 @@ $(BUILD)/%.o: %.asm Makefile
 
 # Host unit tests of the pure code in lib/ (and later dr/, ds/), with sanitizers.
 HOST_LIB_SRCS := \
+	dr/bpext.c \
 	dr/breakpoint.c \
 	dr/layout.c \
 	dr/reserve.c \
@@ -308,6 +311,7 @@ HOST_LIB_SRCS := \
 	emulator/pebs_record.c \
 	emulator/profile.c \
 	emulator/registers.c \
+	emulator/amd.c \
 	lib/acpi.c \
 	lib/acpi_spcr.c \
 	lib/acpi_timer.c \
@@ -366,6 +370,7 @@ HOST_SHIM_SRCS := \
 	ds/switch.c \
 	emulator/profile.c \
 	emulator/registers.c \
+	emulator/amd.c \
 	lib/console.c \
 	lib/crc32.c \
 	lib/format.c \

@@ -27,6 +27,8 @@ static const char *const error_names[DR_ERROR_COUNT] = {
 	[DR_ERROR_NO_CPU] = "no such CPU online",
 	[DR_ERROR_DEBUG_MEMORY] = "the #DB handler uses that memory",
 	[DR_ERROR_NO_TASK] = "no live task has that index",
+	[DR_ERROR_NEEDS_BPEXT] = "a range breakpoint needs the breakpoint address masks "
+				 "(CPUID 0x80000001 ECX[26] BPEXT)",
 };
 
 const char *dr_error_name(enum dr_error error)

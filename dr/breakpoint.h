@@ -38,6 +38,7 @@ enum dr_error {
 	DR_ERROR_NO_CPU, /* a pinned breakpoint for a CPU that is not online */
 	DR_ERROR_DEBUG_MEMORY, /* overlaps memory that #DB delivery and dr/'s handler use */
 	DR_ERROR_NO_TASK, /* no live task has that index (switch_task_live()) */
+	DR_ERROR_NEEDS_BPEXT, /* a range beyond 8 bytes needs AMD's BPEXT (dr/bpext.h) */
 	DR_ERROR_COUNT,
 };
 

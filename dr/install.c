@@ -5,8 +5,10 @@
 #include <stdint.h>
 
 #include "arch/x86/cpu.h"
+#include "arch/x86/cpuid.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/processor-flags.h"
+#include "dr/bpext.h"
 #include "dr/dr.h"
 #include "dr/reserve.h"
 #include "dr/state.h"
@@ -15,10 +17,31 @@
 #include "kernel/switch_hooks.h"
 #include "lib/bitops.h"
 
-/* Every rule of dr_validate(), then, for breakpoints on memory, the memory #DB uses. */
+/* BPEXT: AMD's DR0-3 address masks (CPUID 0x80000001 ECX[26]). */
+static bool dr_has_bpext(void)
+{
+	return cpuid(CPUID_LEAF_EXTENDED, 0).eax >= CPUID_LEAF_AMD_FEATURES &&
+	       (cpuid(CPUID_LEAF_AMD_FEATURES, 0).ecx & CPUID_80000001_ECX_BPEXT);
+}
+
+/*
+ * Every rule of dr_validate(), then, for breakpoints on memory, the memory #DB uses. A range
+ * beyond 8 bytes is refused: with its CPUID reason where BPEXT is absent, and as unsupported
+ * where it is present, since the masks are validated and planned (dr/bpext.c) but not yet
+ * installed or switched per task.
+ */
 static enum dr_error dr_check(const struct dr_breakpoint *breakpoint, enum dr_requester requester)
 {
-	enum dr_error error = dr_validate(breakpoint, requester, read_cr4() & CR4_DE);
+	enum dr_error error;
+
+	if (dr_is_range(breakpoint)) {
+		struct dr_breakpoint as_byte;
+		uint64_t mask;
+
+		error = dr_validate_range(breakpoint, requester, dr_has_bpext(), &mask, &as_byte);
+		return error ? error : DR_ERROR_UNSUPPORTED;
+	}
+	error = dr_validate(breakpoint, requester, read_cr4() & CR4_DE);
 
 	return error ? error : dr_validate_debug_memory(breakpoint);
 }

@@ -191,6 +191,33 @@ static const struct emulator_profile profiles[] = {
 		.family_model_stepping = 0x000606a6,
 		.kvm_debugctl = true,
 	},
+	/*
+	 * Zen 2 (EPYC 7702, family 17h model 31h stepping 0): "Performance Events: Fam17h+ core
+	 * perfctr, AMD PMU driver." PerfCtrExtCore with six 48-bit counters, no PerfMonV2 (CPUID
+	 * 0x80000022 is beyond its highest extended leaf), no Debug Store. AMD APM Vol. 2 §13.2.
+	 */
+	{
+		.name = "zen2",
+		.gp_counters = AMD_CORE_COUNTERS,
+		.gp_width = AMD_COUNTER_WIDTH,
+		.family_model_stepping = 0x00830f10,
+		.amd = true,
+		.perfctr_core = true,
+	},
+	/*
+	 * Zen 4 (EPYC 9654, family 19h model 11h stepping 1): PerfCtrExtCore and PerfMonV2, CPUID
+	 * 0x80000022 EBX[3:0] = 6 core counters. Its LbrExtV2 (EAX[1]) is not modelled: the model
+	 * has no LBR stack, so the profile does not enumerate it (choice).
+	 */
+	{
+		.name = "zen4",
+		.gp_counters = AMD_CORE_COUNTERS,
+		.gp_width = AMD_COUNTER_WIDTH,
+		.family_model_stepping = 0x00a10f11,
+		.amd = true,
+		.perfctr_core = true,
+		.perfmon_v2 = true,
+	},
 };
 
 #define PROFILE_COUNT (sizeof(profiles) / sizeof(profiles[0]))
@@ -211,12 +238,13 @@ const struct emulator_profile *emulator_profile_default(void)
 
 const char *emulator_profile_names(void)
 {
-	return "core2|nehalem|haswell|skylake|icelake|arrowlake|kvm_pebs";
+	return "core2|nehalem|haswell|skylake|icelake|arrowlake|kvm_pebs|zen2|zen4";
 }
 
 bool emulator_gp_counter_exists(const struct emulator_profile *profile, unsigned int i)
 {
-	return profile->perfmon_version >= 1 && i < profile->gp_counters && i < EMULATOR_MAX_GP;
+	return (profile->perfmon_version >= 1 || profile->amd) && i < profile->gp_counters &&
+	       i < EMULATOR_MAX_GP;
 }
 
 bool emulator_fixed_counter_exists(const struct emulator_profile *profile, unsigned int i)
@@ -302,9 +330,40 @@ static bool fail(char *err, size_t err_size, const char *reason)
 	return false;
 }
 
+/*
+ * An AMD part has no Intel perfmon, Debug Store or PERF_CAPABILITIES; its counter count is the
+ * K7 four, PerfCtrExtCore's six, or PerfMonV2's EBX[3:0] (Linux amd_core_pmu_init()).
+ */
+static bool amd_profile_check(const struct emulator_profile *p, char *err, size_t err_size)
+{
+	if (p->perfmon_version || p->fixed_counters || p->fixed_bitmap)
+		return fail(err, err_size, "an AMD part has no CPUID leaf 0AH perfmon");
+	if (p->ds || p->dtes64 || p->ds_cpl || p->pdcm || p->bts || p->pebs || p->core_type ||
+	    p->kvm_debugctl)
+		return fail(err, err_size, "an AMD part has no Debug Store, PDCM or hybrid cores");
+	if (p->firmware_leftovers)
+		return fail(err, err_size, "firmware leftovers are modelled on Intel parts only");
+	if (p->gp_width != AMD_COUNTER_WIDTH)
+		return fail(err, err_size, "AMD core counters are 48 bits wide");
+	if (p->perfmon_v2 && !p->perfctr_core)
+		return fail(err, err_size, "PerfMonV2 needs PerfCtrExtCore");
+	if (p->perfmon_v2 && (p->gp_counters < 1 || p->gp_counters > AMD_CORE_COUNTERS))
+		return fail(err, err_size, "PerfMonV2 enumerates 1 to 6 core counters");
+	if (!p->perfmon_v2 &&
+	    p->gp_counters != (p->perfctr_core ? AMD_CORE_COUNTERS : AMD_K7_COUNTERS))
+		return fail(err, err_size,
+			    "without PerfMonV2: 6 counters with PerfCtrExtCore, 4 without");
+	return true;
+}
+
 bool emulator_profile_check(const struct emulator_profile *p, char *err, size_t err_size)
 {
 	bool any_fixed = emulator_counter_mask(p, true) != 0;
+
+	if (p->amd)
+		return amd_profile_check(p, err, err_size);
+	if (p->perfctr_core || p->perfmon_v2)
+		return fail(err, err_size, "perfctr_core and perfmon_v2 are AMD's");
 
 	if (p->perfmon_version > 5)
 		return fail(err, err_size, "perfmon versions 0 to 5 are modelled");
@@ -421,6 +480,10 @@ static bool *bool_field(struct emulator_profile *p, const char *key)
 		return &p->ds_cpl;
 	if (strcmp(key, "leftovers") == 0)
 		return &p->firmware_leftovers;
+	if (strcmp(key, "perfctr_core") == 0)
+		return &p->perfctr_core;
+	if (strcmp(key, "perfmon_v2") == 0)
+		return &p->perfmon_v2;
 	return NULL;
 }
 
@@ -465,12 +528,14 @@ bool emulator_profile_override(struct emulator_profile *profile, const char *key
 			err, err_size, key, value,
 			"unknown key (perfmon, gp, gp_width, fixed, fixed_width, "
 			"pebs_format, baseline, full_width, bts, pebs, ds_cpl, leftovers, "
-			"perfmon_available, skid)");
+			"perfmon_available, skid, perfctr_core, perfmon_v2)");
 	if (strcmp(key, "perfmon") == 0 || strcmp(key, "fixed") == 0)
 		copy.fixed_bitmap =
 			copy.perfmon_version >= 5 && copy.fixed_counters <= EMULATOR_MAX_FIXED
 				? (1u << copy.fixed_counters) - 1
 				: 0;
+	if (copy.amd && (strcmp(key, "perfctr_core") == 0 || strcmp(key, "perfmon_v2") == 0))
+		copy.gp_counters = copy.perfctr_core ? AMD_CORE_COUNTERS : AMD_K7_COUNTERS;
 	copy.pebs_enable_mask = emulator_profile_pebs_enable_mask(&copy);
 	if (!emulator_profile_check(&copy, reason, sizeof(reason)))
 		return fail_override(err, err_size, key, value, reason);

@@ -48,6 +48,14 @@ struct emulator_profile {
 	 * override skid:N plays it, up to EMULATOR_MAX_PMI_SKID.
 	 */
 	unsigned int pmi_skid;
+	/*
+	 * An AMD part (docs/emulated-cpu.md rule 26): CPUID says AuthenticAMD, perfmon_version is
+	 * 0 (no leaf 0AH), gp_counters counts the core counters, reached through AMD's MSRs
+	 * (emulator/amd.c); every Intel PMU and Debug Store MSR raises #GP.
+	 */
+	bool amd;
+	bool perfctr_core; /* CPUID 0x80000001 ECX[23]: six counters at 0xC0010200 */
+	bool perfmon_v2; /* CPUID 0x80000022 EAX[0]: the global MSRs; EBX[3:0] = gp_counters */
 };
 
 /* A named profile (the list is in profile.c), or NULL. */
@@ -61,7 +69,9 @@ const char *emulator_profile_names(void);
  * Apply one override to a copy of a profile. Keys and values:
  *   perfmon=0..5, gp=0..8, gp_width=32..48, fixed=0..4, fixed_width=32..48, pebs_format=0..6,
  *   and booleans (0, 1, no, yes, false, true, off, on) baseline, full_width, bts, pebs,
- *   ds_cpl, leftovers.
+ *   ds_cpl, leftovers; on an AMD profile perfctr_core and perfmon_v2, each of which sets gp
+ *   to the part's count (6 with either, 4 without: the K7 counters), and gp=1..6 with
+ *   perfmon_v2 (CPUID 0x80000022 EBX[3:0]).
  * Overrides apply one at a time, and each must leave a consistent profile (see
  * emulator_profile_check); so turning a feature on that needs another comes after it
  * ("pebs_format=4" before "baseline=1"). perfmon and fixed keep the version 5 bitmap

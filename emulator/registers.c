@@ -6,6 +6,7 @@
 
 #include "arch/x86/cpuid.h"
 #include "arch/x86/msr-index.h"
+#include "emulator/amd.h"
 #include "emulator/profile.h"
 #include "emulator/registers.h"
 
@@ -94,8 +95,13 @@ static bool any_thread_defined(const struct emulator_profile *p)
  */
 static uint64_t debugctl_defined(const struct emulator_profile *p)
 {
-	uint64_t bits = DEBUGCTL_NOT_MODELLED | DEBUGCTL_BTF | DEBUGCTL_BTS_FEATURE |
-			DEBUGCTL_BTS_OFF_OS | DEBUGCTL_BTS_OFF_USR;
+	uint64_t bits;
+
+	/* AMD's DebugCtl (APM Vol. 2 §13.1.1.6): LBR and BTF; PB0-3 and the rest not modelled. */
+	if (p->amd)
+		return DEBUGCTL_NOT_MODELLED | DEBUGCTL_BTF;
+	bits = DEBUGCTL_NOT_MODELLED | DEBUGCTL_BTF | DEBUGCTL_BTS_FEATURE | DEBUGCTL_BTS_OFF_OS |
+	       DEBUGCTL_BTS_OFF_USR;
 
 	if (p->pdcm && p->perfmon_version >= 2)
 		bits |= DEBUGCTL_FREEZE_LBRS_ON_PMI | DEBUGCTL_FREEZE_PERFMON_ON_PMI;
@@ -252,6 +258,8 @@ void emulator_registers_reset(struct emulator_registers *r, const struct emulato
 		r->global_ctrl = emulator_counter_bits(p) & (PERF_GLOBAL_FIXED_CTR0 - 1);
 	if (p->firmware_leftovers)
 		leave_firmware_state(r, p);
+	if (p->amd)
+		emulator_amd_reset(r, p);
 }
 
 bool emulator_owns_msr(uint32_t index)
@@ -273,10 +281,12 @@ bool emulator_owns_msr(uint32_t index)
 	case MSR_IA32_PERF_GLOBAL_INUSE:
 		return true;
 	}
+	/* AMD's last: every accessor asks this, also in counted code (ds.partial_pebs_*). */
 	return in_family(index, MSR_IA32_PERFEVTSEL0, EMULATOR_MAX_GP, &i) ||
 	       in_family(index, MSR_IA32_PMC0, EMULATOR_MAX_GP, &i) ||
 	       in_family(index, MSR_IA32_A_PMC0, EMULATOR_MAX_GP, &i) ||
-	       in_family(index, MSR_IA32_FIXED_CTR0, EMULATOR_MAX_FIXED, &i);
+	       in_family(index, MSR_IA32_FIXED_CTR0, EMULATOR_MAX_FIXED, &i) ||
+	       emulator_amd_owns_msr(index);
 }
 
 bool emulator_msr_enables_counters(uint32_t index)
@@ -284,6 +294,7 @@ bool emulator_msr_enables_counters(uint32_t index)
 	unsigned int i;
 
 	return index == MSR_IA32_FIXED_CTR_CTRL || index == MSR_IA32_PERF_GLOBAL_CTRL ||
+	       emulator_amd_msr_enables_counters(index) ||
 	       in_family(index, MSR_IA32_PERFEVTSEL0, EMULATOR_MAX_GP, &i);
 }
 
@@ -316,6 +327,12 @@ bool emulator_read_msr(const struct emulator_registers *r, const struct emulator
 		       uint32_t index, uint64_t *value)
 {
 	uint64_t v;
+
+	/* Rule 26: AMD's MSRs are AMD's; on an AMD part every Intel one but DEBUGCTL is absent. */
+	if (emulator_amd_owns_msr(index))
+		return emulator_amd_read_msr(r, p, index, value);
+	if (p->amd && index != MSR_IA32_DEBUGCTL)
+		return true;
 
 	switch (index) {
 	case MSR_IA32_DEBUGCTL:
@@ -419,6 +436,10 @@ static bool write_counter_family(struct emulator_registers *r, const struct emul
 bool emulator_write_msr(struct emulator_registers *r, const struct emulator_profile *p,
 			uint32_t index, uint64_t value)
 {
+	if (emulator_amd_owns_msr(index))
+		return emulator_amd_write_msr(r, p, index, value);
+	if (p->amd && index != MSR_IA32_DEBUGCTL)
+		return true;
 	switch (index) {
 	case MSR_IA32_DEBUGCTL:
 		return write_debugctl(r, p, value);
@@ -507,7 +528,7 @@ bool emulator_owns_cpuid(uint32_t leaf)
 {
 	return leaf == CPUID_LEAF_VENDOR || leaf == CPUID_LEAF_FEATURES ||
 	       leaf == CPUID_LEAF_PERFMON || leaf == CPUID_LEAF_EXTENDED_FEATURES ||
-	       leaf == CPUID_LEAF_HYBRID;
+	       leaf == CPUID_LEAF_HYBRID || emulator_amd_owns_cpuid(leaf);
 }
 
 static uint32_t set_bit_if(uint32_t word, uint32_t bit, bool set)
@@ -540,6 +561,12 @@ struct cpuid_result emulator_cpuid(const struct emulator_profile *p, uint32_t le
 {
 	switch (leaf) {
 	case CPUID_LEAF_VENDOR:
+		if (p->amd) { /* the real highest basic leaf: AMD's leaf 0AH reads 0 */
+			real.ebx = CPUID_VENDOR_AMD_EBX;
+			real.edx = CPUID_VENDOR_AMD_EDX;
+			real.ecx = CPUID_VENDOR_AMD_ECX;
+			return real;
+		}
 		if (real.eax < (p->core_type ? CPUID_LEAF_HYBRID : CPUID_LEAF_PERFMON))
 			real.eax = p->core_type ? CPUID_LEAF_HYBRID : CPUID_LEAF_PERFMON;
 		real.ebx = CPUID_VENDOR_INTEL_EBX;
@@ -564,6 +591,6 @@ struct cpuid_result emulator_cpuid(const struct emulator_profile *p, uint32_t le
 		return (struct cpuid_result){ p->core_type ? (uint32_t)p->core_type << 24 : 0, 0, 0,
 					      0 };
 	default:
-		return real;
+		return emulator_amd_cpuid(p, leaf, real);
 	}
 }

@@ -21,6 +21,11 @@ struct emulator_registers {
 	uint64_t evtsel[EMULATOR_MAX_GP], counter[EMULATOR_MAX_GP];
 	uint64_t fixed_counter[EMULATOR_MAX_FIXED], fixed_ctrl;
 	uint64_t global_ctrl, global_status;
+	/*
+	 * An AMD profile's PERF_CTLn as software wrote them; evtsel[n] then holds the select the
+	 * engine counts by (emulator/amd.c). global_ctrl and global_status are PerfMonV2's.
+	 */
+	uint64_t amd_ctl[EMULATOR_MAX_GP];
 };
 
 /*

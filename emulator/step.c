@@ -200,8 +200,12 @@ void emulator_pmi_request(struct emulator_cpu *cpu)
 		cpu->stats.pmis_masked++; /* the status bits stay set; no interrupt */
 		return;
 	}
-	/* Intel's local APIC masks LVTPC when it delivers a PMI (SDM Vol. 3B §20.6.3.5.8). */
-	apic_write_lvtpc(lvt | APIC_LVT_MASKED);
+	/*
+	 * Intel's local APIC masks LVTPC when it delivers a PMI (SDM Vol. 3B §20.6.3.5.8); AMD's
+	 * does not (rule 26: KVM's Intel-style masking once broke AMD guests).
+	 */
+	if (!emulator_profile()->amd)
+		apic_write_lvtpc(lvt | APIC_LVT_MASKED);
 	if ((lvt & APIC_LVT_DELIVERY_MODE_MASK) == APIC_LVT_DELIVERY_NMI)
 		apic_send_nmi(apic_id());
 	else

@@ -23,6 +23,34 @@ static bool perfmon_available(void)
 	       (misc & MISC_ENABLE_PERFMON_AVAILABLE);
 }
 
+/*
+ * AMD's core PMU from the extended leaves, as Linux amd_core_pmu_init() reads them. pmu/ drives
+ * PerfCtrExtCore's MSRs, with PerfMonV2's global control and status where it exists.
+ */
+static void detect_amd(struct pmu_info *info)
+{
+	uint32_t highest = cpuid(CPUID_LEAF_EXTENDED, 0).eax;
+	struct cpuid_result v2 = { 0 };
+
+	if (highest >= CPUID_LEAF_AMD_FEATURES)
+		info->amd_perfctr_core =
+			cpuid(CPUID_LEAF_AMD_FEATURES, 0).ecx & CPUID_80000001_ECX_PERFCTR_CORE;
+	if (highest >= CPUID_LEAF_AMD_PERFMON)
+		v2 = cpuid(CPUID_LEAF_AMD_PERFMON, 0);
+	info->amd_perfmon_v2 = v2.eax & CPUID_80000022_EAX_PERFMON_V2;
+	info->gp_counters = info->amd_perfmon_v2     ? CPUID_80000022_EBX_CORE_COUNTERS(v2.ebx)
+			    : info->amd_perfctr_core ? AMD_CORE_COUNTERS
+						     : AMD_K7_COUNTERS;
+	info->gp_width = AMD_COUNTER_WIDTH;
+	if (!info->amd_perfctr_core)
+		format(info->reason, sizeof(info->reason),
+		       "AMD without PerfCtrExtCore (CPUID 0x80000001 ECX[23]=0): pmu/ drives "
+		       "its six-counter MSRs only");
+	else if (info->gp_counters == 0)
+		format(info->reason, sizeof(info->reason),
+		       "CPUID 0x80000022 EBX[3:0]=0 (no core counters)");
+}
+
 const struct pmu_info *pmu_info(void)
 {
 	return &info;
@@ -41,6 +69,12 @@ void pmu_detect_cpu(struct pmu_info *out)
 
 	cpuid_vendor(vendor);
 	info.intel = strcmp(vendor, "GenuineIntel") == 0;
+	info.amd = strcmp(vendor, "AuthenticAMD") == 0;
+	if (info.amd) {
+		detect_amd(&info);
+		*out = info;
+		return;
+	}
 	if (cpuid(0, 0).eax >= CPUID_LEAF_PERFMON)
 		leaf = cpuid(CPUID_LEAF_PERFMON, 0);
 	info.version = CPUID_PERFMON_VERSION(leaf.eax);
@@ -58,7 +92,9 @@ void pmu_detect_cpu(struct pmu_info *out)
 	}
 	if (!info.intel)
 		format(info.reason, sizeof(info.reason),
-		       "CPU vendor %s: only Intel architectural perfmon is supported", vendor);
+		       "CPU vendor %s: only Intel architectural perfmon and AMD PerfMonV2 are "
+		       "supported",
+		       vendor);
 	else if (info.version == 0)
 		format(info.reason, sizeof(info.reason),
 		       "CPUID.0AH:EAX[7:0]=0 (no architectural performance monitoring)");

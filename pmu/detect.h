@@ -8,6 +8,14 @@
 
 struct pmu_info {
 	bool intel;
+	/*
+	 * AMD (docs/hardware-facts.md §5; Linux amd_core_pmu_init()): gp_counters from
+	 * CPUID 0x80000022 EBX[3:0] with PerfMonV2, else 6 with PerfCtrExtCore, else 4; 48 bits.
+	 * pmu/ drives AMD counters through PerfCtrExtCore's MSRs (K7-only parts are refused).
+	 */
+	bool amd;
+	bool amd_perfctr_core; /* CPUID 0x80000001 ECX[23] */
+	bool amd_perfmon_v2; /* CPUID 0x80000022 EAX[0] */
 	unsigned int version; /* CPUID.0AH:EAX[7:0] */
 	unsigned int gp_counters; /* EAX[15:8] */
 	unsigned int gp_width; /* EAX[23:16] */
@@ -18,7 +26,7 @@ struct pmu_info {
 	char reason[128]; /* why counters cannot be used here; "" when they can */
 };
 
-/* Read CPUID once; intel only (AMD has its own counter MSRs, not supported yet). */
+/* Read CPUID once: Intel architectural perfmon, or AMD's core counters with PerfMonV2. */
 void pmu_detect(void);
 /*
  * The same for the calling CPU, into out: on a hybrid part each core type has its own counters

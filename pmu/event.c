@@ -73,3 +73,24 @@ bool pmu_fixed_ctrl_decode(uint64_t ctrl, unsigned int counter, struct pmu_event
 	};
 	return (field & (FIXED_CTRL_OS | FIXED_CTRL_USR)) != 0;
 }
+
+struct pmu_event pmu_generic_event(bool amd, enum pmu_generic_event which)
+{
+	static const uint8_t intel_map[] = {
+		[PMU_GENERIC_CYCLES] = 0x3c,
+		[PMU_GENERIC_INSTRUCTIONS] = 0xc0,
+		[PMU_GENERIC_BRANCHES] = 0xc4,
+		[PMU_GENERIC_BRANCH_MISSES] = 0xc5,
+	};
+	static const uint8_t amd_map[] = {
+		[PMU_GENERIC_CYCLES] = 0x76,
+		[PMU_GENERIC_INSTRUCTIONS] = 0xc0,
+		[PMU_GENERIC_BRANCHES] = 0xc2,
+		[PMU_GENERIC_BRANCH_MISSES] = 0xc3,
+	};
+	struct pmu_event event = { 0 };
+
+	if ((unsigned int)which < sizeof(intel_map) / sizeof(intel_map[0]))
+		event.event = amd ? amd_map[which] : intel_map[which];
+	return event;
+}

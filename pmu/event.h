@@ -74,6 +74,21 @@ struct pmu_event {
 	bool pebs;
 };
 
+/* Events every part counts, by their generic names (Linux PERF_COUNT_HW_*). */
+enum pmu_generic_event {
+	PMU_GENERIC_CYCLES,
+	PMU_GENERIC_INSTRUCTIONS,
+	PMU_GENERIC_BRANCHES,
+	PMU_GENERIC_BRANCH_MISSES,
+};
+
+/*
+ * The event and unit mask of a generic event, user, kernel and the rest false: Linux's
+ * intel_perfmon_event_map (the SDM's architectural events: 0x3c, 0xc0, 0xc4, 0xc5) or, amd,
+ * amd_perfmon_event_map (0x76, 0xc0, 0xc2, 0xc3). Unit mask 0 in both.
+ */
+struct pmu_event pmu_generic_event(bool amd, enum pmu_generic_event which);
+
 /*
  * The IA32_PERFEVTSELx value for event, with EN set when enable, and INT when it interrupts and
  * is not a PEBS event. Bits this struct does not name (PC 19, ANY 21, 32 and up) are zero.

@@ -32,6 +32,10 @@ struct pmu_task {
 
 struct pmu_cpu {
 	struct pmu_caps caps; /* this CPU's counters: a hybrid part's core types differ */
+	/* IA32_PERF_GLOBAL_CTRL or PerfCntrGlobalCtl: kept, so that the stop that ends a task's
+	 * counting runs no more instructions than a constant MSR number would (ds.partial_pebs_*
+	 * counts them). */
+	uint32_t global_msr;
 	uint64_t status_bits; /* GLOBAL_STATUS bits of those counters */
 	struct pmu_msr_state held;
 	uint64_t baseline[PMU_MAX_COUNTERS]; /* counter values when the current slice began */
@@ -62,11 +66,14 @@ static void pmu_wrmsr(uint32_t msr, uint64_t value)
 
 	wrmsr(msr, value);
 	w = this_cpu_ptr(writes_by_msr);
-	if (msr == MSR_IA32_PERF_GLOBAL_CTRL)
+	if (msr == MSR_IA32_PERF_GLOBAL_CTRL || msr == MSR_AMD64_PERF_CNTR_GLOBAL_CTL)
 		w->global_ctrl++;
 	else if (msr == MSR_IA32_FIXED_CTR_CTRL)
 		w->fixed_ctrl++;
-	else if (msr >= MSR_IA32_PERFEVTSEL0 && msr < MSR_IA32_PERFEVTSEL0 + PMU_MAX_GP)
+	else if ((msr >= MSR_IA32_PERFEVTSEL0 && msr < MSR_IA32_PERFEVTSEL0 + PMU_MAX_GP) ||
+		 (msr >= MSR_K7_EVNTSEL0 && msr < MSR_K7_EVNTSEL0 + AMD_K7_COUNTERS) ||
+		 (msr >= MSR_F15H_PERF_CTL0 && msr < MSR_F15H_PERF_CTL0 + 2 * PMU_MAX_GP &&
+		  !((msr - MSR_F15H_PERF_CTL0) & 1)))
 		w->evtsel++;
 	else
 		w->counts++;
@@ -85,8 +92,15 @@ static struct pmu_cpu *this_pmu_cpu(void)
 /* The MSR to read a counter through (GP 0-7, fixed 8-11). */
 static uint32_t counter_msr(unsigned int counter)
 {
-	return counter < PMU_MAX_GP ? MSR_IA32_PMC0 + counter
-				    : MSR_IA32_FIXED_CTR0 + counter - PMU_MAX_GP;
+	if (counter >= PMU_MAX_GP)
+		return MSR_IA32_FIXED_CTR0 + counter - PMU_MAX_GP;
+	return this_pmu_cpu()->caps.amd ? pmu_gp_count_msr(&this_pmu_cpu()->caps, counter)
+					: MSR_IA32_PMC0 + counter;
+}
+
+static uint32_t global_ctrl_msr(void)
+{
+	return this_pmu_cpu()->global_msr;
 }
 
 static uint64_t counter_mask(unsigned int counter)
@@ -275,6 +289,29 @@ static void pmu_apply(unsigned int task)
 }
 
 /*
+ * Without a global control (AMD before PerfMonV2): stop the counters in running (GLOBAL_CTRL
+ * layout) by clearing their selects' EN, as Linux amd_pmu_disable_all() does; in the shadow
+ * too when the stop is one (not a PMI's, which restarts them as they were).
+ */
+static void selects_stop(uint64_t running, bool in_shadow)
+{
+	struct pmu_cpu *cpu = this_pmu_cpu();
+
+	for (unsigned int i = 0; i < cpu->caps.gp; i++) {
+		uint64_t select = cpu->held.evtsel[i] & ~EVTSEL_EN;
+
+		if (!(running & pmu_global_gp(i)))
+			continue;
+		if (!in_shadow) { /* the PMI's bracket: not a write a switch made */
+			wrmsr(pmu_evtsel_msr(&cpu->caps, i), select);
+			continue;
+		}
+		pmu_wrmsr(pmu_evtsel_msr(&cpu->caps, i), select);
+		pmu_shadow_update(&cpu->held, &cpu->caps, pmu_evtsel_msr(&cpu->caps, i), select);
+	}
+}
+
+/*
  * Stop this CPU's counters with one GLOBAL_CTRL write (none if none run), in the shadow too:
  * what runs after it is not counted, and the counts read next are final.
  */
@@ -284,8 +321,12 @@ static void pmu_stop(void)
 
 	if (!cpu->held.global_ctrl)
 		return;
-	pmu_wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
-	pmu_shadow_update(&cpu->held, &cpu->caps, MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	if (cpu->caps.no_global_ctrl) {
+		selects_stop(cpu->held.global_ctrl, true);
+		return;
+	}
+	pmu_wrmsr(cpu->global_msr, 0);
+	pmu_shadow_update(&cpu->held, &cpu->caps, cpu->global_msr, 0);
 }
 
 /* Whether task's set holds a PEBS event (one ds/ has a PEBS_ENABLE bit for). */
@@ -347,7 +388,9 @@ static void pmu_tick(struct cpu_regs *regs)
 
 /*
  * The PMI's counter steps, which debugstate_pmi() runs around ds/'s drain as Linux's
- * intel_pmu_handle_irq() does (SDM Vol. 3B 21.8). Each does nothing where counters are not
+ * intel_pmu_handle_irq() does (SDM Vol. 3B 21.8), and on AMD as amd_pmu_v2_handle_irq() does
+ * through PerfMonV2's GlobalCtl, GlobalStatus and GlobalStatusClr (no LVTPC to unmask there:
+ * AMD does not mask it, docs/hardware-facts.md §6). Each does nothing where counters are not
  * usable (GLOBAL_STATUS may not exist there).
  */
 uint64_t pmu_pmi_stop(void)
@@ -355,14 +398,39 @@ uint64_t pmu_pmi_stop(void)
 	struct pmu_cpu *cpu = this_pmu_cpu();
 	uint64_t global_ctrl = cpu->held.global_ctrl;
 
-	if (pmu_usable() && global_ctrl)
-		wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	if (pmu_usable() && global_ctrl && cpu->caps.no_global_ctrl)
+		selects_stop(global_ctrl, false);
+	else if (pmu_usable() && global_ctrl)
+		wrmsr(global_ctrl_msr(), 0);
 	return pmu_usable() ? global_ctrl : 0;
+}
+
+/*
+ * Without PerfMonV2 nothing records an overflow but the counter: one that interrupts and whose
+ * top bit is clear has wrapped (Linux amd_pmu_test_overflow_topbit(); a sampling counter is
+ * loaded with -left, top bit set, until it wraps). The reload acknowledges it.
+ */
+static uint64_t overflowed_by_sign(void)
+{
+	const struct pmu_cpu *cpu = this_pmu_cpu();
+	uint64_t sign = gp_mask ^ (gp_mask >> 1), status = 0;
+
+	for (unsigned int i = 0; i < cpu->caps.gp; i++)
+		if ((cpu->held.global_ctrl & pmu_global_gp(i)) &&
+		    (cpu->held.evtsel[i] & EVTSEL_INT) &&
+		    !(rdmsr(pmu_gp_count_msr(&cpu->caps, i)) & sign))
+			status |= pmu_global_gp(i);
+	return status;
 }
 
 uint64_t pmu_pmi_status(void)
 {
-	return pmu_usable() ? rdmsr(MSR_IA32_PERF_GLOBAL_STATUS) : 0;
+	if (!pmu_usable())
+		return 0;
+	if (this_pmu_cpu()->caps.no_global_ctrl)
+		return overflowed_by_sign();
+	return rdmsr(this_pmu_cpu()->caps.amd ? MSR_AMD64_PERF_CNTR_GLOBAL_STATUS
+					      : MSR_IA32_PERF_GLOBAL_STATUS);
 }
 
 /*
@@ -389,20 +457,30 @@ void pmu_pmi_reload_and_acknowledge(uint64_t status)
 		state->overflows[i]++;
 		state->left[i] = state->period[i];
 		/* Legacy IA32_PMCx writes sign-extend bit 31: fine for a period below 2^31. */
-		msr = this_pmu_cpu()->caps.full_width ? MSR_IA32_A_PMC0 + counter
-						      : counter_msr(counter);
+		msr = pmu_gp_count_msr(&this_pmu_cpu()->caps, counter);
 		wrmsr(msr, (0 - state->period[i]) & gp_mask);
 		pmu_shadow_update(&this_pmu_cpu()->held, &this_pmu_cpu()->caps, msr,
 				  (0 - state->period[i]) & gp_mask);
 	}
-	if (overflowed)
-		wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, overflowed);
+	if (overflowed && !this_pmu_cpu()->caps.no_global_ctrl)
+		wrmsr(this_pmu_cpu()->caps.amd ? MSR_AMD64_PERF_CNTR_GLOBAL_STATUS_CLR
+					       : MSR_IA32_PERF_GLOBAL_OVF_CTRL,
+		      overflowed);
 }
 
 void pmu_pmi_restart(uint64_t global_ctrl)
 {
-	if (pmu_usable() && global_ctrl)
-		wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, global_ctrl);
+	struct pmu_cpu *cpu = this_pmu_cpu();
+
+	if (!pmu_usable() || !global_ctrl)
+		return;
+	if (!cpu->caps.no_global_ctrl) {
+		wrmsr(global_ctrl_msr(), global_ctrl);
+		return;
+	}
+	for (unsigned int i = 0; i < cpu->caps.gp; i++)
+		if (global_ctrl & pmu_global_gp(i))
+			wrmsr(pmu_evtsel_msr(&cpu->caps, i), cpu->held.evtsel[i]);
 }
 
 static int pmu_add(unsigned int task, int index, uint64_t period)
@@ -436,7 +514,8 @@ static bool pmu_prepare(unsigned int task)
 
 int pmu_self_monitor(unsigned int task)
 {
-	return pmu_usable() ? pmu_selfmon_map(task) : -1;
+	/* RDPMC indices on the page are Intel's (fixed counters at bit 30): not built for AMD. */
+	return pmu_usable() && !this_pmu_cpu()->caps.amd ? pmu_selfmon_map(task) : -1;
 }
 
 int pmu_add_event(unsigned int task, const struct pmu_event *event)
@@ -555,8 +634,13 @@ void pmu_init_cpu(void)
 	pmu_detect_cpu(&here);
 	cpu->caps.gp = here.gp_counters < PMU_MAX_GP ? here.gp_counters : PMU_MAX_GP;
 	cpu->caps.fixed = here.fixed_counters < PMU_MAX_FIXED ? here.fixed_counters : PMU_MAX_FIXED;
-	cpu->caps.full_width = rdmsr_safe(MSR_IA32_PERF_CAPABILITIES, &capabilities) == 0 &&
-			       (capabilities & PERF_CAP_FULL_WIDTH_WRITE);
+	cpu->caps.amd = here.amd;
+	cpu->caps.no_global_ctrl = here.amd && !here.amd_perfmon_v2;
+	cpu->global_msr = pmu_global_ctrl_msr(&cpu->caps);
+	/* AMD's counters take every bit of a write (no sign extension): full width. */
+	cpu->caps.full_width =
+		here.amd || (rdmsr_safe(MSR_IA32_PERF_CAPABILITIES, &capabilities) == 0 &&
+			     (capabilities & PERF_CAP_FULL_WIDTH_WRITE));
 	cpu->status_bits = 0;
 	for (unsigned int counter = 0; counter < cpu->caps.gp; counter++)
 		cpu->status_bits |= pmu_global_gp(counter);
@@ -572,21 +656,22 @@ void pmu_init_cpu(void)
 			  : here.core_type == CPUID_HYBRID_CORE ? "Core"
 								: "unknown",
 			  here.core_type, cpu->caps.gp, cpu->caps.fixed);
-	global_ctrl = rdmsr(MSR_IA32_PERF_GLOBAL_CTRL);
+	global_ctrl = cpu->caps.no_global_ctrl ? 0 : rdmsr(global_ctrl_msr());
 	fixed_ctrl = cpu->caps.fixed ? rdmsr(MSR_IA32_FIXED_CTR_CTRL) : 0;
 	if (global_ctrl || fixed_ctrl)
 		ktap_diag(0, "pmu: CPU %u started with GLOBAL_CTRL=0x%llx FIXED_CTR_CTRL=0x%llx",
 			  this_cpu_index(), (unsigned long long)global_ctrl,
 			  (unsigned long long)fixed_ctrl);
-	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	if (!cpu->caps.no_global_ctrl)
+		wrmsr(global_ctrl_msr(), 0);
 	if (cpu->caps.fixed)
 		wrmsr(MSR_IA32_FIXED_CTR_CTRL, 0);
 	for (unsigned int i = 0; i < cpu->caps.gp; i++) {
-		evtsel = rdmsr(MSR_IA32_PERFEVTSEL0 + i);
+		evtsel = rdmsr(pmu_evtsel_msr(&cpu->caps, i));
 		if (evtsel)
 			ktap_diag(0, "pmu: CPU %u started with PERFEVTSEL%u=0x%llx",
 				  this_cpu_index(), i, (unsigned long long)evtsel);
-		wrmsr(MSR_IA32_PERFEVTSEL0 + i, 0);
+		wrmsr(pmu_evtsel_msr(&cpu->caps, i), 0);
 	}
 	cpu->held = (struct pmu_msr_state){ 0 }; /* controls 0, no count known */
 }
@@ -597,7 +682,11 @@ void pmu_init(void)
 
 	pmu_detect();
 	info = pmu_info();
-	ktap_diag(0, "pmu: %s", pmu_usable() ? "architectural perfmon" : info->reason);
+	ktap_diag(0, "pmu: %s",
+		  !pmu_usable()		 ? info->reason
+		  : info->amd_perfmon_v2 ? "AMD PerfMonV2"
+		  : info->amd		 ? "AMD PerfCtrExtCore, no PerfMonV2"
+					 : "architectural perfmon");
 	if (!pmu_usable())
 		return;
 	gp_mask = info->gp_width >= 64 ? UINT64_MAX : (1ull << info->gp_width) - 1;

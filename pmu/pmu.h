@@ -56,9 +56,9 @@ bool pmu_task_used(unsigned int task);
  * tasks whose event sets are identical needs no control write (make bench reports them).
  */
 struct pmu_writes {
-	uint64_t evtsel; /* IA32_PERFEVTSELx */
+	uint64_t evtsel; /* IA32_PERFEVTSELx; on AMD PERF_CTLx (K7 or PerfCtrExtCore) */
 	uint64_t fixed_ctrl; /* IA32_FIXED_CTR_CTRL */
-	uint64_t global_ctrl; /* IA32_PERF_GLOBAL_CTRL */
+	uint64_t global_ctrl; /* IA32_PERF_GLOBAL_CTRL; on AMD PerfCntrGlobalCtl */
 	uint64_t counts; /* IA32_PMCx, IA32_A_PMCx, IA32_FIXED_CTRx */
 };
 struct pmu_writes pmu_writes(void);

@@ -17,6 +17,17 @@ struct pmu_caps {
 	unsigned int gp; /* GP counters, CPUID.0AH:EAX[15:8], at most PMU_MAX_GP */
 	unsigned int fixed; /* fixed counters, CPUID.0AH:EDX[4:0], at most PMU_MAX_FIXED */
 	bool full_width; /* PERF_CAPABILITIES.FW_WRITE: counts go through IA32_A_PMCx */
+	/*
+	 * AMD PerfMonV2 (docs/hardware-facts.md §5): the same model through other MSRs, PERF_CTLi
+	 * and PERF_CTRi (PerfCtrExtCore's, 48-bit writes) and PerfCntrGlobalCtl; no fixed counters.
+	 */
+	bool amd;
+	/*
+	 * AMD without PerfMonV2: no global control. A counter runs while its PERF_CTL.EN is set;
+	 * the GLOBAL_CTRL-layout bits of a state (global_ctrl) are then those selects' EN bits,
+	 * and a plan stops and starts counters through their selects (Linux amd_pmu_disable_all()).
+	 */
+	bool no_global_ctrl;
 };
 
 /*
@@ -51,6 +62,11 @@ struct pmu_write_plan {
 	struct pmu_msr_write write[PMU_SWITCH_MAX_WRITES];
 };
 
+/* The MSRs of caps' layout: GP counter i's select and count, and the global control. */
+uint32_t pmu_evtsel_msr(const struct pmu_caps *caps, unsigned int counter);
+uint32_t pmu_gp_count_msr(const struct pmu_caps *caps, unsigned int counter);
+uint32_t pmu_global_ctrl_msr(const struct pmu_caps *caps);
+
 /* The GLOBAL_CTRL bits of the counters caps describes. */
 uint64_t pmu_counter_mask(const struct pmu_caps *caps);
 
@@ -75,7 +91,9 @@ unsigned int pmu_switch_saves(const struct pmu_msr_state *held, const struct pmu
  *     is loaded in place, as it counts wanted's event either way;
  *  5. GLOBAL_CTRL = wanted's, if it differs.
  * Identical setups and known counts: no writes. Identical setups, j counts differ: j writes.
- * k counters that differ in any way: at most 2k + 2 writes. Counters outside caps are left
+ * k counters that differ in any way: at most 2k + 2 writes (no_global_ctrl: at most 3k, in
+ * the order stop each running counter whose count is loaded by clearing its EN, load, write
+ * the selects that differ). Counters outside caps are left
  * alone. A caller that accounts by deltas instead of restoring counts copies the shadow's
  * counts into wanted, and loads none. Kernel-mode counting also sees the switch path itself:
  * a counter counting at CPL 0 moves on between its save read and its stop or reload.

@@ -111,6 +111,12 @@ for _name, _profile in EMULATED_PROFILES.items():
                              f"emulate=cpu:{_profile} {EMULATED_SUITES}")
 # A hybrid part on two CPUs: CPU 1 is a small core with fewer counters.
 BOOTS["tcg-hybrid"] = ("tcg", 2, f"emulate=cpu:icelake,hybrid:1 {EMULATED_SUITES},smp.*")
+# The model as AMD parts (docs/emulated-cpu.md, rule 26): zen2 without PerfMonV2, zen4 with it;
+# with the MSR-existence matrix of the arch suite.
+AMD_PROFILES = ("zen2", "zen4")
+for _profile in AMD_PROFILES:
+    BOOTS[f"tcg-{_profile}"] = ("tcg", 2, f"emulate=cpu:{_profile} {EMULATED_SUITES},"
+                                "arch.every_pmu_ds_lbr_and_debug_msr_exists_as_cpuid_promises")
 # The same suites where the model is refused: each skips with the silicon's exact reason.
 BOOTS["tcg-ds-hardware"] = ("tcg", 1, f"ds=hardware {EMULATED_SUITES}")
 

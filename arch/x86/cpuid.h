@@ -87,7 +87,19 @@ static inline struct cpuid_result cpuid(uint32_t leaf, uint32_t subleaf)
 #define CPUID_16_EAX_BASE_MHZ 0xffffu /* bits 15:0 */
 #define CPUID_LEAF_HYPERVISOR 0x40000000 /* EBX, ECX, EDX: signature */
 #define CPUID_LEAF_HYPERVISOR_TIMING 0x40000010 /* EAX: TSC kHz (KVM, VMware) */
-#define CPUID_LEAF_EXTENDED 0x80000000
+#define CPUID_LEAF_EXTENDED 0x80000000 /* EAX: highest extended leaf */
+/* AMD (APM Vol. 3 Appendix E "Obtaining Processor Information Via the CPUID Instruction"). */
+#define CPUID_VENDOR_AMD_EBX 0x68747541u /* "Auth" */
+#define CPUID_VENDOR_AMD_EDX 0x69746e65u /* "enti" */
+#define CPUID_VENDOR_AMD_ECX 0x444d4163u /* "cAMD" */
+#define CPUID_LEAF_AMD_FEATURES 0x80000001
+#define CPUID_80000001_ECX_PERFCTR_CORE (1u << 23) /* PerfCtrExtCore: six core counters */
+#define CPUID_80000001_ECX_BPEXT (1u << 26) /* DR0-DR3 address-mask MSRs */
+#define CPUID_LEAF_AMD_PERFMON 0x80000022 /* "Extended Performance Monitoring and Debug" */
+#define CPUID_80000022_EAX_PERFMON_V2 (1u << 0)
+#define CPUID_80000022_EAX_LBR_EXT_V2 (1u << 1)
+#define CPUID_80000022_EAX_LBR_PMC_FREEZE (1u << 2)
+#define CPUID_80000022_EBX_CORE_COUNTERS(ebx) ((ebx)&0xfu) /* NumPerfCtrCore */
 
 /* The vendor string (12 characters and a NUL). */
 void cpuid_vendor(char vendor[13]);

@@ -121,4 +121,36 @@
 #define MSR_GS_BASE 0xc0000101
 #define MSR_KERNEL_GS_BASE 0xc0000102
 
+/*
+ * AMD's core performance counters (APM Vol. 2 §13.2 "Performance Monitoring Counters"; Linux
+ * msr-index.h MSR_K7_*, MSR_F15H_PERF_*, MSR_AMD64_PERF_CNTR_GLOBAL_*). The legacy K7 MSRs
+ * are counters 0-3 of the PerfCtrExtCore set (CPUID 0x80000001 ECX[23]), which interleaves
+ * CTL and CTR. Counters are 48 bits wide.
+ */
+#define MSR_K7_EVNTSEL0 0xc0010000 /* + i, i < 4 */
+#define MSR_K7_PERFCTR0 0xc0010004 /* + i, i < 4 */
+#define AMD_K7_COUNTERS 4
+#define MSR_F15H_PERF_CTL0 0xc0010200 /* + 2i */
+#define MSR_F15H_PERF_CTR0 0xc0010201 /* + 2i */
+#define AMD_CORE_COUNTERS 6 /* with PerfCtrExtCore */
+#define AMD_COUNTER_WIDTH 48
+/* PERF_CTL bits beyond Intel's (bits 31:0 are laid out as IA32_PERFEVTSELx without AnyThread
+ * and pin control): EventSelect[11:8] and the host/guest-only pair. */
+#define AMD_PERF_CTL_EVENT_HIGH (0xfull << 32) /* EventSelect[11:8] */
+#define AMD_PERF_CTL_GUEST_ONLY (1ull << 40)
+#define AMD_PERF_CTL_HOST_ONLY (1ull << 41)
+#define AMD_PERF_CTL_RESERVED_LOW ((1ull << 19) | (1ull << 21)) /* in bits 31:0 */
+/* PerfMonV2 (CPUID 0x80000022 EAX[0]): bit i per core counter in each. */
+#define MSR_AMD64_PERF_CNTR_GLOBAL_STATUS 0xc0000300 /* read-only */
+#define MSR_AMD64_PERF_CNTR_GLOBAL_CTL 0xc0000301
+#define MSR_AMD64_PERF_CNTR_GLOBAL_STATUS_CLR 0xc0000302 /* write 1 to clear */
+#define MSR_AMD64_PERF_CNTR_GLOBAL_STATUS_SET 0xc0000303 /* write 1 to set */
+/* LbrExtV2 (CPUID 0x80000022 EAX[1]). */
+#define MSR_AMD_SAMP_BR_FROM 0xc0010300 /* entry i FROM at + 2i, TO at + 2i + 1 */
+#define MSR_AMD64_LBR_SELECT 0xc000010e
+#define MSR_AMD_DBG_EXTN_CFG 0xc000010f
+/* BPEXT (CPUID 0x80000001 ECX[26]): the address bits a DRn match ignores. */
+#define MSR_F16H_DR0_ADDR_MASK 0xc0011027
+#define MSR_F16H_DR1_ADDR_MASK 0xc0011019 /* DR1-DR3: + n - 1 */
+
 #endif

@@ -13,11 +13,40 @@ const struct pmu_caps pmu_sim_caps[PMU_SIM_CAPS] = {
 	{ .gp = 4, .fixed = 3, .full_width = true },
 	{ .gp = 2, .fixed = 0, .full_width = false },
 	{ .gp = 0, .fixed = 3, .full_width = false },
+	{ .gp = 6, .fixed = 0, .full_width = true, .amd = true },
+	{ .gp = 6, .fixed = 0, .full_width = true, .amd = true, .no_global_ctrl = true },
 };
+
+#define SIM_EN (1ull << 22) /* PERF_CTL.EN (APM) */
+
+/* AMD: only AMD's MSRs exist (an Intel one raises #GP there); counters take 48 bits. */
+static bool amd_write(struct pmu_sim *sim, const struct pmu_caps *caps, uint32_t msr,
+		      uint64_t value)
+{
+	for (unsigned int i = 0; i < caps->gp; i++) {
+		if (msr == APM_PERF_CTL0 + 2 * i) {
+			sim->evtsel[i] = value;
+			if (caps->no_global_ctrl)
+				sim->global_ctrl = value & SIM_EN ? sim->global_ctrl | (1ull << i)
+								  : sim->global_ctrl & ~(1ull << i);
+			return true;
+		}
+		if (msr == APM_PERF_CTR0 + 2 * i) {
+			sim->gp_count[i] = value & PMU_SIM_WIDTH_MASK;
+			return true;
+		}
+	}
+	if (msr != APM_PERF_CNTR_GLOBAL_CTL || caps->no_global_ctrl)
+		return false;
+	sim->global_ctrl = value;
+	return true;
+}
 
 /* An MSR write as the SDM describes it; false for an MSR this CPU does not have. */
 bool pmu_sim_write(struct pmu_sim *sim, const struct pmu_caps *caps, uint32_t msr, uint64_t value)
 {
+	if (caps->amd)
+		return amd_write(sim, caps, msr, value);
 	if (msr >= SDM_PERFEVTSEL0 && msr < SDM_PERFEVTSEL0 + caps->gp)
 		sim->evtsel[msr - SDM_PERFEVTSEL0] = value;
 	else if (msr >= SDM_PMC0 && msr < SDM_PMC0 + caps->gp) /* sign-extends bit 31 */
@@ -36,8 +65,20 @@ bool pmu_sim_write(struct pmu_sim *sim, const struct pmu_caps *caps, uint32_t ms
 	return true;
 }
 
+void pmu_sim_global_from_selects(struct pmu_msr_state *state, const struct pmu_caps *caps)
+{
+	if (!caps->no_global_ctrl)
+		return;
+	state->global_ctrl = 0;
+	for (unsigned int c = 0; c < caps->gp; c++)
+		if (state->evtsel[c] & SIM_EN)
+			state->global_ctrl |= pmu_global_gp(c);
+}
+
 uint64_t pmu_sim_read(const struct pmu_sim *sim, uint32_t msr)
 {
+	if (msr >= APM_PERF_CTR0 && msr < APM_PERF_CTR0 + 2 * PMU_MAX_GP)
+		return sim->gp_count[(msr - APM_PERF_CTR0) / 2];
 	if (msr >= SDM_A_PMC0)
 		return sim->gp_count[msr - SDM_A_PMC0];
 	if (msr >= SDM_FIXED_CTR0)
@@ -96,7 +137,8 @@ void pmu_sim_random_setup(struct pmu_msr_state *state, const struct pmu_caps *ca
 					     << (FIXED_CTRL_FIELD_SIZE * (c - PMU_MAX_GP));
 			state->fixed_count[c - PMU_MAX_GP] = count;
 		}
-		if (pmu_sim_random_below(2))
+		if (caps->no_global_ctrl ? (state->evtsel[c] & SIM_EN) != 0
+					 : pmu_sim_random_below(2))
 			state->global_ctrl |= pmu_sim_counter_bit(c);
 		if (pmu_sim_random_below(4))
 			state->count_known |= pmu_sim_counter_bit(c);
@@ -163,8 +205,8 @@ bool pmu_sim_check_plan(const struct pmu_msr_state *held, const struct pmu_msr_s
 			rewritten++;
 	}
 	pmu_switch_plan(held, wanted, caps, &plan);
-	ok &= host_checkf(plan.writes <= 2 * rewritten + 2, "pair %u: %u writes for %u counters",
-			  pair, plan.writes, rewritten);
+	ok &= host_checkf(plan.writes <= (caps->no_global_ctrl ? 3 * rewritten : 2 * rewritten + 2),
+			  "pair %u: %u writes for %u counters", pair, plan.writes, rewritten);
 	ok &= host_checkf(rewritten || held->global_ctrl != wanted->global_ctrl || !plan.writes,
 			  "pair %u: nothing differs but %u writes", pair, plan.writes);
 	for (unsigned int i = 0; i < plan.writes && ok; i++) {

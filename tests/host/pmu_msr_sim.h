@@ -18,6 +18,11 @@
 #define SDM_FIXED_CTR_CTRL 0x38d
 #define SDM_PERF_GLOBAL_CTRL 0x38f
 #define SDM_A_PMC0 0x4c1
+/* AMD's, from the APM (Vol. 2 §13.2): PerfCtrExtCore's interleaved CTL/CTR, PerfMonV2's GlobalCtl.
+ */
+#define APM_PERF_CTL0 0xc0010200 /* + 2i */
+#define APM_PERF_CTR0 0xc0010201 /* + 2i */
+#define APM_PERF_CNTR_GLOBAL_CTL 0xc0000301
 
 /* The MSRs as the hardware holds them, written only through pmu_sim_write(). */
 struct pmu_sim {
@@ -25,13 +30,17 @@ struct pmu_sim {
 	uint64_t gp_count[PMU_MAX_GP], fixed_count[PMU_MAX_FIXED];
 };
 
-#define PMU_SIM_CAPS 4
+#define PMU_SIM_CAPS 6
 
-/* Four CPUs: all counters full-width, a client part, legacy writes only, fixed counters only. */
+/* Six CPUs: all counters full-width, a client part, legacy writes only, fixed counters only,
+ * an AMD PerfMonV2 part (6 counters, no fixed ones, AMD's MSRs), and an AMD part without
+ * PerfMonV2 (no global control: a counter runs while its select's EN is set). */
 extern const struct pmu_caps pmu_sim_caps[PMU_SIM_CAPS];
 
 /* An MSR write as the SDM describes it; false for an MSR this CPU does not have. */
 bool pmu_sim_write(struct pmu_sim *sim, const struct pmu_caps *caps, uint32_t msr, uint64_t value);
+/* Without a global control, a state's GLOBAL_CTRL bits are its selects' EN bits: make them so. */
+void pmu_sim_global_from_selects(struct pmu_msr_state *state, const struct pmu_caps *caps);
 /* A counter MSR's value. */
 uint64_t pmu_sim_read(const struct pmu_sim *sim, uint32_t msr);
 

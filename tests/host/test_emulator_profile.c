@@ -49,7 +49,7 @@ HOST_TEST(emulator_profile_names_list_every_profile)
 
 		host_checkf(p && strcmp(p->name, name) == 0, "'%s' not found", name);
 	}
-	host_check_eq_u64(7, count);
+	host_check_eq_u64(9, count);
 	host_check(emulator_profile_find("pentium4") == NULL);
 	host_check(emulator_profile_find("") == NULL);
 	host_check(emulator_profile_find("icelake ") == NULL);

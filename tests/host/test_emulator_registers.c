@@ -711,7 +711,10 @@ HOST_TEST(emulator_cpuid_other_leaves_are_real)
 	host_check_eq_u64(0x44, r.edx);
 	host_check_eq_u64(0x22, r.ebx);
 	host_check(emulator_owns_cpuid(0) && emulator_owns_cpuid(1) && emulator_owns_cpuid(0xa));
-	host_check(!emulator_owns_cpuid(0xb) && !emulator_owns_cpuid(0x80000000u));
+	host_check(!emulator_owns_cpuid(0xb) && !emulator_owns_cpuid(0x80000002u));
+	/* The extended leaves that enumerate AMD's PMU are the model's (rule 26). */
+	host_check(emulator_owns_cpuid(0x80000000u) && emulator_owns_cpuid(0x80000001u) &&
+		   emulator_owns_cpuid(0x80000022u));
 }
 
 HOST_TEST(emulator_cpuid_hybrid_parts_tell_each_core_type)

@@ -45,6 +45,7 @@ HOST_TEST(pmu_switch_random_pairs_are_bounded_safe_and_exact)
 				wanted.evtsel[c] = keep;
 				if (pmu_sim_random_below(2))
 					wanted.gp_count[pmu_sim_random_below(PMU_MAX_GP)] ^= 6;
+				pmu_sim_global_from_selects(&wanted, &pmu_sim_caps[i]);
 			}
 			if (!pmu_sim_check_plan(&held, &wanted, &pmu_sim_caps[i], pair))
 				return;

@@ -185,3 +185,55 @@ HOST_TEST(pmu_switch_uses_legacy_counter_msrs_without_full_width_writes)
 	host_check_eq_u64(SDM_PMC0 + 1, msr[0]);
 	pmu_sim_check_plan(&held, &wanted, caps, 0);
 }
+
+/* AMD PerfMonV2: the same plan through PERF_CTLi/PERF_CTRi (interleaved) and GlobalCtl. */
+HOST_TEST(pmu_switch_plans_amd_perfmon_v2_through_amds_msrs)
+{
+	const struct pmu_caps *caps = &pmu_sim_caps[4];
+	struct pmu_msr_state held = { 0 }, wanted = { 0 };
+	struct pmu_write_plan plan;
+
+	host_check(caps->amd && caps->gp == 6 && caps->fixed == 0);
+	host_check_eq_u64(APM_PERF_CTL0 + 10, pmu_evtsel_msr(caps, 5));
+	host_check_eq_u64(APM_PERF_CTR0 + 10, pmu_gp_count_msr(caps, 5));
+	host_check_eq_u64(APM_PERF_CNTR_GLOBAL_CTL, pmu_global_ctrl_msr(caps));
+	held.global_ctrl = pmu_global_gp(2);
+	held.evtsel[2] = 0x4300c0;
+	held.count_known = pmu_global_gp(2) | pmu_global_gp(5);
+	wanted.global_ctrl = pmu_global_gp(5);
+	wanted.evtsel[5] = 0x4300c2;
+	wanted.gp_count[5] = 0x123456789aull;
+	pmu_switch_plan(&held, &wanted, caps, &plan);
+	/* Counter 2 runs and its select changes: GlobalCtl stops it first (step 1), then the
+	 * selects, counter 5's 40-bit count at full width, and GlobalCtl starts counter 5. */
+	host_check_eq_u64(5, plan.writes);
+	host_check_eq_u64(APM_PERF_CNTR_GLOBAL_CTL, plan.write[0].msr);
+	host_check_eq_u64(0, plan.write[0].value);
+	host_check_eq_u64(APM_PERF_CTL0 + 4, plan.write[1].msr);
+	host_check_eq_u64(0, plan.write[1].value);
+	host_check_eq_u64(APM_PERF_CTL0 + 10, plan.write[2].msr);
+	host_check_eq_u64(0x4300c2, plan.write[2].value);
+	host_check_eq_u64(APM_PERF_CTR0 + 10, plan.write[3].msr);
+	host_check_eq_u64(0x123456789aull, plan.write[3].value);
+	host_check_eq_u64(APM_PERF_CNTR_GLOBAL_CTL, plan.write[4].msr);
+	host_check_eq_u64(pmu_global_gp(5), plan.write[4].value);
+	/* Intel's MSRs are not this layout's: the shadow refuses them. */
+	host_check(!pmu_shadow_update(&held, caps, SDM_PERFEVTSEL0, 1));
+	host_check(!pmu_shadow_update(&held, caps, SDM_PERF_GLOBAL_CTRL, 1));
+	host_check(!pmu_shadow_update(&held, caps, SDM_FIXED_CTR_CTRL, 1));
+	host_check(pmu_shadow_update(&held, caps, APM_PERF_CTR0 + 2, 7));
+	host_check_eq_u64(7, held.gp_count[1]);
+}
+
+HOST_TEST(pmu_generic_events_are_linuxs_intel_and_amd_maps)
+{
+	host_check_eq_u64(0x3c, pmu_generic_event(false, PMU_GENERIC_CYCLES).event);
+	host_check_eq_u64(0xc0, pmu_generic_event(false, PMU_GENERIC_INSTRUCTIONS).event);
+	host_check_eq_u64(0xc4, pmu_generic_event(false, PMU_GENERIC_BRANCHES).event);
+	host_check_eq_u64(0xc5, pmu_generic_event(false, PMU_GENERIC_BRANCH_MISSES).event);
+	host_check_eq_u64(0x76, pmu_generic_event(true, PMU_GENERIC_CYCLES).event);
+	host_check_eq_u64(0xc0, pmu_generic_event(true, PMU_GENERIC_INSTRUCTIONS).event);
+	host_check_eq_u64(0xc2, pmu_generic_event(true, PMU_GENERIC_BRANCHES).event);
+	host_check_eq_u64(0xc3, pmu_generic_event(true, PMU_GENERIC_BRANCH_MISSES).event);
+	host_check_eq_u64(0, pmu_generic_event(true, PMU_GENERIC_BRANCHES).umask);
+}

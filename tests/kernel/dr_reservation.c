@@ -16,7 +16,7 @@ static const struct {
 } refusals[] = {
 	{ "unknown type", { 0x1000, (enum dr_type)7, 1 }, DR_REQUESTER_KERNEL, DR_ERROR_TYPE },
 	{ "length 3", { 0x1000, DR_TYPE_WRITE, 3 }, DR_REQUESTER_KERNEL, DR_ERROR_LENGTH },
-	{ "length 16", { 0x1000, DR_TYPE_WRITE, 16 }, DR_REQUESTER_KERNEL, DR_ERROR_LENGTH },
+	{ "length 24", { 0x1000, DR_TYPE_WRITE, 24 }, DR_REQUESTER_KERNEL, DR_ERROR_LENGTH },
 	{ "execute length 4",
 	  { 0x1000, DR_TYPE_EXECUTE, 4 },
 	  DR_REQUESTER_KERNEL,

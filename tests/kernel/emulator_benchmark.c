@@ -63,7 +63,7 @@ TEST_OBSERVING(emulator, benchmark_single_step_cost, 1200)
 	uint64_t native, stepped, steps_before = emulator_stats().steps, steps;
 	uint64_t instructions = 2ull * iterations;
 
-	require_emulator();
+	require_emulated_intel_pmu();
 	native = median_loop_cycles(false, samples, iterations);
 	stepped = median_loop_cycles(true, samples, iterations);
 	steps = emulator_stats().steps - steps_before;

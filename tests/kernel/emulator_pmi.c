@@ -90,7 +90,7 @@ TEST(emulator, rule_13_a_pmi_masks_lvtpc_and_a_masked_lvtpc_delivers_nothing)
 {
 	uint32_t lvtpc = apic_read_lvtpc();
 
-	require_emulator();
+	require_emulated_intel_pmu();
 	test_pmis = 0;
 	interrupt_register(VECTOR_TEST, lazy_pmi);
 	/* Masked: the overflow sets its status bit, and no interrupt comes. */
@@ -114,7 +114,7 @@ TEST(emulator, rule_14_a_pmi_handler_that_acknowledges_nothing_is_reported)
 	char text[EMULATOR_VIOLATION_MAX];
 	unsigned int count;
 
-	require_emulator();
+	require_emulated_intel_pmu();
 	test_pmis = 0;
 	interrupt_register(VECTOR_TEST, lazy_pmi);
 	apic_write_lvtpc(VECTOR_TEST);

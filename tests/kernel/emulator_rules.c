@@ -334,7 +334,7 @@ TEST(emulator, rule_7_a_legacy_counter_write_sign_extends_bit_31)
 	uint64_t mask = width >= 64 ? UINT64_MAX : (1ull << width) - 1;
 	uint64_t value = 0, saved, full_width = 0;
 
-	require_emulator();
+	require_emulated_intel_pmu();
 	saved = rdmsr(MSR_IA32_PMC0); /* pmu/ keeps a shadow of it: put it back */
 	rdmsr_safe(MSR_IA32_PERF_CAPABILITIES, &full_width);
 	wrmsr(MSR_IA32_PMC0, 0x80000000ull);
@@ -384,7 +384,7 @@ TEST(emulator, rule_12_a_format_0_pebs_buffer_over_one_page_is_reported)
 	uint64_t capabilities = 0;
 	unsigned int counter = 0;
 
-	require_emulator();
+	require_emulated_intel_pmu();
 	rdmsr_safe(MSR_IA32_PERF_CAPABILITIES, &capabilities);
 	if ((capabilities & PERF_CAP_PEBS_FORMAT_MASK) >> PERF_CAP_PEBS_FORMAT_SHIFT != 0)
 		test_skip("PEBS format %llu: the rule is format 0's",

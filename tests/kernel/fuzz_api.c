@@ -4,7 +4,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/x86/cpuid.h"
 #include "arch/x86/percpu.h"
+#include "dr/bpext.h"
 #include "dr/dr.h"
 #include "ds/ds.h"
 #include "ds/records.h"
@@ -127,6 +129,12 @@ static void fuzz_fail(struct fuzz *fuzz, const char *message, int64_t result)
 		      (unsigned long long)test_seed(), budget_soak() ? " budget=soak" : "");
 }
 
+static bool model_has_bpext(void)
+{
+	return cpuid(CPUID_LEAF_EXTENDED, 0).eax >= CPUID_LEAF_AMD_FEATURES &&
+	       (cpuid(CPUID_LEAF_AMD_FEATURES, 0).ecx & CPUID_80000001_ECX_BPEXT);
+}
+
 /* The first rule of dr/breakpoint.h a kernel request breaks, in enum dr_error order. */
 static enum dr_error dr_model_error(const struct dr_breakpoint *breakpoint)
 {
@@ -134,11 +142,16 @@ static enum dr_error dr_model_error(const struct dr_breakpoint *breakpoint)
 	unsigned int length = breakpoint->length;
 	uint64_t top = address >> 47;
 
+	/* A range (16 bytes and more) is a data breakpoint of a power of two (dr/bpext.h). */
+	bool range = length >= DR_RANGE_MIN_LENGTH;
+
 	if ((unsigned int)breakpoint->type > DR_TYPE_READ_WRITE)
 		return DR_ERROR_TYPE;
-	if (length != 1 && length != 2 && length != 4 && length != 8)
+	if (range ? (length & (length - 1)) != 0
+		  : length != 1 && length != 2 && length != 4 && length != 8)
 		return DR_ERROR_LENGTH;
-	if (breakpoint->type == DR_TYPE_EXECUTE && length != 1)
+	if ((breakpoint->type == DR_TYPE_EXECUTE && length != 1) ||
+	    (range && breakpoint->type == DR_TYPE_IO))
 		return DR_ERROR_EXECUTE_LENGTH;
 	if (address % length)
 		return DR_ERROR_ALIGNMENT;
@@ -146,6 +159,8 @@ static enum dr_error dr_model_error(const struct dr_breakpoint *breakpoint)
 		return length == 8 || address >= DR_IO_PORT_LIMIT ? DR_ERROR_IO_PORT : DR_OK;
 	if (top != 0 && top != 0x1ffff)
 		return DR_ERROR_NON_CANONICAL;
+	if (range) /* refused: with BPEXT's CPUID reason, or as not installed yet (dr/install.c) */
+		return model_has_bpext() ? DR_ERROR_UNSUPPORTED : DR_ERROR_NEEDS_BPEXT;
 	return DR_OK;
 }
 

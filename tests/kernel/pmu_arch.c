@@ -103,16 +103,28 @@ static uint64_t width_mask(unsigned int width)
 }
 
 /*
+ * Counters usable (pmu/'s detection) on Intel's architectural perfmon (CPUID.0AH, SDM §20.2):
+ * these checks program IA32_PMCx, IA32_PERFEVTSELx and the PERF_GLOBAL MSRs themselves, which
+ * an AMD part does not have (AMD APM Vol. 2 §13.2: PERF_CTLx/PERF_CTRx instead).
+ */
+static struct perfmon require_architectural_perfmon(void)
+{
+	if (!pmu_usable())
+		test_skip("%s", pmu_info()->reason);
+	if (pmu_info()->amd)
+		test_skip("CPUID.0AH:EAX[7:0]=0 on AMD: no Intel architectural perfmon MSRs to "
+			  "program");
+	return perfmon_detect();
+}
+
+/*
  * Counters usable (pmu/'s detection), with IA32_PERF_GLOBAL_CTRL (perfmon v2, SDM §20.2.2):
  * the known loop starts and stops the counters with it, which is what makes counts exact.
  */
 static struct perfmon require_global_ctrl(void)
 {
-	struct perfmon p;
+	struct perfmon p = require_architectural_perfmon();
 
-	if (!pmu_usable())
-		test_skip("%s", pmu_info()->reason);
-	p = perfmon_detect();
 	if (p.version < 2)
 		test_skip("perfmon version %u (CPUID.0AH:EAX[7:0]): no IA32_PERF_GLOBAL_CTRL",
 			  p.version);
@@ -513,8 +525,7 @@ TEST(pmu, rdpmc_reads_what_rdmsr_reads_and_raises_gp_beyond_the_counters)
 	struct perfmon p;
 	uint64_t value;
 
-	if (!pmu_usable())
-		test_skip("%s", pmu_info()->reason);
+	require_architectural_perfmon();
 	p = perfmon_detect();
 	check_eq(EXINFO(X86_EXC_GP, 0), rdpmc_safe(64, &value));
 	check_eq(EXINFO(X86_EXC_GP, 0), rdpmc_safe(p.gp, &value));
@@ -587,8 +598,7 @@ TEST(pmu, rdpmc_in_ring_3_raises_gp_unless_cr4_pce_is_set)
 	uint64_t value;
 	long code;
 
-	if (!pmu_usable())
-		test_skip("%s", pmu_info()->reason);
+	require_architectural_perfmon();
 	wrmsr(MSR_IA32_PMC0, RDPMC_VALUE & 0x7fffffffull);
 	write_cr4(cr4 & ~CR4_PCE);
 	code = rdpmc_in_ring_3(0, &value, &fault);
@@ -625,8 +635,7 @@ TEST(pmu, legacy_counter_writes_sign_extend_and_full_width_writes_take_the_width
 {
 	struct perfmon p;
 
-	if (!pmu_usable())
-		test_skip("%s", pmu_info()->reason);
+	require_architectural_perfmon();
 	p = perfmon_detect();
 	for (unsigned int i = 0; i < p.gp; i++) {
 		uint64_t mask = width_mask(p.gp_width), low = WIDTH_VALUE & 0xffffffffull;
@@ -670,8 +679,7 @@ TEST(pmu, global_status_set_and_inuse_exist_from_perfmon_v4_and_track_the_counte
 	struct perfmon p;
 	uint64_t counters = 0, inuse, value;
 
-	if (!pmu_usable())
-		test_skip("%s", pmu_info()->reason);
+	require_architectural_perfmon();
 	p = perfmon_detect();
 	if (p.version < 4) {
 		/* Before version 4 neither MSR exists: #GP(0) (SDM Vol. 4 Table 2-2). */

@@ -14,8 +14,6 @@
 #include "tests/kernel/lib/budget.h"
 #include "tests/kernel/lib/user_programs.h"
 
-#define INST_RETIRED 0xc0 /* architectural event: instructions retired (SDM Vol. 3 §20.2.1.2) */
-#define BR_INST_RETIRED 0xc4 /* architectural event: branch instructions retired (§20.2.1.2) */
 /*
  * Sized for a CPU model that single-steps every counted instruction (docs/emulated-cpu.md):
  * a step costs about 3,200 TSC cycles under TCG and 3,000,000 (1.5 ms) under KVM-PVM, so each
@@ -68,14 +66,20 @@
 #define MULTIPLEX_ROUNDS (1ull << 40) /* never done: the task is stopped */
 #define MULTIPLEX_STEPS 40000
 
-static const struct pmu_event instructions = { .event = INST_RETIRED, .kernel = true };
-static const struct pmu_event user_instructions = { .event = INST_RETIRED, .user = true };
-static const struct pmu_event branches = { .event = BR_INST_RETIRED, .kernel = true };
+/* Instructions and branches retired, Intel's architectural events (SDM Vol. 3 §20.2.1.2) or
+ * AMD's (Linux amd_perfmon_event_map), set by require_counters(). */
+static struct pmu_event instructions, user_instructions, branches;
 
 static void require_counters(void)
 {
 	if (!pmu_usable())
 		test_skip("%s", pmu_info()->reason);
+	instructions = pmu_generic_event(pmu_info()->amd, PMU_GENERIC_INSTRUCTIONS);
+	instructions.kernel = true;
+	user_instructions = pmu_generic_event(pmu_info()->amd, PMU_GENERIC_INSTRUCTIONS);
+	user_instructions.user = true;
+	branches = pmu_generic_event(pmu_info()->amd, PMU_GENERIC_BRANCHES);
+	branches.kernel = true;
 }
 
 static unsigned int self(void)

@@ -32,10 +32,11 @@ static DEFINE_PER_CPU(struct counters_seen, counters_seen_on);
 static void read_counters(void *arg)
 {
 	struct counters_seen *seen = this_cpu_ptr(counters_seen_on);
+	struct pmu_info here;
 
 	(void)arg;
-
-	seen->gp = CPUID_PERFMON_GP_COUNTERS(cpuid(CPUID_LEAF_PERFMON, 0).eax);
+	pmu_detect_cpu(&here); /* leaf 0AH, or AMD's extended leaves */
+	seen->gp = here.gp_counters;
 	seen->core_type = cpuid(CPUID_LEAF_EXTENDED_FEATURES, 0).edx & CPUID_7_EDX_HYBRID
 				  ? CPUID_HYBRID_CORE_TYPE(cpuid(CPUID_LEAF_HYBRID, 0).eax)
 				  : 0;

@@ -8,6 +8,7 @@
 #include "arch/x86/percpu.h"
 #include "kernel/smp.h"
 #include "pmu/pmu.h"
+#include "pmu/switch.h"
 #include "runner/test.h"
 
 struct stopped {
@@ -24,13 +25,19 @@ static void read_controls(void *arg)
 
 	(void)arg;
 
-	out->global_ctrl = rdmsr(MSR_IA32_PERF_GLOBAL_CTRL);
-	out->fixed_ctrl = rdmsr(MSR_IA32_FIXED_CTR_CTRL);
 	/* This CPU's own counters: a hybrid part's core types have different counts. */
-	unsigned int gp = CPUID_PERFMON_GP_COUNTERS(cpuid(CPUID_LEAF_PERFMON, 0).eax);
+	struct pmu_info here;
+	struct pmu_caps caps;
 
-	for (unsigned int i = 0; i < gp && i < PMU_MAX_GP; i++)
-		out->evtsel_or |= rdmsr(MSR_IA32_PERFEVTSEL0 + i);
+	pmu_detect_cpu(&here);
+	caps = (struct pmu_caps){ .gp = here.gp_counters,
+				  .amd = here.amd,
+				  .no_global_ctrl = here.amd && !here.amd_perfmon_v2 };
+	/* Without a global control the selects' EN bits say what runs (evtsel_or below). */
+	out->global_ctrl = caps.no_global_ctrl ? 0 : rdmsr(pmu_global_ctrl_msr(&caps));
+	out->fixed_ctrl = here.fixed_counters ? rdmsr(MSR_IA32_FIXED_CTR_CTRL) : 0;
+	for (unsigned int i = 0; i < caps.gp && i < PMU_MAX_GP; i++)
+		out->evtsel_or |= rdmsr(pmu_evtsel_msr(&caps, i));
 	out->read = true;
 }
 

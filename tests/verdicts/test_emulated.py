@@ -6,7 +6,7 @@ import re
 import pytest
 
 from switchyard import defects as switchyard_defects
-from conftest import BOOTS, EMULATED_PROFILES, load_platform
+from conftest import AMD_PROFILES, BOOTS, EMULATED_PROFILES, load_platform
 from switchyard.qemu import kvm_unusable_reason
 
 EMULATED = "__emulated"
@@ -19,6 +19,7 @@ HARDWARE_SUITES = ("bts", "pebs", "pmu")
 # Why each suite skips on these machines without the model: no Debug Store, and (pmu) the
 # vendor of TCG's -cpu max and of the KVM host here.
 SILICON_REASONS = ("CPUID.1:EDX.DS=0",
+                   "CPUID 0x80000001 ECX[23]=0",
                    "only Intel architectural perfmon is supported",
                    "CPUID.0AH:EAX[7:0]=0",
                    "1 CPU online, 2 needed")
@@ -111,3 +112,22 @@ def test_refused_model_leaves_the_silicon_reasons():
             assert test.skip_reason.startswith("the emulated CPU is off"), test.skip_reason
         else:
             assert any(r in test.skip_reason for r in SILICON_REASONS), test.skip_reason
+
+
+@pytest.mark.parametrize("profile", AMD_PROFILES)
+def test_the_pmu_suite_runs_on_the_amd_profiles_and_the_msr_matrix_holds(profile):
+    """pmu/ detects the AMD part the model plays and its counters count (rule 26); the Debug
+    Store suites skip for the reason an AMD part gives; the MSR matrix runs and passes."""
+    result = booted(f"tcg-{profile}")
+    assert diagnostic(result, "platform: emulated cpu: vendor=AuthenticAMD")
+    pmu = [t for t in result.tests if t.suite == "pmu"]
+    assert any(t.status == "pass" for t in pmu), [(t.name, t.skip_reason) for t in pmu]
+    for test in pmu:
+        if test.status == "pass":
+            assert test.name.endswith(EMULATED), f"{test.id} ran on the model, unlabelled"
+    for test in result.tests:
+        if test.suite in ("bts", "pebs") and test.status == "skip":
+            assert "CPUID.1:EDX.DS=0" in test.skip_reason, (test.id, test.skip_reason)
+    matrix = [t for t in result.tests if t.name.startswith("every_pmu_ds_lbr_and_debug_msr")]
+    assert [t.status for t in matrix] == ["pass"], matrix
+

@@ -15,6 +15,19 @@ static inline void require_emulator(void)
 		test_skip("the emulated CPU is %s", emulator_describe());
 }
 
+/*
+ * A rule of Intel's PMU (CPUID leaf 0AH, IA32_PERFEVTSELx, GLOBAL_*): not one an AMD profile
+ * plays (rule 26; emulator.amd_* test those).
+ */
+static inline void require_emulated_intel_pmu(void)
+{
+	require_emulator();
+	if (CPUID_PERFMON_VERSION(cpuid(CPUID_LEAF_PERFMON, 0).eax) == 0)
+		test_skip("the emulated CPU (%s) has no CPUID leaf 0AH perfmon: the rule is "
+			  "Intel's",
+			  emulator_describe());
+}
+
 /* The last GP counter: pmu/ leaves it alone while the runner has no event. */
 static inline unsigned int emulator_test_counter(void)
 {

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/* AMD's breakpoint address masks (BPEXT): range data breakpoints and their mask writes. Pure. */
+#ifndef DR_BPEXT_H
+#define DR_BPEXT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dr/breakpoint.h"
+
+#define DR_MASK_SLOTS 4 /* DR0_ADDR_MASK, DR1-3_ADDR_MASK */
+#define DR_RANGE_MIN_LENGTH 16 /* beyond DR7's 8 bytes */
+#define DR_RANGE_MAX_LENGTH (1u << 31) /* the largest power of two a request's length holds */
+
+/*
+ * A range data breakpoint, as Linux arch_build_bp_info() takes one: a write or read/write
+ * breakpoint whose length is a power of two from 16 to DR_RANGE_MAX_LENGTH, the address aligned
+ * to it. It is installed as a 1-byte breakpoint (DR7.LEN = 1) whose slot's address mask is
+ * length - 1: the match ignores those address bits.
+ */
+bool dr_is_range(const struct dr_breakpoint *breakpoint);
+
+/*
+ * Check a range request, in dr_validate()'s order: DR_ERROR_TYPE, DR_ERROR_LENGTH for a length
+ * that is not a power of two up to DR_RANGE_MAX_LENGTH, DR_ERROR_EXECUTE_LENGTH for an execute
+ * or I/O range, DR_ERROR_ALIGNMENT, dr_validate()'s address rules for its first and last byte;
+ * then DR_ERROR_NEEDS_BPEXT where the CPU has no BPEXT (CPUID 0x80000001 ECX[26]).
+ * On DR_OK, *mask is the slot's address mask and *as_byte the 1-byte breakpoint DR0-3 and DR7 take.
+ */
+enum dr_error dr_validate_range(const struct dr_breakpoint *breakpoint, enum dr_requester requester,
+				bool bpext, uint64_t *mask, struct dr_breakpoint *as_byte);
+
+/* The MSR of slot's address mask (AMD APM; Linux amd_set_dr_addr_mask()). */
+uint32_t dr_mask_msr(unsigned int slot);
+
+/*
+ * One CPU's masks as dr/ last wrote them (Linux keeps the same per-CPU cache, amd_dr_addr_mask:
+ * an RDMSR of a mask costs about 250 cycles). known is false until the first write after boot.
+ */
+struct dr_mask_cache {
+	bool known[DR_MASK_SLOTS];
+	uint64_t mask[DR_MASK_SLOTS];
+};
+
+struct dr_mask_write {
+	uint32_t msr;
+	uint64_t value;
+};
+
+/*
+ * The mask writes that take a CPU from cache to wanted (one mask per slot, 0 for a slot with no
+ * range): only where a mask differs or is not known, ascending by slot; cache is updated as if
+ * they were done. Returns how many (at most DR_MASK_SLOTS). The order around DR7 is the
+ * caller's: masks before DR7 enables a slot, after DR7 disables it (Linux
+ * arch_install_hw_breakpoint(), arch_uninstall_hw_breakpoint()).
+ */
+unsigned int dr_mask_plan(struct dr_mask_cache *cache, const uint64_t wanted[DR_MASK_SLOTS],
+			  struct dr_mask_write writes[DR_MASK_SLOTS]);
+
+#endif
