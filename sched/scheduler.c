@@ -34,6 +34,7 @@ struct run_queue {
 	bool need_resched;
 	uint64_t cr3; /* what CR3 holds: reading it back costs an exit under KVM */
 	uint64_t preempt_start; /* TSC when the tick called schedule(); 0 on other paths */
+	uint64_t resumed_tsc; /* TSC when the current task got the CPU: its switch had ended */
 	bool tick_stopped; /* idle with nothing to do (not CPU 0): no tick until a task comes */
 	struct sched_stats stats;
 };
@@ -199,6 +200,7 @@ static void schedule_tail(void)
 	struct run_queue *queue = this_run_queue();
 	struct task *task = queue->leaving;
 
+	queue->resumed_tsc = rdtsc_ordered();
 	if (!task)
 		return;
 	queue->leaving = NULL;
@@ -337,6 +339,18 @@ void sched_set_interrupt_handler(void (*handler)(void))
 }
 
 /*
+ * Whether this tick is the current task's: one that fell due while the switch to it ran is not.
+ * A switch can take several tick periods (docs/platforms.md: KVM-PVM); counting such a tick, a
+ * one-tick slice would end before the task's first instruction, at every switch, for ever.
+ */
+static bool tick_is_the_tasks(const struct run_queue *queue)
+{
+	unsigned int hz = timer_hz();
+
+	return !hz || rdtsc_ordered() - queue->resumed_tsc >= tsc_hz() / hz / 2;
+}
+
+/*
  * In interrupt context, sched_lock held: switch if this CPU was asked to or its slice is up.
  * Returns the preemption's cost for the probe, when this task was preempted by the timer too.
  */
@@ -344,7 +358,7 @@ static uint64_t sched_preempt(struct run_queue *queue, bool tick)
 {
 	uint64_t cycles = 0;
 
-	if (tick && queue->ticks_left)
+	if (tick && queue->ticks_left && tick_is_the_tasks(queue))
 		queue->ticks_left--;
 	if (queue->need_resched || (tick && queue->ticks_left == 0) ||
 	    (queue->current == queue->idle && queue->head)) {

@@ -8,6 +8,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/tsc.h"
+#include "kernel/switch_hooks.h"
 #include "runner/test.h"
 #include "sched/sched.h"
 #include "tests/kernel/lib/tolerance.h"
@@ -49,6 +50,100 @@ TEST(sched, task_that_never_yields_is_preempted)
 	released = true;
 	check_eq(0, task_join(spinner, NULL));
 	check(sched_stats().preemptions > preemptions, "no preemption counted");
+}
+
+/*
+ * Switches that each take SLOW_SWITCH_PERIODS tick periods, as a switch does under KVM-PVM
+ * (docs/platforms.md): SLOW_SWITCHES of them between the test and a counting task, then none,
+ * so that whatever the scheduler does the test gets its CPU back.
+ */
+#define SLOW_SWITCHES 24
+#define SLOW_SWITCH_PERIODS 3
+#define SLOW_SWITCH_WAIT_MS 5000
+
+static struct slow_switch {
+	volatile uint64_t count; /* the counting task's progress */
+	unsigned int test_id, counter_id;
+	unsigned int left; /* slow switches still to make */
+	uint64_t count_at_switch_in;
+	unsigned int runs, runs_with_progress; /* of the counting task, switched in slowly */
+	bool counting; /* the counting task was switched in slowly and has not left yet */
+	volatile bool stop;
+} slow;
+
+static void slow_switch_out(const struct switch_task *prev, const struct switch_task *next)
+{
+	(void)next;
+	if (prev->id != slow.counter_id || !slow.counting)
+		return;
+	slow.counting = false;
+	slow.runs++;
+	slow.runs_with_progress += slow.count != slow.count_at_switch_in;
+}
+
+static void slow_switch_in(const struct switch_task *prev, const struct switch_task *next)
+{
+	uint64_t start = rdtsc_ordered(), period = tsc_hz() / timer_hz();
+
+	(void)prev;
+	if ((next->id != slow.test_id && next->id != slow.counter_id) || !slow.left)
+		return;
+	slow.left--;
+	while (rdtsc_ordered() - start < SLOW_SWITCH_PERIODS * period)
+		cpu_relax();
+	if (next->id == slow.counter_id) {
+		slow.counting = true;
+		slow.count_at_switch_in = slow.count;
+	}
+}
+
+static const struct switch_hooks slow_switch_hooks = {
+	.switch_out = slow_switch_out,
+	.switch_in = slow_switch_in,
+};
+
+static void count_until_stopped(void *arg)
+{
+	(void)arg;
+	while (!slow.stop)
+		slow.count++;
+}
+
+/*
+ * A tick that fell due while the switch ran is not the incoming task's: with one-tick slices
+ * and switches longer than a tick, every task switched in must still run before it is
+ * preempted (sched/scheduler.c), or the CPU only switches.
+ */
+TEST(sched, a_task_switched_in_runs_although_its_switch_took_longer_than_a_tick)
+{
+	unsigned int slice = sched_slice_ticks();
+	uint64_t start;
+	struct task *counter;
+	int handle;
+
+	slow = (struct slow_switch){ .test_id = sched_current()->id };
+	counter = task_create("counter", count_until_stopped, NULL, TASK_START_STOPPED);
+	if (!counter)
+		test_abort("task_create failed");
+	slow.counter_id = counter->id;
+	handle = switch_hooks_register(&slow_switch_hooks);
+	if (handle < 0)
+		test_abort("no free switch-hook slot"); /* the runner ends the stopped counter */
+	sched_set_slice_ticks(1);
+	slow.left = SLOW_SWITCHES;
+	task_continue(counter);
+	start = rdtsc_ordered();
+	while (slow.left && rdtsc_ordered() - start < tsc_cycles_from_ms(SLOW_SWITCH_WAIT_MS))
+		sched_yield();
+	switch_hooks_unregister(handle);
+	sched_set_slice_ticks(slice);
+	slow.stop = true;
+	check_eq(0, task_join(counter, NULL));
+	check_eq(0u, slow.left);
+	/* Each slow switch-in of the counter was followed by at least half a tick of its own. */
+	check(slow.runs >= SLOW_SWITCHES / 2 - 1, "%u slow runs of the counter", slow.runs);
+	check(slow.runs_with_progress == slow.runs, "the counter ran in %u of its %u slow runs",
+	      slow.runs_with_progress, slow.runs);
 }
 
 /* A share, in permille of the spinners' time, within its tolerance of 1 / FAIR_TASKS. */
