@@ -2,6 +2,7 @@
 /* smp suite: a user task's single-step goes with it from CPU to CPU, and stops when turned off. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/debugreg.h"
+#include "arch/x86/percpu.h"
 #include "arch/x86/tsc.h"
 #include "dr/dr.h"
 #include "kernel/smp.h"
@@ -15,11 +16,15 @@
 #define TRAP_WAIT_MS 3000
 #define END_WAIT_MS 5000
 
-/* Drain the task's hits until one comes from cpu; false after TRAP_WAIT_MS. */
-static bool wait_for_step_on(const struct task *task, unsigned int cpu, uint64_t *traps)
+/* Drain the task's hits until one comes from cpu, where it moved from from; false after
+ * TRAP_WAIT_MS. */
+static bool wait_for_step_on(const struct task *task, unsigned int from, unsigned int cpu,
+			     uint64_t *traps)
 {
 	uint64_t start = rdtsc_ordered(), limit = tsc_cycles_from_ms(TRAP_WAIT_MS);
 	struct dr_hit hits[16];
+	uint64_t from_ticks = percpu_get(from)->ticks, to_ticks = percpu_get(cpu)->ticks;
+	uint64_t to_stepped = percpu_get(cpu)->stepped_exceptions;
 
 	while (rdtsc_ordered() - start < limit) {
 		unsigned int count = dr_read_hits(task->index, hits, 16, NULL);
@@ -36,6 +41,16 @@ static bool wait_for_step_on(const struct task *task, unsigned int cpu, uint64_t
 			return true;
 		sched_yield();
 	}
+	/* Where the task was left: switch-ins without traps are a task preempted before it ran. */
+	test_diag("no trap on CPU %u in %u ms: task on CPU %u (was %u), state %u, move pending %u, "
+		  "switched in %llu times",
+		  cpu, TRAP_WAIT_MS, task->cpu, from, task->state, task->migrate_pending,
+		  (unsigned long long)task->switches_in);
+	test_diag("stepped exceptions on CPU %u meanwhile: %llu", cpu,
+		  (unsigned long long)(percpu_get(cpu)->stepped_exceptions - to_stepped));
+	test_diag("ticks meanwhile: CPU %u %llu, CPU %u %llu", from,
+		  (unsigned long long)(percpu_get(from)->ticks - from_ticks), cpu,
+		  (unsigned long long)(percpu_get(cpu)->ticks - to_ticks));
 	return false;
 }
 
@@ -45,7 +60,7 @@ TEST(smp, a_single_stepped_user_task_keeps_trapping_on_every_cpu_it_is_moved_to)
 	struct task *task;
 	struct user_fault fault = { 0 };
 	unsigned int slice = sched_slice_ticks();
-	uint64_t traps = 0, off;
+	uint64_t traps = 0, off, off_ticks;
 	long code;
 
 	smp_require_cpus(2);
@@ -59,8 +74,10 @@ TEST(smp, a_single_stepped_user_task_keeps_trapping_on_every_cpu_it_is_moved_to)
 	task_continue(task);
 	for (unsigned int round = 0; round < ROUNDS; round++) {
 		for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++) {
+			unsigned int from = task->cpu;
+
 			check_eq(0, sched_migrate(task, cpu));
-			check(wait_for_step_on(task, cpu, &traps),
+			check(wait_for_step_on(task, from, cpu, &traps),
 			      "round %u: no step trap on CPU %u", round, cpu);
 		}
 	}
@@ -72,10 +89,19 @@ TEST(smp, a_single_stepped_user_task_keeps_trapping_on_every_cpu_it_is_moved_to)
 	check_eq(0, dr_set_single_step(task->index, false));
 	sched_migrate(task, 0); /* fails harmlessly if it has already ended */
 	off = rdtsc_ordered();
+	off_ticks = percpu_get(task->cpu)->ticks;
 	while (task->state != TASK_DEAD && rdtsc_ordered() - off < tsc_cycles_from_ms(END_WAIT_MS))
 		sched_yield(); /* to it, on this CPU */
-	check(task->state == TASK_DEAD, "still running %u ms after single-step was turned off",
-	      END_WAIT_MS);
+	if (task->state != TASK_DEAD) {
+		struct dr_hit hits[16];
+		unsigned int lost = 0, count = dr_read_hits(task->index, hits, 16, &lost);
+
+		check(false,
+		      "still running %u ms after single-step was turned off: CPU %u, state %u, "
+		      "%u traps since (%u lost), CPU %u took %llu ticks",
+		      END_WAIT_MS, task->cpu, task->state, count, lost, task->cpu,
+		      (unsigned long long)(percpu_get(task->cpu)->ticks - off_ticks));
+	}
 	while (task->state != TASK_DEAD)
 		sched_sleep_ms(1);
 	code = task_join(task, &fault);
