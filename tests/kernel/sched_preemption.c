@@ -130,8 +130,12 @@ TEST(sched, a_task_switched_in_runs_although_its_switch_took_longer_than_a_tick)
 	if (handle < 0)
 		test_abort("no free switch-hook slot"); /* the runner ends the stopped counter */
 	sched_set_slice_ticks(1);
-	slow.left = SLOW_SWITCHES;
+	/* Its first run starts it (and under TCG translates its loop): slow switches come after. */
 	task_continue(counter);
+	start = rdtsc_ordered();
+	while (!slow.count && rdtsc_ordered() - start < tsc_cycles_from_ms(SLOW_SWITCH_WAIT_MS))
+		sched_yield();
+	slow.left = SLOW_SWITCHES;
 	start = rdtsc_ordered();
 	while (slow.left && rdtsc_ordered() - start < tsc_cycles_from_ms(SLOW_SWITCH_WAIT_MS))
 		sched_yield();
