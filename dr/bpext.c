@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* AMD breakpoint address masks: range validation and the cached mask writes (Linux
- * arch_build_bp_info(), amd_set_dr_addr_mask()). */
+/* AMD breakpoint address masks: range validation and the masks' MSRs (Linux
+ * arch_build_bp_info(), amd_set_dr_addr_mask()); dr/layout.c plans their writes. */
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -51,19 +51,4 @@ enum dr_error dr_validate_range(const struct dr_breakpoint *breakpoint, enum dr_
 uint32_t dr_mask_msr(unsigned int slot)
 {
 	return slot == 0 ? MSR_F16H_DR0_ADDR_MASK : MSR_F16H_DR1_ADDR_MASK + slot - 1;
-}
-
-unsigned int dr_mask_plan(struct dr_mask_cache *cache, const uint64_t wanted[DR_MASK_SLOTS],
-			  struct dr_mask_write writes[DR_MASK_SLOTS])
-{
-	unsigned int count = 0;
-
-	for (unsigned int slot = 0; slot < DR_MASK_SLOTS; slot++) {
-		if (cache->known[slot] && cache->mask[slot] == wanted[slot])
-			continue;
-		writes[count++] = (struct dr_mask_write){ dr_mask_msr(slot), wanted[slot] };
-		cache->known[slot] = true;
-		cache->mask[slot] = wanted[slot];
-	}
-	return count;
 }

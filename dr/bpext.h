@@ -33,28 +33,4 @@ enum dr_error dr_validate_range(const struct dr_breakpoint *breakpoint, enum dr_
 /* The MSR of slot's address mask (AMD APM; Linux amd_set_dr_addr_mask()). */
 uint32_t dr_mask_msr(unsigned int slot);
 
-/*
- * One CPU's masks as dr/ last wrote them (Linux keeps the same per-CPU cache, amd_dr_addr_mask:
- * an RDMSR of a mask costs about 250 cycles). known is false until the first write after boot.
- */
-struct dr_mask_cache {
-	bool known[DR_MASK_SLOTS];
-	uint64_t mask[DR_MASK_SLOTS];
-};
-
-struct dr_mask_write {
-	uint32_t msr;
-	uint64_t value;
-};
-
-/*
- * The mask writes that take a CPU from cache to wanted (one mask per slot, 0 for a slot with no
- * range): only where a mask differs or is not known, ascending by slot; cache is updated as if
- * they were done. Returns how many (at most DR_MASK_SLOTS). The order around DR7 is the
- * caller's: masks before DR7 enables a slot, after DR7 disables it (Linux
- * arch_install_hw_breakpoint(), arch_uninstall_hw_breakpoint()).
- */
-unsigned int dr_mask_plan(struct dr_mask_cache *cache, const uint64_t wanted[DR_MASK_SLOTS],
-			  struct dr_mask_write writes[DR_MASK_SLOTS]);
-
 #endif

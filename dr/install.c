@@ -25,10 +25,8 @@ static bool dr_has_bpext(void)
 }
 
 /*
- * Every rule of dr_validate(), then, for breakpoints on memory, the memory #DB uses. A range
- * beyond 8 bytes is refused: with its CPUID reason where BPEXT is absent, and as unsupported
- * where it is present, since the masks are validated and planned (dr/bpext.c) but not yet
- * installed or switched per task.
+ * Every rule of dr_validate() (of dr_validate_range() for a range beyond 8 bytes, which needs
+ * BPEXT), then, for breakpoints on memory, the memory #DB uses.
  */
 static enum dr_error dr_check(const struct dr_breakpoint *breakpoint, enum dr_requester requester)
 {
@@ -39,10 +37,9 @@ static enum dr_error dr_check(const struct dr_breakpoint *breakpoint, enum dr_re
 		uint64_t mask;
 
 		error = dr_validate_range(breakpoint, requester, dr_has_bpext(), &mask, &as_byte);
-		return error ? error : DR_ERROR_UNSUPPORTED;
+	} else {
+		error = dr_validate(breakpoint, requester, read_cr4() & CR4_DE);
 	}
-	error = dr_validate(breakpoint, requester, read_cr4() & CR4_DE);
-
 	return error ? error : dr_validate_debug_memory(breakpoint);
 }
 

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dr/bpext.h"
 #include "dr/layout.h"
 #include "lib/bitops.h"
 
@@ -48,10 +49,16 @@ void dr_layout(const struct dr_set *system, const struct dr_set *task, struct dr
 				breakpoint = &task->breakpoints[logical++];
 			}
 		}
+		out->mask[slot] = 0;
 		if (!breakpoint)
 			continue;
 		out->address[slot] = breakpoint->address;
-		out->dr7 |= dr7_encode(slot, breakpoint->type, breakpoint->length) | DR7_GE;
+		if (dr_is_range(breakpoint)) {
+			out->mask[slot] = breakpoint->length - 1u;
+			out->dr7 |= dr7_encode(slot, breakpoint->type, 1) | DR7_GE;
+		} else {
+			out->dr7 |= dr7_encode(slot, breakpoint->type, breakpoint->length) | DR7_GE;
+		}
 	}
 }
 
@@ -63,7 +70,14 @@ void dr_plan(const struct dr_hardware *held, const struct dr_hardware *wanted, b
 	*plan = (struct dr_write_plan){ 0 };
 	for (unsigned int slot = 0; slot < DR_SLOTS; slot++) {
 		bool wanted_on = (wanted->dr7 & dr7_slot_enable_mask(slot)) != 0;
+		bool held_on = (held->dr7 & dr7_slot_enable_mask(slot)) != 0;
 
+		plan->mask[slot] = wanted->mask[slot];
+		if (wanted->mask[slot] != held->mask[slot]) {
+			plan->mask_bits |= (uint8_t)(1u << slot);
+			if (held_on)
+				dr7 &= ~dr7_slot_mask(slot);
+		}
 		plan->address[slot] = wanted->address[slot];
 		if (eager || (wanted_on && wanted->address[slot] != held->address[slot])) {
 			plan->address_mask |= (uint8_t)(1u << slot);
@@ -82,5 +96,6 @@ void dr_plan(const struct dr_hardware *held, const struct dr_hardware *wanted, b
 
 unsigned int dr_plan_writes(const struct dr_write_plan *plan)
 {
-	return plan->disable_first + bits_set(plan->address_mask) + plan->write_dr7;
+	return plan->disable_first + bits_set(plan->mask_bits) + bits_set(plan->address_mask) +
+	       plan->write_dr7;
 }

@@ -15,9 +15,13 @@ struct dr_set {
 	uint8_t used; /* bit i: breakpoints[i] is installed */
 };
 
-/* DR0-DR3 and DR7 as a CPU holds them (or must). */
+/*
+ * DR0-DR3, their AMD address masks (BPEXT, dr/bpext.h: 0 where a slot holds no range, as after
+ * reset) and DR7, as a CPU holds them (or must).
+ */
 struct dr_hardware {
 	uint64_t address[DR_SLOTS];
+	uint64_t mask[DR_SLOTS];
 	unsigned long dr7;
 };
 
@@ -34,7 +38,8 @@ void dr_layout_fixed(const struct dr_set *system, const struct dr_set *pinned, s
 /*
  * The registers for system (fixed hardware slots) plus task, whose logical slots fill the free
  * hardware slots in ascending order. logical_of[h] is the task's logical slot in hardware slot h,
- * or DR_NO_SLOT. The caller guarantees, through the reservation, that everything fits.
+ * or DR_NO_SLOT. The caller guarantees, through the reservation, that everything fits. A range
+ * (dr_is_range()) takes a 1-byte DR7 entry and the mask length - 1 (Linux arch_build_bp_info()).
  */
 void dr_layout(const struct dr_set *system, const struct dr_set *task, struct dr_hardware *out,
 	       uint8_t logical_of[DR_SLOTS]);
@@ -45,10 +50,16 @@ void dr_layout(const struct dr_set *system, const struct dr_set *task, struct dr
  * address never fires; then the differing addresses of enabled slots; then DR7 if it differs.
  * So k differing slots cost at most k address writes and 2 DR7 writes, and an identical
  * configuration costs none. Eager: DR7 to its reset value, all four addresses, then DR7.
+ * Masks, eager or not, are written only where they differ (their MSRs exist only with BPEXT, and
+ * are 0 elsewhere), between the disabling DR7 write and the addresses: a slot DR7 enables is
+ * disabled first, so a mask is set before DR7 enables its slot and cleared after DR7 disabled it
+ * (Linux arch_install_hw_breakpoint(), arch_uninstall_hw_breakpoint()).
  */
 struct dr_write_plan {
 	bool disable_first;
 	unsigned long dr7_disabled;
+	uint8_t mask_bits; /* bit i: write mask[i] */
+	uint64_t mask[DR_SLOTS];
 	uint8_t address_mask; /* bit i: write address[i] */
 	uint64_t address[DR_SLOTS];
 	bool write_dr7;

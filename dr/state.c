@@ -12,6 +12,7 @@
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/traps.h"
+#include "dr/bpext.h"
 #include "dr/state.h"
 #include "kernel/pfa.h"
 #include "kernel/spinlock.h"
@@ -178,6 +179,12 @@ void dr_shadow_write_address(unsigned int slot, uint64_t address)
 {
 	write_dr_address(slot, address);
 	this_dr_cpu()->held.address[slot] = address;
+}
+
+void dr_shadow_write_mask(unsigned int slot, uint64_t mask)
+{
+	wrmsr(dr_mask_msr(slot), mask);
+	this_dr_cpu()->held.mask[slot] = mask;
 }
 
 /*

@@ -101,6 +101,8 @@ uint8_t dr_pinned_of(unsigned int hardware_slot);
  */
 void dr_shadow_write_dr7(unsigned long dr7);
 void dr_shadow_write_address(unsigned int slot, uint64_t address);
+/* A slot's AMD address mask (BPEXT only: dr/bpext.h), cached in held like DR0-3. */
+void dr_shadow_write_mask(unsigned int slot, uint64_t mask);
 
 /*
  * Around every #DB, on the CPU that took it (arch's debug bracket): enter clears DR7 and returns

@@ -26,7 +26,7 @@ CMDLINE_OPTION(option_lazy, .name = "dr.lazy", .syntax = "0|1", .parse = cmdline
 static bool dr_hardware_equal(const struct dr_hardware *a, const struct dr_hardware *b)
 {
 	for (unsigned int slot = 0; slot < DR_SLOTS; slot++)
-		if (a->address[slot] != b->address[slot])
+		if (a->address[slot] != b->address[slot] || a->mask[slot] != b->mask[slot])
 			return false;
 	return a->dr7 == b->dr7;
 }
@@ -62,6 +62,9 @@ static void dr_apply(unsigned int task)
 		dr_plan(&now, &state->wanted, !lazy, &plan);
 		if (plan.disable_first)
 			dr_shadow_write_dr7(plan.dr7_disabled);
+		for (unsigned int slot = 0; slot < DR_SLOTS; slot++)
+			if (plan.mask_bits & (1u << slot))
+				dr_shadow_write_mask(slot, plan.mask[slot]);
 		for (unsigned int slot = 0; slot < DR_SLOTS; slot++)
 			if (plan.address_mask & (1u << slot))
 				dr_shadow_write_address(slot, plan.address[slot]);

@@ -64,8 +64,7 @@ TEST(dr, a_range_breakpoint_is_refused_with_its_reason_without_bpext)
 
 	if (cpuid(CPUID_LEAF_EXTENDED, 0).eax >= CPUID_LEAF_AMD_FEATURES &&
 	    (cpuid(CPUID_LEAF_AMD_FEATURES, 0).ecx & CPUID_80000001_ECX_BPEXT))
-		test_skip("CPUID 0x80000001 ECX[26] BPEXT is set: ranges are validated and planned "
-			  "(dr/bpext.c) but not installed yet");
+		test_skip("CPUID 0x80000001 ECX[26] BPEXT is set: ranges are taken (dr_bpext.c)");
 	slot = dr_install(sched_current()->index, &range, NULL, NULL);
 	test_diag("dr_install of a 4096-byte write range: %d (%s)", slot,
 		  slot < 0 ? dr_error_name((enum dr_error) - slot) : "installed");

@@ -159,8 +159,8 @@ static enum dr_error dr_model_error(const struct dr_breakpoint *breakpoint)
 		return length == 8 || address >= DR_IO_PORT_LIMIT ? DR_ERROR_IO_PORT : DR_OK;
 	if (top != 0 && top != 0x1ffff)
 		return DR_ERROR_NON_CANONICAL;
-	if (range) /* refused: with BPEXT's CPUID reason, or as not installed yet (dr/install.c) */
-		return model_has_bpext() ? DR_ERROR_UNSUPPORTED : DR_ERROR_NEEDS_BPEXT;
+	if (range) /* taken through the address masks, or refused with BPEXT's CPUID reason */
+		return model_has_bpext() ? DR_OK : DR_ERROR_NEEDS_BPEXT;
 	return DR_OK;
 }
 
