@@ -93,8 +93,10 @@ static void probe(struct platform_facts *facts)
 		char signature[13];
 
 		signature_of(leaf, signature);
-		if (strcmp(signature, SIGNATURE_KVM) == 0)
-			facts->kvm = true;
+		if (strcmp(signature, SIGNATURE_KVM) == 0) {
+			facts->kvm = true; /* the first, as Linux's hypervisor_cpuid_base() stops */
+			break;
+		}
 	}
 }
 
