@@ -24,7 +24,8 @@ struct test_case {
 
 /*
  * TEST(suite, name) { ... } registers a test in section .tests.SUITE; the linker sorts those
- * sections by name, so each suite's tests are contiguous, in link order.
+ * sections by name, so each suite's tests are contiguous, in link order. suite and name are
+ * pasted into C identifiers, so they are KTAP names ([A-Za-z0-9_]) by construction.
  */
 #define TEST_CASE(suite_, name_, flags_, observed_)                               \
 	static void test_##suite_##_##name_(void);                                \
