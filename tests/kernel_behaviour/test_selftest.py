@@ -208,6 +208,21 @@ def test_a_test_too_long_for_the_emulated_cpus_pace_is_skipped_with_the_numbers(
 
 
 @pytest.mark.boot
+def test_the_first_paced_test_of_a_boot_is_paced_by_the_runners_probe(tmp_path):
+    # No test stepped before the multiplexing test: the runner's probe gives ring 0's pace, and
+    # its ~40,000 steps need far more than a sixth of 300 ms (without the probe it ran, and
+    # overran the limit).
+    proc, result = boot(tmp_path, "tests=pmu.multiplexed* timeout=300ms")
+    assert proc.returncode == 0, proc.stderr
+    [test] = result.tests
+    assert test.status == "skip", test
+    assert re.fullmatch(r"the emulated CPU takes \d+ cycles a step here \(\d+ "
+                        r"ring-0\*4 steps of its pace probe\): "
+                        r"~40000 observed instructions need ~\d+ ms, over 1/6 of the 300 ms limit",
+                        test.skip_reason), test
+
+
+@pytest.mark.boot
 def test_durations_precede_each_result_with_the_tests_full_name(tmp_path):
     proc, result = boot(tmp_path, "tests=boot.*,arch.timer* durations")
     assert proc.returncode == 0, proc.stderr
