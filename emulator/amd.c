@@ -162,19 +162,34 @@ static bool read_global(const struct emulator_registers *r, uint32_t index, uint
 	}
 }
 
+/* Which of the profile's AMD PMU MSRs index is; AMD_MSR_NONE raises #GP. */
+enum amd_msr { AMD_MSR_NONE, AMD_MSR_GLOBAL, AMD_MSR_COUNTER };
+
+static enum amd_msr amd_msr_of(const struct emulator_profile *p, uint32_t index, bool *ctl,
+			       unsigned int *i)
+{
+	if (!p->amd || bpext_msr(index))
+		return AMD_MSR_NONE;
+	if (index >= MSR_AMD64_PERF_CNTR_GLOBAL_STATUS &&
+	    index < MSR_AMD64_PERF_CNTR_GLOBAL_STATUS + AMD_GLOBAL_MSRS)
+		return p->perfmon_v2 ? AMD_MSR_GLOBAL : AMD_MSR_NONE;
+	return counter_msr(p, index, ctl, i) ? AMD_MSR_COUNTER : AMD_MSR_NONE;
+}
+
 bool emulator_amd_read_msr(const struct emulator_registers *r, const struct emulator_profile *p,
 			   uint32_t index, uint64_t *value)
 {
-	unsigned int i;
-	bool ctl;
+	unsigned int i = 0;
+	bool ctl = false;
 
-	if (!p->amd || bpext_msr(index))
+	switch (amd_msr_of(p, index, &ctl, &i)) {
+	case AMD_MSR_GLOBAL:
+		return read_global(r, index, value);
+	case AMD_MSR_COUNTER:
+		break;
+	default:
 		return true;
-	if (index >= MSR_AMD64_PERF_CNTR_GLOBAL_STATUS &&
-	    index < MSR_AMD64_PERF_CNTR_GLOBAL_STATUS + AMD_GLOBAL_MSRS)
-		return !p->perfmon_v2 || read_global(r, index, value);
-	if (!counter_msr(p, index, &ctl, &i))
-		return true;
+	}
 	*value = ctl ? r->amd_ctl[i] : r->counter[i] & emulator_counter_mask(p, false);
 	return false;
 }
@@ -214,16 +229,17 @@ static bool write_global(struct emulator_registers *r, const struct emulator_pro
 bool emulator_amd_write_msr(struct emulator_registers *r, const struct emulator_profile *p,
 			    uint32_t index, uint64_t value)
 {
-	unsigned int i;
-	bool ctl;
+	unsigned int i = 0;
+	bool ctl = false;
 
-	if (!p->amd || bpext_msr(index))
+	switch (amd_msr_of(p, index, &ctl, &i)) {
+	case AMD_MSR_GLOBAL:
+		return write_global(r, p, index, value);
+	case AMD_MSR_COUNTER:
+		break;
+	default:
 		return true;
-	if (index >= MSR_AMD64_PERF_CNTR_GLOBAL_STATUS &&
-	    index < MSR_AMD64_PERF_CNTR_GLOBAL_STATUS + AMD_GLOBAL_MSRS)
-		return !p->perfmon_v2 || write_global(r, p, index, value);
-	if (!counter_msr(p, index, &ctl, &i))
-		return true;
+	}
 	if (ctl) {
 		if (value & ~AMD_PERF_CTL_DEFINED)
 			return true;

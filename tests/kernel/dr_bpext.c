@@ -9,6 +9,7 @@
 #include "dr/dr.h"
 #include "runner/test.h"
 #include "sched/sched.h"
+#include "tests/kernel/lib/switch_window.h"
 
 #define RANGE_LENGTH 64
 #define ROUNDS 100
@@ -75,34 +76,6 @@ TEST(dr, a_range_breakpoint_fires_across_its_range_and_its_mask_goes_with_it)
 		check_eq(0, rdmsr(dr_mask_msr(hardware)));
 }
 
-struct pair {
-	uint64_t msr_writes, switches;
-	volatile bool done;
-};
-
-static void measure_window(void *arg)
-{
-	struct pair *pair = arg;
-	uint64_t writes, switches;
-
-	sched_yield(); /* both have run once: their ranges are in place */
-	writes = this_cpu()->writes.msr;
-	switches = sched_stats().switches;
-	for (int i = 0; i < ROUNDS; i++)
-		sched_yield();
-	pair->msr_writes = this_cpu()->writes.msr - writes;
-	pair->switches = sched_stats().switches - switches;
-	pair->done = true;
-}
-
-static void yield_until_done(void *arg)
-{
-	struct pair *pair = arg;
-
-	while (!pair->done)
-		sched_yield();
-}
-
 /* Two tasks with the same range switch without a mask write; with different ones, per switch. */
 TEST(dr, a_switch_writes_a_mask_only_when_the_tasks_ranges_differ)
 {
@@ -110,9 +83,10 @@ TEST(dr, a_switch_writes_a_mask_only_when_the_tasks_ranges_differ)
 
 	require_bpext();
 	for (unsigned int differ = 0; differ < 2; differ++) {
-		struct pair pair = { 0, 0, false };
-		struct task *a = task_create("a", measure_window, &pair, TASK_START_STOPPED);
-		struct task *b = task_create("b", yield_until_done, &pair, TASK_START_STOPPED);
+		struct switch_window window = { .rounds = ROUNDS };
+		struct task *a =
+			task_create("a", switch_window_measure, &window, TASK_START_STOPPED);
+		struct task *b = task_create("b", switch_window_yield, &window, TASK_START_STOPPED);
 		struct dr_breakpoint first = { (uint64_t)target, DR_TYPE_WRITE,
 					       lengths[differ][0] };
 		struct dr_breakpoint second = { (uint64_t)target, DR_TYPE_WRITE,
@@ -128,9 +102,11 @@ TEST(dr, a_switch_writes_a_mask_only_when_the_tasks_ranges_differ)
 		check_eq(0, task_join(b, NULL));
 		test_diag("ranges of %u and %u bytes: %llu MSR writes in %llu switches",
 			  lengths[differ][0], lengths[differ][1],
-			  (unsigned long long)pair.msr_writes, (unsigned long long)pair.switches);
-		check(pair.switches >= ROUNDS, "%llu switches", (unsigned long long)pair.switches);
+			  (unsigned long long)window.writes.msr,
+			  (unsigned long long)window.switches);
+		check(window.switches >= ROUNDS, "%llu switches",
+		      (unsigned long long)window.switches);
 		/* Different masks: one write per switch (dr/layout.h); the same: none. */
-		check_eq(differ ? pair.switches : 0, pair.msr_writes);
+		check_eq(differ ? window.switches : 0, window.writes.msr);
 	}
 }

@@ -2,10 +2,10 @@
 /* dr suite: how many debug-register writes a context switch makes, lazy and eager. */
 #include "arch/x86/debugreg.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/witness_marker.h"
 #include "runner/test.h"
 #include "sched/sched.h"
 #include "tests/kernel/lib/dr_targets.h"
+#include "tests/kernel/lib/switch_window.h"
 
 #define ROUNDS 100
 #define EAGER_WRITES_PER_SWITCH 6 /* DR7 to reset, DR0-DR3, DR7 */
@@ -15,43 +15,12 @@ struct measured {
 	uint64_t switches;
 };
 
-/* Two tasks yield to each other; the first measures a window in which only they switch. */
-struct pair {
-	struct measured measured;
-	volatile bool done;
-};
-
-static void measure_window(void *arg)
-{
-	struct pair *pair = arg;
-	uint64_t writes, switches;
-
-	sched_yield(); /* both have run once: their configurations are in place */
-	writes = this_cpu()->writes.dr;
-	switches = sched_stats().switches;
-	witness_begin(WITNESS_DR_WRITES);
-	for (int i = 0; i < ROUNDS; i++)
-		sched_yield();
-	witness_end(WITNESS_DR_WRITES);
-	pair->measured.dr_writes = this_cpu()->writes.dr - writes;
-	pair->measured.switches = sched_stats().switches - switches;
-	pair->done = true;
-}
-
-static void yield_until_done(void *arg)
-{
-	struct pair *pair = arg;
-
-	while (!pair->done)
-		sched_yield();
-}
-
 /* Give the two tasks their breakpoints (k of them differ), run them, return the window. */
 static struct measured run_pair(unsigned int differing)
 {
-	struct pair pair = { { 0, 0 }, false };
-	struct task *a = task_create("a", measure_window, &pair, TASK_START_STOPPED);
-	struct task *b = task_create("b", yield_until_done, &pair, TASK_START_STOPPED);
+	struct switch_window window = { .rounds = ROUNDS, .witnessed = true };
+	struct task *a = task_create("a", switch_window_measure, &window, TASK_START_STOPPED);
+	struct task *b = task_create("b", switch_window_yield, &window, TASK_START_STOPPED);
 
 	for (unsigned int slot = 0; slot < DR_SLOTS; slot++) {
 		struct dr_breakpoint same = { (uint64_t)&dr_target_unused[slot], DR_TYPE_WRITE, 8 };
@@ -66,9 +35,9 @@ static struct measured run_pair(unsigned int differing)
 	task_join(a, NULL);
 	task_join(b, NULL);
 	test_diag("%u differing slots, %s: %llu DR writes in %llu switches", differing,
-		  dr_is_lazy() ? "lazy" : "eager", (unsigned long long)pair.measured.dr_writes,
-		  (unsigned long long)pair.measured.switches);
-	return pair.measured;
+		  dr_is_lazy() ? "lazy" : "eager", (unsigned long long)window.writes.dr,
+		  (unsigned long long)window.switches);
+	return (struct measured){ window.writes.dr, window.switches };
 }
 
 TEST(dr, switch_between_identical_configurations_writes_nothing)
