@@ -89,6 +89,7 @@ OBJS := \
 	emulator/profile.o \
 	emulator/registers.o \
 	emulator/amd.o \
+	emulator/lbr.o \
 	emulator/step.o \
 	emulator/store.o \
 	dr/bpext.o \
@@ -312,6 +313,7 @@ HOST_LIB_SRCS := \
 	emulator/profile.c \
 	emulator/registers.c \
 	emulator/amd.c \
+	emulator/lbr.c \
 	lib/acpi.c \
 	lib/acpi_spcr.c \
 	lib/acpi_timer.c \
@@ -371,6 +373,7 @@ HOST_SHIM_SRCS := \
 	emulator/profile.c \
 	emulator/registers.c \
 	emulator/amd.c \
+	emulator/lbr.c \
 	lib/console.c \
 	lib/crc32.c \
 	lib/format.c \

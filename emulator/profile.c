@@ -40,6 +40,9 @@ static const struct emulator_profile profiles[] = {
 		.pebs_format = 0,
 		.pebs_enable_mask = 1ull << 0,
 		.family_model_stepping = 0x0001067a,
+		.lbr_format = PERF_CAP_LBR_FORMAT_EIP,
+		.lbr_depth = 4,
+		.lbr_core2_bank = true,
 	},
 	/*
 	 * Nehalem (Core i7 920, 06_1AH stepping 4): "PEBS fmt1+, Nehalem events", version 3, 4 GP
@@ -62,6 +65,8 @@ static const struct emulator_profile profiles[] = {
 		.pebs_format = 1,
 		.pebs_enable_mask = (0xfull << 0) | (0xfull << 32),
 		.family_model_stepping = 0x000106a4,
+		.lbr_format = PERF_CAP_LBR_FORMAT_EIP_FLAGS,
+		.lbr_depth = 16,
 	},
 	/*
 	 * Haswell (Core i7-4770 class, 06_3CH stepping 3): "PEBS fmt2+, Haswell events, full-width
@@ -85,6 +90,9 @@ static const struct emulator_profile profiles[] = {
 		.full_width = true,
 		.pebs_enable_mask = (0xfull << 0) | (0xfull << 32) | (1ull << 63),
 		.family_model_stepping = 0x000306c3,
+		.lbr_format = PERF_CAP_LBR_FORMAT_EIP_FLAGS2,
+		.lbr_depth = 16,
+		.lbr_call_stack = true,
 	},
 	/*
 	 * Skylake (Core i3-6300T, 06_5EH stepping 3): "PEBS fmt3+, Skylake events, full-width
@@ -108,6 +116,9 @@ static const struct emulator_profile profiles[] = {
 		.full_width = true,
 		.pebs_enable_mask = (0xfull << 0) | (0xfull << 32) | (1ull << 63),
 		.family_model_stepping = 0x000506e3,
+		.lbr_format = PERF_CAP_LBR_FORMAT_INFO,
+		.lbr_depth = 32,
+		.lbr_call_stack = true,
 	},
 	/*
 	 * Ice Lake client (Core i7-1065G7, 06_7EH stepping 5): "PEBS fmt4+-baseline, AnyThread
@@ -133,6 +144,9 @@ static const struct emulator_profile profiles[] = {
 		.full_width = true,
 		.pebs_enable_mask = (0xffull << 0) | (0xfull << 32),
 		.family_model_stepping = 0x000706e5,
+		.lbr_format = PERF_CAP_LBR_FORMAT_INFO,
+		.lbr_depth = 32,
+		.lbr_call_stack = true,
 	},
 	/*
 	 * Arrow Lake-H P-core (Core Ultra 9 285H, 06_C5H stepping 2): cpu_core version 5, 48 bits,
@@ -161,6 +175,7 @@ static const struct emulator_profile profiles[] = {
 		.full_width = true,
 		.pebs_enable_mask = (0xffull << 0) | (0xfull << 32),
 		.family_model_stepping = 0x000c0652,
+		.lbr_format = PERF_CAP_LBR_FORMAT_ARCH,
 	},
 	/*
 	 * A KVM guest with PEBS passthrough on an Ice Lake server host (06_6AH stepping 6, the

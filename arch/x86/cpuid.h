@@ -75,7 +75,10 @@ static inline struct cpuid_result cpuid(uint32_t leaf, uint32_t subleaf)
 #define CPUID_PERFMON_EDX_ANYTHREAD_DEPRECATED (1u << 15) /* read from perfmon v5 */
 
 #define CPUID_LEAF_EXTENDED_FEATURES 0x07 /* sub-leaf 0 */
+#define CPUID_7_EBX_HLE (1u << 4) /* TSX: hardware lock elision */
+#define CPUID_7_EBX_RTM (1u << 11) /* TSX: restricted transactional memory */
 #define CPUID_7_ECX_UMIP (1u << 2) /* CR4.UMIP exists */
+#define CPUID_7_EDX_ARCH_LBR (1u << 19) /* architectural LBR: leaf 0x1C enumerates it */
 #define CPUID_7_EDX_HYBRID (1u << 15) /* cores of more than one type: leaf 0x1A tells each's */
 #define CPUID_7_EDX_ARCH_CAPABILITIES (1u << 29) /* IA32_ARCH_CAPABILITIES exists */
 #define CPUID_LEAF_HYBRID 0x1a /* EAX[31:24]: this core's type */
