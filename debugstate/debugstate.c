@@ -43,22 +43,23 @@ void debugstate_switch_out(const struct switch_task *prev, const struct switch_t
  * 2. ds/: IA32_DS_AREA, then DEBUGCTL's BTS bits and PEBS_ENABLE (and PEBS_DATA_CFG), tracing
  *    off while the area changes (SDM "Setting Up the DS Save Area": the area is written before
  *    BTS or PEBS is enabled; Linux's ds_switch_to() turned tracing off around the area write).
- * 3. lbr/: the incoming task's stack restored (unless this CPU still holds it) or wiped, then
- *    LBR_SELECT and DEBUGCTL.LBR: Linux restores in the PMU's sched_task() and enables LBR in
- *    __intel_pmu_enable_all() after PEBS_ENABLE and before GLOBAL_CTRL.
- * 4. pmu/: the counters, GLOBAL_CTRL last, so that a PEBS counter starts only with its
+ * 3. pmu/: the counters, GLOBAL_CTRL last, so that a PEBS counter starts only with its
  *    PEBS_ENABLE bit and area in place (Linux __intel_pmu_enable_all(): PEBS_ENABLE is written
  *    by intel_pmu_pebs_enable_all() before GLOBAL_CTRL). The other way round, ds/ still pauses
  *    GLOBAL_CTRL around its PEBS_ENABLE write (rule 18 holds), but the counter would have
  *    counted meanwhile with PEBS off, where an overflow arms nothing and is never reloaded,
  *    and the switch would cost two more GLOBAL_CTRL writes.
+ * 4. lbr/: the incoming task's stack restored (unless this CPU still holds it) or wiped, then
+ *    LBR_SELECT and DEBUGCTL.LBR. Last, so that as little of the switch path as can be lands in
+ *    the incoming task's stack (Linux restores in the PMU's sched_task() and enables LBR in
+ *    __intel_pmu_enable_all() just before GLOBAL_CTRL; here it comes just after pmu/'s).
  */
 void debugstate_switch_in(const struct switch_task *prev, const struct switch_task *next)
 {
 	dr_switch_in(prev, next);
 	ds_switch_in(prev, next);
-	lbr_switch_in(prev, next);
 	pmu_switch_in(prev, next);
+	lbr_switch_in(prev, next);
 }
 
 /*

@@ -45,9 +45,9 @@ void lbr_init(void)
 	lbr_detect();
 }
 
-struct lbr_stats lbr_stats(void)
+struct lbr_stats lbr_stats(unsigned int cpu)
 {
-	return lbr_this_cpu()->stats;
+	return lbr_cpu_state(cpu)->stats;
 }
 
 static void stack_write(uint32_t msr, uint64_t value)
@@ -279,7 +279,8 @@ enum lbr_error lbr_attach(unsigned int task, const struct lbr_config *config)
 		return LBR_ERROR_UNSUPPORTED;
 	if (!config || (!config->kernel && !config->user) || !config->branches ||
 	    (config->branches & ~LBR_BRANCH_ALL) ||
-	    (config->call_stack && config->branches != LBR_BRANCH_CALLS_AND_RETURNS))
+	    (config->call_stack &&
+	     (config->branches != LBR_BRANCH_CALLS_AND_RETURNS || config->kernel)))
 		return LBR_ERROR_CONFIG;
 	if (!s->select && (config->branches != LBR_BRANCH_ALL || !config->kernel || !config->user))
 		return LBR_ERROR_UNSUPPORTED; /* filters need LBR_SELECT (Nehalem and later) */

@@ -38,8 +38,11 @@ const char *lbr_error_name(enum lbr_error error);
  * A request. kernel and user: the rings whose branches (by the ring they end in) are recorded.
  * branches: LBR_BRANCH_* kinds; anything but LBR_BRANCH_ALL needs LBR_SELECT (Nehalem and
  * later). call_stack: the stack is a LIFO of near calls (LBR_SELECT.EN_CALLSTACK, Haswell and
- * later; branches must then be LBR_BRANCH_CALLS_AND_RETURNS), and the task's entries survive
- * its switches (saved and restored as Linux does for call-stack users). Without it, a task's
+ * later; branches must then be LBR_BRANCH_CALLS_AND_RETURNS and the ring user only), and the
+ * task's entries survive its switches (saved and restored as Linux does for its user call-stack
+ * users, branch_user_callstack()). Ring 0 is refused: recording stops at switch-out and starts
+ * at switch-in at other depths of the switch path, whose calls and returns would then unbalance
+ * the stack. Without it, a task's
  * entries are wiped each time it is switched in: they carry no address-space tag.
  */
 struct lbr_config {
@@ -96,14 +99,15 @@ enum lbr_error lbr_read_pmi(unsigned int task, struct lbr_entry *entries, unsign
 			    unsigned int *count);
 
 /*
- * This CPU's counts. stack_writes: WRMSRs of FROM, TO, INFO and TOS; select_writes: of
- * LBR_SELECT; debugctl_writes: DEBUGCTL changes lbr/ asked for (LBR and FREEZE bits).
+ * A CPU's counts (cpu < percpu_count()). stack_writes: WRMSRs of FROM, TO, INFO and TOS;
+ * select_writes: of LBR_SELECT; debugctl_writes: DEBUGCTL changes lbr/ asked for (LBR and FREEZE
+ * bits).
  */
 struct lbr_stats {
 	uint64_t stack_writes, select_writes, debugctl_writes;
 	uint64_t saves, restores, restores_elided, wipes, wipes_skipped, pmis;
 };
-struct lbr_stats lbr_stats(void);
+struct lbr_stats lbr_stats(unsigned int cpu);
 
 /* The steps debugstate/ runs (debugstate/debugstate.c says where and why). */
 void lbr_switch_out(const struct switch_task *prev, const struct switch_task *next);

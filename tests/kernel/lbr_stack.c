@@ -264,6 +264,10 @@ TEST(lbr, bad_requests_get_a_clear_error)
 	struct lbr_config stack_jcc = { .user = true,
 					.branches = LBR_BRANCH_CALLS_AND_RETURNS | LBR_BRANCH_JCC,
 					.call_stack = true };
+	struct lbr_config stack_kernel = { .kernel = true,
+					   .user = true,
+					   .branches = LBR_BRANCH_CALLS_AND_RETURNS,
+					   .call_stack = true };
 	struct lbr_config good = { .kernel = true, .branches = LBR_BRANCH_ALL, .user = true };
 	struct lbr_config stack = { .user = true,
 				    .branches = LBR_BRANCH_CALLS_AND_RETURNS,
@@ -281,6 +285,7 @@ TEST(lbr, bad_requests_get_a_clear_error)
 	check_eq(LBR_ERROR_CONFIG, lbr_attach(self(), &no_kinds));
 	check_eq(LBR_ERROR_CONFIG, lbr_attach(self(), &unknown));
 	check_eq(LBR_ERROR_CONFIG, lbr_attach(self(), &stack_jcc));
+	check_eq(LBR_ERROR_CONFIG, lbr_attach(self(), &stack_kernel));
 	check_eq(LBR_ERROR_CONFIG, lbr_attach(self(), NULL));
 	check_eq(LBR_ERROR_NO_TARGET, lbr_attach(SWITCH_TASKS_MAX, &good));
 	check_eq(LBR_ERROR_NOT_ATTACHED, lbr_detach(self()));
