@@ -4,8 +4,10 @@
 #include <stdint.h>
 
 #include "arch/x86/cpu.h"
+#include "arch/x86/percpu.h"
 #include "lbr/lbr.h"
 #include "lib/string.h"
+#include "pmu/pmu.h"
 #include "runner/test.h"
 #include "sched/sched.h"
 #include "tests/kernel/lib/lbr_probe.h"
@@ -297,4 +299,66 @@ TEST(lbr, bad_requests_get_a_clear_error)
 	check_eq(LBR_OK, lbr_attach(self(), &good));
 	check_eq(LBR_ERROR_BUSY, lbr_attach(self(), &good));
 	check_eq(LBR_OK, lbr_detach(self()));
+}
+
+#define EVENT_INSTRUCTIONS_RETIRED 0xc0 /* architectural event, umask 0 */
+#define PMI_PERIOD 500 /* instructions: the probe loop takes 2 or 3 periods */
+#define PMI_LOOP_CALLS 100
+
+/*
+ * FREEZE_LBRS_ON_PMI (DEBUGCTL bit 11): the stack freezes when the counter's overflow requests
+ * its PMI, so what the PMI reads (lbr_read_pmi()) is the branches before it, all of them the
+ * probe loop's, and none of the interrupt's or its handler's. Interrupts are off over the loop,
+ * so no tick comes between; the PMI is delivered when they are on again, which without the
+ * freeze would put the handler's path in the stack.
+ */
+TEST_OBSERVING(lbr, freeze_on_pmi_keeps_the_branches_before_the_pmi, 1600)
+{
+	struct lbr_config config = { .kernel = true, .user = true, .branches = LBR_BRANCH_ALL };
+	bool resumed = false;
+	struct pmu_event instructions = { .event = EVENT_INSTRUCTIONS_RETIRED,
+					  .kernel = true,
+					  .interrupt = true };
+	unsigned int task = self(), cpu = this_cpu_index(), count = 0, outside = 0;
+	struct lbr_entry entries[ENTRIES];
+	uint64_t pmis = lbr_stats(cpu).pmis;
+	unsigned long flags;
+
+	require_lbr();
+	if (!lbr_support()->freeze)
+		test_skip(
+			"no DEBUGCTL.FREEZE_LBRS_ON_PMI: it needs CPUID.1:ECX.PDCM and perfmon v2");
+	if (!pmu_usable())
+		test_skip("counters unusable: %s", pmu_info()->reason);
+	check_eq(LBR_OK, lbr_attach(task, &config));
+	if (pmu_add_sampling_event(task, &instructions, PMI_PERIOD) < 0)
+		test_abort("pmu_add_sampling_event refused");
+	flags = local_irq_save();
+	lbr_probe_loop(PMI_LOOP_CALLS);
+	local_irq_restore(flags); /* the PMI comes here */
+	pmu_release(task);
+	/* The PMI thawed the stack (acknowledged bit 58, or set DEBUGCTL.LBR again). */
+	flags = local_irq_save();
+	check_eq(LBR_OK, lbr_read(task, entries, ENTRIES, &count));
+	local_irq_restore(flags);
+	/* Frozen, the stack would still be the probe loop's alone: the read's own came after. */
+	for (unsigned int i = 0; i < count; i++)
+		resumed |= !in_probe(entries[i].from);
+	check(resumed, "recording did not resume after the PMI (%u entries, all the loop's)",
+	      count);
+	check_eq(LBR_OK, lbr_read_pmi(task, entries, ENTRIES, &count));
+	check_eq(LBR_OK, lbr_detach(task));
+	for (unsigned int i = 0; i < count; i++) {
+		if (in_probe(entries[i].from) && in_probe(entries[i].to))
+			continue;
+		if (outside++ < 4)
+			test_diag("PMI's entry %u 0x%llx -> 0x%llx is not the probe loop's", i,
+				  (unsigned long long)entries[i].from,
+				  (unsigned long long)entries[i].to);
+	}
+	test_diag("%llu PMIs read the stack; the last one %u entries",
+		  (unsigned long long)(lbr_stats(cpu).pmis - pmis), count);
+	check(lbr_stats(cpu).pmis > pmis, "no PMI read the frozen stack");
+	check_eq(lbr_support()->depth, count);
+	check_eq(0, outside);
 }

@@ -13,6 +13,7 @@ global lbr_probe_rel_jmp, lbr_probe_rel_target
 global lbr_probe_ind_call, lbr_probe_ind_call_return
 global lbr_probe_last
 global lbr_probe_end
+global lbr_probe_loop
 global lbr_probe_other, lbr_probe_other_end
 
 ; Taken, oldest first: JZ (taken), JNZ (not taken: no entry), CALL rel32, RET, JMP RAX,
@@ -44,6 +45,13 @@ lbr_probe_last:
 	ret
 lbr_probe_callee:
 lbr_probe_callee_ret:
+	ret
+
+; rdi = calls of lbr_probe, at least 1: all of its branches stay inside [lbr_probe, lbr_probe_end).
+lbr_probe_loop:
+	call lbr_probe
+	dec rdi
+	jnz lbr_probe_loop
 	ret
 lbr_probe_end:
 
