@@ -68,6 +68,11 @@ static uint64_t select_defined(const struct emulator_profile *p)
 	return p->lbr_call_stack ? LBR_SELECT_CALLSTACK_MASK : LBR_SELECT_NEHALEM_MASK;
 }
 
+/*
+ * The Nehalem FROM family is owned up to the TO bank (0x680-0x6BF), so that the entry past a
+ * 32-deep stack raises #GP as on silicon; the TO bank stops at 32, since 0x6E0 is
+ * IA32_TSC_DEADLINE.
+ */
 bool emulator_lbr_owns_msr(uint32_t index)
 {
 	unsigned int i;
@@ -75,7 +80,7 @@ bool emulator_lbr_owns_msr(uint32_t index)
 	return index == MSR_LBR_SELECT || index == MSR_LBR_TOS ||
 	       in_family(index, MSR_LBR_CORE2_FROM, MSR_LBR_CORE2_BANK_MAX, &i) ||
 	       in_family(index, MSR_LBR_CORE2_TO, MSR_LBR_CORE2_BANK_MAX, &i) ||
-	       in_family(index, MSR_LBR_NHM_FROM, LBR_LEGACY_MAX_DEPTH, &i) ||
+	       in_family(index, MSR_LBR_NHM_FROM, MSR_LBR_NHM_TO - MSR_LBR_NHM_FROM, &i) ||
 	       in_family(index, MSR_LBR_NHM_TO, LBR_LEGACY_MAX_DEPTH, &i) ||
 	       in_family(index, MSR_LBR_INFO_0, LBR_LEGACY_MAX_DEPTH, &i);
 }
