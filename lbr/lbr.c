@@ -40,6 +40,18 @@ const char *lbr_error_name(enum lbr_error error)
 	return (unsigned int)error < LBR_ERROR_COUNT ? error_names[error] : "unknown error";
 }
 
+static bool lazy = true;
+
+void lbr_set_lazy(bool value)
+{
+	lazy = value;
+}
+
+bool lbr_is_lazy(void)
+{
+	return lazy;
+}
+
 void lbr_init(void)
 {
 	lbr_detect();
@@ -188,13 +200,14 @@ static void unload(struct lbr_cpu *cpu)
 }
 
 /*
- * Whether this CPU still holds task's stack as its switch-out left it (Linux
+ * Whether this CPU still holds task's stack as its switch-out left it, and the restore may be
+ * skipped (never when eager, lbr_set_lazy()) (Linux
  * __intel_pmu_lbr_restore(): last_task_ctx and log_id unchanged, and the FROM at the saved TOS
  * not zeroed by a deep C-state, lbr_is_reset_in_cstate()).
  */
 static bool still_held(const struct lbr_cpu *cpu, unsigned int task, const struct lbr_task *t)
 {
-	if (cpu->last_task != task + 1 || cpu->last_log_id != t->log_id)
+	if (!lazy || cpu->last_task != task + 1 || cpu->last_log_id != t->log_id)
 		return false;
 	return t->saved.valid == 0 || rdmsr(lbr_support()->from_msr + t->saved.tos) != 0;
 }

@@ -109,6 +109,13 @@ struct lbr_stats {
 };
 struct lbr_stats lbr_stats(unsigned int cpu);
 
+/*
+ * lazy (the default): a call-stack task's restore is skipped while the CPU still holds its
+ * stack. false: restored at every switch-in (eager), for comparison (lbr.benchmark_*).
+ */
+void lbr_set_lazy(bool lazy);
+bool lbr_is_lazy(void);
+
 /* The steps debugstate/ runs (debugstate/debugstate.c says where and why). */
 void lbr_switch_out(const struct switch_task *prev, const struct switch_task *next);
 void lbr_switch_in(const struct switch_task *prev, const struct switch_task *next);
