@@ -69,23 +69,6 @@ static uint64_t select_defined(const struct emulator_profile *p)
 }
 
 /*
- * The Nehalem FROM family is owned up to the TO bank (0x680-0x6BF), so that the entry past a
- * 32-deep stack raises #GP as on silicon; the TO bank stops at 32, since 0x6E0 is
- * IA32_TSC_DEADLINE.
- */
-bool emulator_lbr_owns_msr(uint32_t index)
-{
-	unsigned int i;
-
-	return index == MSR_LBR_SELECT || index == MSR_LBR_TOS ||
-	       in_family(index, MSR_LBR_CORE2_FROM, MSR_LBR_CORE2_BANK_MAX, &i) ||
-	       in_family(index, MSR_LBR_CORE2_TO, MSR_LBR_CORE2_BANK_MAX, &i) ||
-	       in_family(index, MSR_LBR_NHM_FROM, MSR_LBR_NHM_TO - MSR_LBR_NHM_FROM, &i) ||
-	       in_family(index, MSR_LBR_NHM_TO, LBR_LEGACY_MAX_DEPTH, &i) ||
-	       in_family(index, MSR_LBR_INFO_0, LBR_LEGACY_MAX_DEPTH, &i);
-}
-
-/*
  * The highest bit of a FROM value that belongs to the address, which bits top:47 sign-extend:
  * bit 63 is the mispredict flag from format EIP_FLAGS, bits 62:61 the TSX flags in format
  * EIP_FLAGS2, but only with TSX: without it "for wrmsr(), bits 61:62 are considered part of

@@ -46,9 +46,24 @@ uint64_t emulator_lbr_debugctl_kept(const struct emulator_profile *profile);
 
 /*
  * MSR_LBR_SELECT, MSR_LBR_TOS, both FROM/TO banks and MSR_LBR_INFO_x, whole families: members
- * the profile lacks raise #GP. Read and write return true for #GP, and then change nothing.
+ * the profile lacks raise #GP. The Nehalem FROM family is owned up to the TO bank
+ * (0x680-0x6BF), so that the entry past a 32-deep stack raises #GP as on silicon; the TO bank
+ * stops at 32 entries, since 0x6E0 is IA32_TSC_DEADLINE. Inline and one comparison for every
+ * other MSR: every accessor asks it, in counted code too (registers.c).
  */
-bool emulator_lbr_owns_msr(uint32_t index);
+static inline bool emulator_lbr_owns_msr(uint32_t index)
+{
+	if (index >= MSR_LBR_INFO_0 + LBR_LEGACY_MAX_DEPTH)
+		return false;
+	return index == MSR_LBR_SELECT || index == MSR_LBR_TOS ||
+	       index - MSR_LBR_CORE2_FROM < MSR_LBR_CORE2_BANK_MAX ||
+	       index - MSR_LBR_CORE2_TO < MSR_LBR_CORE2_BANK_MAX ||
+	       index - MSR_LBR_NHM_FROM < MSR_LBR_NHM_TO - MSR_LBR_NHM_FROM ||
+	       index - MSR_LBR_NHM_TO < LBR_LEGACY_MAX_DEPTH ||
+	       index - MSR_LBR_INFO_0 < LBR_LEGACY_MAX_DEPTH;
+}
+
+/* Read and write return true for #GP, and then change nothing. */
 bool emulator_lbr_read_msr(const struct emulator_registers *registers,
 			   const struct emulator_profile *profile, uint32_t index, uint64_t *value);
 bool emulator_lbr_write_msr(struct emulator_registers *registers,

@@ -266,6 +266,9 @@ bool emulator_owns_msr(uint32_t index)
 {
 	unsigned int i;
 
+	/* AMD's first, by its range: AMD's counted paths skip Intel's checks (rule 26). */
+	if (index >= MSR_AMD64_PERF_CNTR_GLOBAL_STATUS)
+		return emulator_amd_owns_msr(index);
 	switch (index) {
 	case MSR_IA32_DEBUGCTL:
 	case MSR_IA32_DS_AREA:
@@ -281,12 +284,12 @@ bool emulator_owns_msr(uint32_t index)
 	case MSR_IA32_PERF_GLOBAL_INUSE:
 		return true;
 	}
-	/* AMD's last: every accessor asks this, also in counted code (ds.partial_pebs_*). */
+	/* LBR's last: every accessor asks this, also in counted code (ds.partial_pebs_*). */
 	return in_family(index, MSR_IA32_PERFEVTSEL0, EMULATOR_MAX_GP, &i) ||
 	       in_family(index, MSR_IA32_PMC0, EMULATOR_MAX_GP, &i) ||
 	       in_family(index, MSR_IA32_A_PMC0, EMULATOR_MAX_GP, &i) ||
 	       in_family(index, MSR_IA32_FIXED_CTR0, EMULATOR_MAX_FIXED, &i) ||
-	       emulator_lbr_owns_msr(index) || emulator_amd_owns_msr(index);
+	       emulator_lbr_owns_msr(index);
 }
 
 bool emulator_msr_enables_counters(uint32_t index)

@@ -178,10 +178,12 @@ unsigned int emulator_observed(const struct emulator_cpu *cpu)
 			observed |= OBSERVE_USER;
 	}
 	/* Rule 24: a recording LBR stack observes the rings its CPL filter lets through. */
-	if (emulator_lbr_observes(r, emulator_profile(), false))
-		observed |= OBSERVE_KERNEL;
-	if (emulator_lbr_observes(r, emulator_profile(), true))
-		observed |= OBSERVE_USER;
+	if (r->debugctl & DEBUGCTL_LBR) {
+		if (emulator_lbr_observes(r, emulator_profile(), false))
+			observed |= OBSERVE_KERNEL;
+		if (emulator_lbr_observes(r, emulator_profile(), true))
+			observed |= OBSERVE_USER;
+	}
 	return frozen(cpu) ? observed : observed | cpu->counting.observed;
 }
 
