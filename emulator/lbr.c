@@ -276,3 +276,23 @@ void emulator_lbr_pmi(struct emulator_registers *r, const struct emulator_profil
 	else
 		r->debugctl &= ~DEBUGCTL_LBR;
 }
+
+unsigned int emulator_lbr_newest(const struct emulator_registers *r,
+				 const struct emulator_profile *p, struct pebs_assist_lbr *out,
+				 unsigned int max)
+{
+	const struct emulator_lbr *l = &r->lbr;
+	uint64_t mask = p->lbr_depth - 1;
+	unsigned int n;
+
+	if (!emulator_lbr_recording(r, p))
+		return 0;
+	for (n = 0; n < max && n < p->lbr_depth; n++) {
+		unsigned int index = (unsigned int)((l->tos - n) & mask);
+
+		if (!l->from[index])
+			break;
+		out[n] = (struct pebs_assist_lbr){ l->from[index], l->to[index], l->info[index] };
+	}
+	return n;
+}

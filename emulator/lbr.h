@@ -8,6 +8,7 @@
 
 #include "arch/x86/msr-index.h"
 #include "emulator/decode.h"
+#include "emulator/pebs_record.h"
 
 struct emulator_profile;
 struct emulator_registers;
@@ -84,6 +85,15 @@ bool emulator_lbr_observes(const struct emulator_registers *registers,
 void emulator_lbr_record(struct emulator_registers *registers,
 			 const struct emulator_profile *profile, uint64_t from, uint64_t to,
 			 bool to_user, enum emulator_lbr_kind kind);
+
+/*
+ * The stack for a PEBS record's LBR group: up to max entries, newest first, as the MSRs hold
+ * them, up to the first FROM of 0; none while the stack does not record (choice: silicon would
+ * write what the MSRs hold; pebs.* expect an empty group with LBR off). Returns how many.
+ */
+unsigned int emulator_lbr_newest(const struct emulator_registers *registers,
+				 const struct emulator_profile *profile,
+				 struct pebs_assist_lbr *out, unsigned int max);
 
 /*
  * A PMI is requested: with DEBUGCTL.FREEZE_LBRS_ON_PMI the stack freezes, by GLOBAL_STATUS bit

@@ -378,3 +378,22 @@ HOST_TEST(emulator_lbr_kind_of_each_branch_encoding)
 			    i, (int)emulator_lbr_kind(&insn), (int)cases[i].kind);
 	}
 }
+
+/* A PEBS record's LBR group: the newest entries first, up to the first empty one; none while
+ * the stack does not record. */
+HOST_TEST(emulator_lbr_newest_entries_for_a_pebs_record)
+{
+	struct emulator_profile p = named("skylake");
+	struct emulator_registers r = recording(&p);
+	struct pebs_assist_lbr out[8];
+
+	for (uint64_t i = 1; i <= 3; i++)
+		record(&r, &p, KERNEL_IP + i, KERNEL_IP + 0x100 + i, EMULATOR_LBR_JCC);
+	host_check_eq_u64(3, emulator_lbr_newest(&r, &p, out, 8));
+	host_check_eq_u64(KERNEL_IP + 3, out[0].from);
+	host_check_eq_u64(KERNEL_IP + 0x103, out[0].to);
+	host_check_eq_u64(KERNEL_IP + 1, out[2].from);
+	host_check_eq_u64(2, emulator_lbr_newest(&r, &p, out, 2));
+	host_check(!emulator_write_msr(&r, &p, 0x1d9, 0));
+	host_check_eq_u64(0, emulator_lbr_newest(&r, &p, out, 8));
+}

@@ -5,6 +5,9 @@
 
 #include "arch/x86/cpu.h"
 #include "arch/x86/percpu.h"
+#include "ds/buffer.h"
+#include "ds/ds.h"
+#include "ds/records.h"
 #include "lbr/lbr.h"
 #include "lib/string.h"
 #include "pmu/pmu.h"
@@ -361,4 +364,93 @@ TEST_OBSERVING(lbr, freeze_on_pmi_keeps_the_branches_before_the_pmi, 1600)
 	check(lbr_stats(cpu).pmis > pmis, "no PMI read the frozen stack");
 	check_eq(lbr_support()->depth, count);
 	check_eq(0, outside);
+}
+
+#define PEBS_LBR_ENTRIES 8
+#define PEBS_PERIOD 97 /* instructions: a prime, so records fall at changing places */
+#define PEBS_RECORDS 64
+#define PEBS_LOOP_CALLS 40 /* about 530 instructions: 5 records */
+#define PROBE_STRAIGHT_BYTES 16 /* the probe's longest run of bytes without a branch */
+
+/*
+ * Adaptive PEBS's LBR group (PEBS_DATA_CFG bit 3, N entries) holds the LBR stack as the record
+ * is written: the branches before the eventing instruction, newest first. Over the probe loop,
+ * whose every branch lies inside the probe, each record's N entries are the loop's, and the
+ * newest one's target is at or before the eventing IP with no branch between: straight code,
+ * less than PROBE_STRAIGHT_BYTES on.
+ */
+TEST_OBSERVING(lbr, pebs_lbr_group_holds_the_branches_before_the_eventing_instruction, 1400)
+{
+	struct lbr_config config = { .kernel = true, .user = true, .branches = LBR_BRANCH_ALL };
+	struct pmu_event instructions = { .event = EVENT_INSTRUCTIONS_RETIRED,
+					  .kernel = true,
+					  .pebs_adaptive = true,
+					  .pebs = true };
+	uint64_t cfg = pebs_data_cfg_lbrs(PEBS_LBR_ENTRIES);
+	struct ds_target target = { false, self() };
+	const uint8_t *at, *end;
+	unsigned int records = 0, in_loop = 0;
+	unsigned long flags;
+	size_t size = 0;
+
+	require_lbr();
+	if (ds_support()->pebs_reason[0])
+		test_skip("%s", ds_support()->pebs_reason);
+	if (!pmu_usable())
+		test_skip("counters unusable: %s", pmu_info()->reason);
+	if (ds_support()->pebs_format < PEBS_FORMAT_4 || !ds_support()->pebs_baseline)
+		test_skip("PEBS format %u%s: no adaptive records, no LBR group",
+			  ds_support()->pebs_format,
+			  ds_support()->pebs_baseline ? "" : " without baseline");
+	{
+		struct ds_pebs_config pebs = {
+			.format = ds_support()->pebs_format,
+			.record_size = pebs_adaptive_record_size(cfg),
+			.records = PEBS_RECORDS,
+			.threshold_records = PEBS_RECORDS - ds_threshold_room(PEBS_RECORDS),
+			.data_cfg = cfg,
+			.enable = 1,
+			.reset_value = (0 - PEBS_PERIOD) & ((1ull << pmu_info()->gp_width) - 1),
+		};
+
+		check_eq(LBR_OK, lbr_attach(target.index, &config));
+		check_eq(DS_OK, ds_attach_pebs(&target, &pebs));
+	}
+	if (pmu_add_sampling_event(target.index, &instructions, PEBS_PERIOD) != 0)
+		test_abort("pmu_add_sampling_event did not get counter 0");
+	flags = local_irq_save();
+	lbr_probe_loop(PEBS_LOOP_CALLS);
+	local_irq_restore(flags);
+	pmu_release(target.index);
+	check_eq(LBR_OK, lbr_detach(target.index));
+	at = (const uint8_t *)ds_area_get(&target)->pebs_base;
+	end = (const uint8_t *)ds_area_get(&target)->pebs_index;
+	for (; at < end; at += size, records++) {
+		struct pebs_sample sample;
+		struct pebs_lbr_entry newest, entry;
+		bool all_loop = true;
+
+		if (!check(pebs_decode((enum pebs_format)ds_support()->pebs_format, at,
+				       (size_t)(end - at), cfg, &sample, &size),
+			   "record %u does not decode", records))
+			break;
+		if (!in_probe(sample.ip))
+			continue; /* counted before or after the loop */
+		in_loop++;
+		check_eq(PEBS_LBR_ENTRIES, sample.lbr_count);
+		for (unsigned int e = 0; e < sample.lbr_count; e++)
+			if (pebs_lbr_entry(at, &sample, e, &entry))
+				all_loop &= in_probe(entry.from) && in_probe(entry.to);
+		check(all_loop, "record %u at 0x%llx: an LBR entry outside the probe loop", records,
+		      (unsigned long long)sample.ip);
+		if (pebs_lbr_entry(at, &sample, 0, &newest))
+			check(newest.to <= sample.ip &&
+				      sample.ip - newest.to < PROBE_STRAIGHT_BYTES,
+			      "record %u: eventing IP 0x%llx, the newest branch 0x%llx -> 0x%llx",
+			      records, (unsigned long long)sample.ip,
+			      (unsigned long long)newest.from, (unsigned long long)newest.to);
+	}
+	test_diag("%u records, %u of them in the probe loop", records, in_loop);
+	check(in_loop >= 3, "%u records in the loop", in_loop);
+	check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS));
 }
