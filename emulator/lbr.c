@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/x86/cpuid.h"
 #include "arch/x86/msr-index.h"
 #include "emulator/lbr.h"
 #include "emulator/profile.h"
@@ -32,6 +33,119 @@ static bool in_family(uint32_t index, uint32_t first, unsigned int count, unsign
 bool emulator_lbr_exists(const struct emulator_profile *p)
 {
 	return !p->amd && p->lbr_depth && p->lbr_format != PERF_CAP_LBR_FORMAT_ARCH;
+}
+
+/* Bits top:47 of value are all 0 or all 1. */
+static bool sign_extended(uint64_t value, unsigned int top)
+{
+	uint64_t field =
+		(top == 63 ? value : value & ((1ull << (top + 1)) - 1)) >> CANONICAL_SIGN_BIT;
+	uint64_t ones = (1ull << (top - CANONICAL_SIGN_BIT + 1)) - 1;
+
+	return field == 0 || field == ones;
+}
+
+bool emulator_arch_lbr(const struct emulator_profile *p)
+{
+	return !p->amd && p->lbr_format == PERF_CAP_LBR_FORMAT_ARCH &&
+	       (p->arch_lbr_depths & CPUID_1C_EAX_DEPTHS);
+}
+
+/* The deepest supported depth: IA32_LBR_DEPTH's reset value (Linux: fls(EAX[7:0]) * 8). */
+static unsigned int arch_max_depth(const struct emulator_profile *p)
+{
+	uint32_t depths = p->arch_lbr_depths & CPUID_1C_EAX_DEPTHS;
+
+	return depths ? 8 * (32 - (unsigned int)__builtin_clz(depths)) : 0;
+}
+
+static unsigned int arch_depth(const struct emulator_lbr *l, const struct emulator_profile *p)
+{
+	return l->depth ? (unsigned int)l->depth : arch_max_depth(p);
+}
+
+/*
+ * Leaf 1CH (SDM Vol. 2A CPUID): EAX the depths, deep C-states may reset the records (bit 30)
+ * and IPs are linear (bit 31); EBX every filter and call-stack mode; ECX mispredict, timed LBR
+ * and branch type enumerated (choice: as Alder Lake's, Linux intel_pmu_arch_lbr_init()).
+ */
+void emulator_arch_lbr_cpuid(const struct emulator_profile *p, uint32_t *eax, uint32_t *ebx,
+			     uint32_t *ecx)
+{
+	*eax = *ebx = *ecx = 0;
+	if (!emulator_arch_lbr(p))
+		return;
+	*eax = (p->arch_lbr_depths & CPUID_1C_EAX_DEPTHS) | CPUID_1C_EAX_DEEP_C_RESET |
+	       CPUID_1C_EAX_LIP;
+	*ebx = CPUID_1C_EBX_CPL_FILTER | CPUID_1C_EBX_BRANCH_FILTER | CPUID_1C_EBX_CALL_STACK;
+	*ecx = CPUID_1C_ECX_MISPREDICT | CPUID_1C_ECX_TIMED | CPUID_1C_ECX_BRANCH_TYPE;
+}
+
+static bool in_block(uint32_t index, uint32_t first, unsigned int *i)
+{
+	return in_family(index, first, MSR_ARCH_LBR_BLOCK, i);
+}
+
+/*
+ * Architectural LBR's MSRs (rule 24): LBR_CTL's undefined bits #GP; DEPTH takes a supported
+ * depth only (#GP otherwise) and a write zeroes every record; FROM, TO and INFO exist up to the
+ * deepest supported depth (the rest of each block #GP, choice), TO and FROM canonical and
+ * INFO's undefined bits clear (choice, as for the legacy ones).
+ */
+static bool arch_access(struct emulator_lbr *l, const struct emulator_profile *p, uint32_t index,
+			uint64_t *value, bool write)
+{
+	unsigned int i, max = arch_max_depth(p);
+
+	if (index == MSR_ARCH_LBR_CTL) {
+		if (!write) {
+			*value = l->ctl;
+		} else if (*value & ~ARCH_LBR_CTL_DEFINED) {
+			return true;
+		} else {
+			l->ctl = *value;
+		}
+		return false;
+	}
+	if (index == MSR_ARCH_LBR_DEPTH) {
+		if (!write) {
+			*value = arch_depth(l, p);
+			return false;
+		}
+		if (!*value || *value % 8 || *value > max ||
+		    !(p->arch_lbr_depths & (1u << (*value / 8 - 1))))
+			return true;
+		l->depth = *value;
+		for (i = 0; i < LBR_LEGACY_MAX_DEPTH; i++)
+			l->from[i] = l->to[i] = l->info[i] = 0;
+		return false;
+	}
+	if (in_block(index, MSR_ARCH_LBR_FROM_0, &i) || in_block(index, MSR_ARCH_LBR_TO_0, &i)) {
+		uint64_t *slot = index < MSR_ARCH_LBR_TO_0 ? &l->from[i] : &l->to[i];
+
+		if (i >= max || (write && !sign_extended(*value, 63)))
+			return true;
+		if (write)
+			*slot = *value;
+		else
+			*value = *slot;
+		return false;
+	}
+	if (in_block(index, MSR_ARCH_LBR_INFO_0, &i)) {
+		if (i >= max || (write && (*value & ~ARCH_LBR_INFO_DEFINED)))
+			return true;
+		if (write)
+			l->info[i] = *value;
+		else
+			*value = l->info[i];
+		return false;
+	}
+	return true;
+}
+
+static bool is_arch_msr(uint32_t index)
+{
+	return index >= MSR_ARCH_LBR_INFO_0;
 }
 
 /*
@@ -87,16 +201,6 @@ static unsigned int from_address_top(const struct emulator_profile *p)
 	}
 }
 
-/* Bits top:47 of value are all 0 or all 1. */
-static bool sign_extended(uint64_t value, unsigned int top)
-{
-	uint64_t field =
-		(top == 63 ? value : value & ((1ull << (top + 1)) - 1)) >> CANONICAL_SIGN_BIT;
-	uint64_t ones = (1ull << (top - CANONICAL_SIGN_BIT + 1)) - 1;
-
-	return field == 0 || field == ones;
-}
-
 /*
  * What the CPU writes to FROM for a branch from ip: the address, and flags the model never
  * sets (it predicts nothing and has no transactions). In format EIP_FLAGS bit 63 is the flag;
@@ -121,6 +225,9 @@ bool emulator_lbr_read_msr(const struct emulator_registers *r, const struct emul
 	const struct emulator_lbr *l = &r->lbr;
 	unsigned int i;
 
+	if (is_arch_msr(index))
+		return !emulator_arch_lbr(p) ||
+		       arch_access((struct emulator_lbr *)l, p, index, value, false);
 	if (!emulator_lbr_exists(p))
 		return true;
 	if (index == MSR_LBR_SELECT) {
@@ -153,6 +260,8 @@ bool emulator_lbr_write_msr(struct emulator_registers *r, const struct emulator_
 	struct emulator_lbr *l = &r->lbr;
 	unsigned int i;
 
+	if (is_arch_msr(index))
+		return !emulator_arch_lbr(p) || arch_access(l, p, index, &value, true);
 	if (!emulator_lbr_exists(p))
 		return true;
 	if (index == MSR_LBR_SELECT) {
@@ -217,10 +326,16 @@ static uint64_t kind_suppressed_by(enum emulator_lbr_kind kind)
 	return bits[kind];
 }
 
+static bool frozen(const struct emulator_registers *r, const struct emulator_profile *p)
+{
+	return p->perfmon_version >= 4 && (r->global_status & PERF_GLOBAL_STATUS_LBRS_FROZEN);
+}
+
 bool emulator_lbr_recording(const struct emulator_registers *r, const struct emulator_profile *p)
 {
-	return emulator_lbr_exists(p) && (r->debugctl & DEBUGCTL_LBR) &&
-	       !(p->perfmon_version >= 4 && (r->global_status & PERF_GLOBAL_STATUS_LBRS_FROZEN));
+	if (emulator_arch_lbr(p))
+		return (r->lbr.ctl & ARCH_LBR_CTL_LBREN) && !frozen(r, p);
+	return emulator_lbr_exists(p) && (r->debugctl & DEBUGCTL_LBR) && !frozen(r, p);
 }
 
 /*
@@ -231,8 +346,61 @@ bool emulator_lbr_recording(const struct emulator_registers *r, const struct emu
 bool emulator_lbr_observes(const struct emulator_registers *r, const struct emulator_profile *p,
 			   bool user)
 {
+	if (emulator_arch_lbr(p))
+		return emulator_lbr_recording(r, p) &&
+		       (r->lbr.ctl & (user ? ARCH_LBR_CTL_USR : ARCH_LBR_CTL_OS));
 	return emulator_lbr_recording(r, p) &&
 	       !(r->lbr.select & (user ? LBR_SELECT_CPL_NEQ_0 : LBR_SELECT_CPL_EQ_0));
+}
+
+/* The LBR_CTL bit that records a branch of this kind (a set bit records). */
+static uint64_t kind_recorded_by(enum emulator_lbr_kind kind)
+{
+	static const uint64_t bits[] = {
+		[EMULATOR_LBR_JCC] = ARCH_LBR_CTL_JCC,
+		[EMULATOR_LBR_NEAR_REL_CALL] = ARCH_LBR_CTL_NEAR_REL_CALL,
+		[EMULATOR_LBR_NEAR_IND_CALL] = ARCH_LBR_CTL_NEAR_IND_CALL,
+		[EMULATOR_LBR_NEAR_RET] = ARCH_LBR_CTL_NEAR_RET,
+		[EMULATOR_LBR_NEAR_IND_JMP] = ARCH_LBR_CTL_NEAR_IND_JMP,
+		[EMULATOR_LBR_NEAR_REL_JMP] = ARCH_LBR_CTL_NEAR_REL_JMP,
+		[EMULATOR_LBR_FAR] = ARCH_LBR_CTL_OTHER_BRANCH,
+	};
+
+	return bits[kind];
+}
+
+/*
+ * Architectural LBR: entry 0 is the newest, and the records are no ring: a new one moves every
+ * other down by one (the oldest within DEPTH falls off). In call-stack mode a near return pops
+ * entry 0: every other moves up, and the last within DEPTH reads 0 (choice).
+ */
+static void arch_record(struct emulator_registers *r, const struct emulator_profile *p,
+			uint64_t from, uint64_t to, bool to_user, enum emulator_lbr_kind kind)
+{
+	struct emulator_lbr *l = &r->lbr;
+	unsigned int depth = arch_depth(l, p);
+
+	if (!emulator_lbr_recording(r, p) ||
+	    !(l->ctl & (to_user ? ARCH_LBR_CTL_USR : ARCH_LBR_CTL_OS)) ||
+	    !(l->ctl & kind_recorded_by(kind)))
+		return;
+	if ((l->ctl & ARCH_LBR_CTL_CALL_STACK) && kind == EMULATOR_LBR_NEAR_RET) {
+		for (unsigned int i = 0; i + 1 < depth; i++) {
+			l->from[i] = l->from[i + 1];
+			l->to[i] = l->to[i + 1];
+			l->info[i] = l->info[i + 1];
+		}
+		l->from[depth - 1] = l->to[depth - 1] = l->info[depth - 1] = 0;
+		return;
+	}
+	for (unsigned int i = depth - 1; i > 0; i--) {
+		l->from[i] = l->from[i - 1];
+		l->to[i] = l->to[i - 1];
+		l->info[i] = l->info[i - 1];
+	}
+	l->from[0] = from;
+	l->to[0] = to;
+	l->info[0] = 0;
 }
 
 /*
@@ -249,6 +417,10 @@ void emulator_lbr_record(struct emulator_registers *r, const struct emulator_pro
 	uint64_t ring = to_user ? LBR_SELECT_CPL_NEQ_0 : LBR_SELECT_CPL_EQ_0;
 	uint64_t mask = p->lbr_depth - 1;
 
+	if (emulator_arch_lbr(p)) {
+		arch_record(r, p, from, to, to_user, kind);
+		return;
+	}
 	if (!emulator_lbr_recording(r, p) || (l->select & (ring | kind_suppressed_by(kind))))
 		return;
 	if ((l->select & LBR_SELECT_EN_CALLSTACK) && kind == EMULATOR_LBR_NEAR_RET) {
@@ -269,9 +441,10 @@ void emulator_lbr_record(struct emulator_registers *r, const struct emulator_pro
  */
 void emulator_lbr_pmi(struct emulator_registers *r, const struct emulator_profile *p)
 {
-	if (!emulator_lbr_exists(p) || !(r->debugctl & DEBUGCTL_FREEZE_LBRS_ON_PMI))
+	if ((!emulator_lbr_exists(p) && !emulator_arch_lbr(p)) ||
+	    !(r->debugctl & DEBUGCTL_FREEZE_LBRS_ON_PMI))
 		return;
-	if (p->perfmon_version >= 4)
+	if (p->perfmon_version >= 4 || emulator_arch_lbr(p))
 		r->global_status |= PERF_GLOBAL_STATUS_LBRS_FROZEN;
 	else
 		r->debugctl &= ~DEBUGCTL_LBR;
@@ -283,12 +456,14 @@ unsigned int emulator_lbr_newest(const struct emulator_registers *r,
 {
 	const struct emulator_lbr *l = &r->lbr;
 	uint64_t mask = p->lbr_depth - 1;
+	bool arch = emulator_arch_lbr(p);
+	unsigned int depth = arch ? arch_depth(l, p) : p->lbr_depth;
 	unsigned int n;
 
 	if (!emulator_lbr_recording(r, p))
 		return 0;
-	for (n = 0; n < max && n < p->lbr_depth; n++) {
-		unsigned int index = (unsigned int)((l->tos - n) & mask);
+	for (n = 0; n < max && n < depth; n++) {
+		unsigned int index = arch ? n : (unsigned int)((l->tos - n) & mask);
 
 		if (!l->from[index])
 			break;

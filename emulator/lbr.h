@@ -22,6 +22,8 @@ struct emulator_lbr {
 	uint64_t from[LBR_LEGACY_MAX_DEPTH], to[LBR_LEGACY_MAX_DEPTH], info[LBR_LEGACY_MAX_DEPTH];
 	uint64_t select;
 	uint64_t tos;
+	/* Architectural LBR: IA32_LBR_CTL, and IA32_LBR_DEPTH (0: the reset value, the most). */
+	uint64_t ctl, depth;
 };
 
 /* A branch as LBR_SELECT classifies it (SDM Vol. 3B "Filtering of Last Branch Records"). */
@@ -41,6 +43,11 @@ enum emulator_lbr_kind emulator_lbr_kind(const struct decoded_instruction *insn)
 
 /* Whether the profile plays a model-specific LBR stack (depth > 0, not architectural). */
 bool emulator_lbr_exists(const struct emulator_profile *profile);
+/* Whether it plays architectural LBR (format 0x3F with supported depths). */
+bool emulator_arch_lbr(const struct emulator_profile *profile);
+/* CPUID leaf 1CH for the profile (all 0 without architectural LBR). */
+void emulator_arch_lbr_cpuid(const struct emulator_profile *profile, uint32_t *eax, uint32_t *ebx,
+			     uint32_t *ecx);
 
 /* The IA32_DEBUGCTL bits LBR adds: LBR itself where the stack exists (else it is dropped). */
 uint64_t emulator_lbr_debugctl_kept(const struct emulator_profile *profile);
@@ -54,14 +61,24 @@ uint64_t emulator_lbr_debugctl_kept(const struct emulator_profile *profile);
  */
 static inline bool emulator_lbr_owns_msr(uint32_t index)
 {
-	if (index >= MSR_LBR_INFO_0 + LBR_LEGACY_MAX_DEPTH)
+	if (index >= MSR_ARCH_LBR_TO_0 + MSR_ARCH_LBR_BLOCK)
 		return false;
+	if (index >= MSR_ARCH_LBR_INFO_0) /* architectural: whole blocks (choice) */
+		return index - MSR_ARCH_LBR_INFO_0 < MSR_ARCH_LBR_BLOCK ||
+		       index == MSR_ARCH_LBR_CTL || index == MSR_ARCH_LBR_DEPTH ||
+		       index - MSR_ARCH_LBR_FROM_0 < 2 * MSR_ARCH_LBR_BLOCK;
 	return index == MSR_LBR_SELECT || index == MSR_LBR_TOS ||
 	       index - MSR_LBR_CORE2_FROM < MSR_LBR_CORE2_BANK_MAX ||
 	       index - MSR_LBR_CORE2_TO < MSR_LBR_CORE2_BANK_MAX ||
 	       index - MSR_LBR_NHM_FROM < MSR_LBR_NHM_TO - MSR_LBR_NHM_FROM ||
 	       index - MSR_LBR_NHM_TO < LBR_LEGACY_MAX_DEPTH ||
 	       index - MSR_LBR_INFO_0 < LBR_LEGACY_MAX_DEPTH;
+}
+
+/* Whether recording may be on: DEBUGCTL.LBR or IA32_LBR_CTL.LBREN (the step's quick test). */
+static inline bool emulator_lbr_may_record(uint64_t debugctl, const struct emulator_lbr *lbr)
+{
+	return (debugctl & DEBUGCTL_LBR) || (lbr->ctl & ARCH_LBR_CTL_LBREN);
 }
 
 /* Read and write return true for #GP, and then change nothing. */

@@ -164,8 +164,9 @@ static const struct emulator_profile profiles[] = {
 	 * only difference between 5 and 6 is the new counters snapshotting group", which the model
 	 * does not play, so its records are format 5's. The P-core has 10 GP counters; the profile
 	 * has 8, the kernel's limit (choice). LBR: architectural (PERF_CAPABILITIES[5:0] = 0x3F,
-	 * Alder Lake and later clients), which the model does not play yet: CPUID.(7,0):EDX[19]
-	 * stays 0, DEBUGCTL.LBR is dropped, the legacy LBR MSRs raise #GP.
+	 * Alder Lake and later clients; Linux intel_pmu_arch_lbr_init()), depths 8 to 32
+	 * (CPUID.1CH:EAX[7:0] = 0xF: choice, 32 as Linux finds on these parts), every filter and
+	 * call-stack mode; DEBUGCTL.LBR is dropped and the legacy LBR MSRs raise #GP.
 	 */
 	{
 		.name = "arrowlake",
@@ -187,6 +188,7 @@ static const struct emulator_profile profiles[] = {
 		.pebs_enable_mask = (0xffull << 0) | (0xfull << 32),
 		.family_model_stepping = 0x000c0652,
 		.lbr_format = PERF_CAP_LBR_FORMAT_ARCH,
+		.arch_lbr_depths = 0x0f,
 	},
 	/*
 	 * A KVM guest with PEBS passthrough on an Ice Lake server host (06_6AH stepping 6, the

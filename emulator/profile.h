@@ -65,6 +65,11 @@ struct emulator_profile {
 	unsigned int lbr_format, lbr_depth;
 	bool lbr_core2_bank, lbr_call_stack;
 	bool tsx; /* CPUID.(7,0):EBX HLE and RTM: TSX enabled */
+	/*
+	 * Architectural LBR with lbr_format 0x3F: CPUID.1CH:EAX[7:0], the supported depths (bit n:
+	 * 8 (n + 1)); 0: none (emulator/lbr.c, rule 24).
+	 */
+	uint32_t arch_lbr_depths;
 	bool perfctr_core; /* CPUID 0x80000001 ECX[23]: six counters at 0xC0010200 */
 	bool perfmon_v2; /* CPUID 0x80000022 EAX[0]: the global MSRs; EBX[3:0] = gp_counters */
 };

@@ -535,7 +535,8 @@ bool emulator_owns_cpuid(uint32_t leaf)
 {
 	return leaf == CPUID_LEAF_VENDOR || leaf == CPUID_LEAF_FEATURES ||
 	       leaf == CPUID_LEAF_PERFMON || leaf == CPUID_LEAF_EXTENDED_FEATURES ||
-	       leaf == CPUID_LEAF_HYBRID || emulator_amd_owns_cpuid(leaf);
+	       leaf == CPUID_LEAF_HYBRID || leaf == CPUID_LEAF_ARCH_LBR ||
+	       emulator_amd_owns_cpuid(leaf);
 }
 
 static uint32_t set_bit_if(uint32_t word, uint32_t bit, bool set)
@@ -576,6 +577,8 @@ struct cpuid_result emulator_cpuid(const struct emulator_profile *p, uint32_t le
 		}
 		if (real.eax < (p->core_type ? CPUID_LEAF_HYBRID : CPUID_LEAF_PERFMON))
 			real.eax = p->core_type ? CPUID_LEAF_HYBRID : CPUID_LEAF_PERFMON;
+		if (emulator_arch_lbr(p) && real.eax < CPUID_LEAF_ARCH_LBR)
+			real.eax = CPUID_LEAF_ARCH_LBR;
 		real.ebx = CPUID_VENDOR_INTEL_EBX;
 		real.edx = CPUID_VENDOR_INTEL_EDX;
 		real.ecx = CPUID_VENDOR_INTEL_ECX;
@@ -594,10 +597,16 @@ struct cpuid_result emulator_cpuid(const struct emulator_profile *p, uint32_t le
 			real.edx = set_bit_if(real.edx, CPUID_7_EDX_HYBRID, p->core_type != 0);
 			/* TSX as the profile has it: LBR's FROM format depends on it (rule 24). */
 			real.ebx = set_bit_if(real.ebx, CPUID_7_EBX_HLE | CPUID_7_EBX_RTM, p->tsx);
-			/* Architectural LBR is not modelled: not enumerated (rule 24). */
-			real.edx = set_bit_if(real.edx, CPUID_7_EDX_ARCH_LBR, false);
+			/* Architectural LBR as the profile has it (rule 24). */
+			real.edx = set_bit_if(real.edx, CPUID_7_EDX_ARCH_LBR, emulator_arch_lbr(p));
 		}
 		return real;
+	case CPUID_LEAF_ARCH_LBR: {
+		struct cpuid_result r = { 0 };
+
+		emulator_arch_lbr_cpuid(p, &r.eax, &r.ebx, &r.ecx);
+		return r;
+	}
 	case CPUID_LEAF_HYBRID:
 		/* The core type, and a native model id of 0 (SDM Vol. 2A CPUID leaf 1AH). */
 		return (struct cpuid_result){ p->core_type ? (uint32_t)p->core_type << 24 : 0, 0, 0,

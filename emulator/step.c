@@ -178,7 +178,7 @@ unsigned int emulator_observed(const struct emulator_cpu *cpu)
 			observed |= OBSERVE_USER;
 	}
 	/* Rule 24: a recording LBR stack observes the rings its CPL filter lets through. */
-	if (r->debugctl & DEBUGCTL_LBR) {
+	if (emulator_lbr_may_record(r->debugctl, &r->lbr)) {
 		if (emulator_lbr_observes(r, emulator_profile(), false))
 			observed |= OBSERVE_KERNEL;
 		if (emulator_lbr_observes(r, emulator_profile(), true))

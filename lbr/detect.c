@@ -17,7 +17,6 @@
  * than by model: so does lbr/, which then runs unchanged on any part, the model included.
  */
 
-#define CPUID_LEAF_ARCH_LBR 0x1c
 #define PERFMON_FREEZE_BY_STATUS 4 /* perfmon v4: LBR_FRZ in GLOBAL_STATUS (SDM §20.2.4) */
 
 static struct lbr_support support;
@@ -85,11 +84,55 @@ static void fail(const char *reason)
 	format(support.reason, sizeof(support.reason), "%s", reason);
 }
 
+/* The perfmon version, and with it the freeze: DEBUGCTL bit 11 with PDCM and v2, bit 58 from v4. */
+static void detect_freeze(void)
+{
+	unsigned int perfmon = CPUID_PERFMON_VERSION(
+		cpuid(0, 0).eax >= CPUID_LEAF_PERFMON ? cpuid(CPUID_LEAF_PERFMON, 0).eax : 0);
+
+	support.freeze = perfmon >= 2;
+	support.freeze_by_status = perfmon >= PERFMON_FREEZE_BY_STATUS;
+}
+
+/*
+ * Architectural LBR (SDM Vol. 3B "Architectural Last Branch Records"; Linux
+ * intel_pmu_arch_lbr_init()): the depth is the deepest leaf 1CH enumerates (fls(EAX[7:0]) x 8),
+ * filters need both the CPL and the branch filter (EBX[0], EBX[1]), call-stack mode EBX[2].
+ */
+static void detect_architectural(void)
+{
+	struct cpuid_result leaf;
+	uint32_t depths;
+
+	if (!support.architectural)
+		return fail("IA32_PERF_CAPABILITIES.LBR_FMT=0x3f (architectural) but "
+			    "CPUID.(7,0):EDX[19]=0 or leaf 0x1C out of range");
+	leaf = cpuid(CPUID_LEAF_ARCH_LBR, 0);
+	depths = leaf.eax & CPUID_1C_EAX_DEPTHS;
+	if (!depths)
+		return fail("CPUID.1CH:EAX[7:0]=0: architectural LBR with no supported depth");
+	support.depth = 8 * (32 - (unsigned int)__builtin_clz(depths));
+	if (support.depth > LBR_LEGACY_MAX_DEPTH) {
+		format(support.reason, sizeof(support.reason),
+		       "architectural LBR %u deep: lbr/ keeps at most %u entries", support.depth,
+		       LBR_LEGACY_MAX_DEPTH);
+		return;
+	}
+	support.from_msr = MSR_ARCH_LBR_FROM_0;
+	support.to_msr = MSR_ARCH_LBR_TO_0;
+	support.info_msr = MSR_ARCH_LBR_INFO_0;
+	support.select =
+		(leaf.ebx & CPUID_1C_EBX_CPL_FILTER) && (leaf.ebx & CPUID_1C_EBX_BRANCH_FILTER);
+	support.call_stack = leaf.ebx & CPUID_1C_EBX_CALL_STACK;
+	support.deep_c_reset = leaf.eax & CPUID_1C_EAX_DEEP_C_RESET;
+	detect_freeze();
+	support.present = true;
+}
+
 /* The first condition that fails, in the order Linux's intel_pmu_init() meets them. */
 void lbr_detect(void)
 {
 	uint64_t caps = 0;
-	unsigned int perfmon;
 	bool pdcm;
 
 	support = (struct lbr_support){ 0 };
@@ -103,14 +146,8 @@ void lbr_detect(void)
 		return fail("RDMSR IA32_PERF_CAPABILITIES raises #GP although CPUID.1:ECX.PDCM=1");
 	support.format = (unsigned int)(caps & PERF_CAP_LBR_FORMAT_MASK);
 	support.architectural = architectural();
-	if (support.format == PERF_CAP_LBR_FORMAT_ARCH) {
-		format(support.reason, sizeof(support.reason),
-		       "IA32_PERF_CAPABILITIES.LBR_FMT=0x3f: architectural LBR "
-		       "(CPUID.(7,0):EDX[19]="
-		       "%u), which lbr/ does not drive yet",
-		       support.architectural);
-		return;
-	}
+	if (support.format == PERF_CAP_LBR_FORMAT_ARCH)
+		return detect_architectural();
 	if (support.format == 0 && !msr_reads(MSR_LBR_NHM_FROM) && !msr_reads(MSR_LBR_CORE2_FROM))
 		return fail("IA32_PERF_CAPABILITIES.LBR_FMT=0 and RDMSR of LBR FROM 0x680 and 0x40 "
 			    "raise #GP: no LBR stack (as in a KVM guest without lbr-fmt)");
@@ -146,11 +183,7 @@ void lbr_detect(void)
 		support.info_msr = MSR_LBR_INFO_0;
 	support.select = msr_reads(MSR_LBR_SELECT);
 	support.call_stack = support.select && probe_call_stack();
-	perfmon = CPUID_PERFMON_VERSION(
-		cpuid(0, 0).eax >= CPUID_LEAF_PERFMON ? cpuid(CPUID_LEAF_PERFMON, 0).eax : 0);
-	/* DEBUGCTL bit 11 exists "if CPUID.01H:ECX[15] = 1 && CPUID.0AH:EAX[7:0] > 1" (Vol. 4) */
-	support.freeze = perfmon >= 2;
-	support.freeze_by_status = perfmon >= PERFMON_FREEZE_BY_STATUS;
+	detect_freeze();
 	support.from_sign_extend =
 		support.format == PERF_CAP_LBR_FORMAT_EIP_FLAGS2 &&
 		!(cpuid(CPUID_LEAF_EXTENDED_FEATURES, 0).ebx & (CPUID_7_EBX_HLE | CPUID_7_EBX_RTM));

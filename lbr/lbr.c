@@ -52,9 +52,14 @@ bool lbr_is_lazy(void)
 	return lazy;
 }
 
+/* lbr_support()->architectural, kept here: lbr_read() stops recording in as few branches as it
+ * can. */
+static bool architectural;
+
 void lbr_init(void)
 {
 	lbr_detect();
+	architectural = lbr_support()->architectural;
 }
 
 struct lbr_stats lbr_stats(unsigned int cpu)
@@ -80,9 +85,37 @@ static uint64_t from_for_write(uint64_t from)
 	return from;
 }
 
+/*
+ * Architectural LBR's IA32_LBR_CTL for a request, without LBREN (load() adds it): a set bit
+ * records (OS, USR, each kind), CALL_STACK as LBR_SELECT's.
+ */
+static uint64_t arch_ctl_for(const struct lbr_config *c)
+{
+	static const struct {
+		uint32_t kind;
+		uint64_t bit;
+	} kinds[] = {
+		{ LBR_BRANCH_JCC, ARCH_LBR_CTL_JCC },
+		{ LBR_BRANCH_NEAR_REL_CALL, ARCH_LBR_CTL_NEAR_REL_CALL },
+		{ LBR_BRANCH_NEAR_IND_CALL, ARCH_LBR_CTL_NEAR_IND_CALL },
+		{ LBR_BRANCH_NEAR_RET, ARCH_LBR_CTL_NEAR_RET },
+		{ LBR_BRANCH_NEAR_IND_JMP, ARCH_LBR_CTL_NEAR_IND_JMP },
+		{ LBR_BRANCH_NEAR_REL_JMP, ARCH_LBR_CTL_NEAR_REL_JMP },
+		{ LBR_BRANCH_FAR, ARCH_LBR_CTL_OTHER_BRANCH },
+	};
+	uint64_t ctl = (c->kernel ? ARCH_LBR_CTL_OS : 0) | (c->user ? ARCH_LBR_CTL_USR : 0);
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (c->branches & kinds[i].kind)
+			ctl |= kinds[i].bit;
+	return c->call_stack ? ctl | ARCH_LBR_CTL_CALL_STACK : ctl;
+}
+
 /* LBR_SELECT for a request: a set bit suppresses what it leaves out; EN_CALLSTACK is set = on. */
 static uint64_t select_for(const struct lbr_config *c)
 {
+	if (lbr_support()->architectural)
+		return arch_ctl_for(c);
 	static const struct {
 		uint32_t kind;
 		uint64_t bit;
@@ -116,9 +149,10 @@ static void stack_read(struct lbr_stack *stack)
 	uint64_t mask = s->depth - 1;
 	unsigned int i;
 
-	stack->tos = rdmsr(MSR_LBR_TOS) & mask;
+	/* Architectural LBR has no TOS: entry 0 is the newest. */
+	stack->tos = s->architectural ? 0 : rdmsr(MSR_LBR_TOS) & mask;
 	for (i = 0; i < s->depth; i++) {
-		unsigned int index = (unsigned int)((stack->tos - i) & mask);
+		unsigned int index = s->architectural ? i : (unsigned int)((stack->tos - i) & mask);
 		uint64_t from = rdmsr(s->from_msr + index);
 
 		if (!from)
@@ -130,12 +164,17 @@ static void stack_read(struct lbr_stack *stack)
 	stack->valid = i;
 }
 
-/* Every entry zeroed (Linux intel_pmu_lbr_reset_64()); this CPU then holds nobody's stack. */
+/*
+ * Every entry zeroed (Linux intel_pmu_lbr_reset_64(); with architectural LBR one write of
+ * IA32_LBR_DEPTH, intel_pmu_arch_lbr_reset()); this CPU then holds nobody's stack.
+ */
 static void stack_wipe(struct lbr_cpu *cpu)
 {
 	const struct lbr_support *s = lbr_support();
 
-	for (unsigned int i = 0; i < s->depth; i++) {
+	if (s->architectural)
+		stack_write(MSR_ARCH_LBR_DEPTH, s->depth);
+	for (unsigned int i = 0; !s->architectural && i < s->depth; i++) {
 		stack_write(s->from_msr + i, 0);
 		stack_write(s->to_msr + i, 0);
 		if (s->info_msr)
@@ -152,6 +191,20 @@ static void stack_restore(const struct lbr_stack *stack)
 	const struct lbr_support *s = lbr_support();
 	uint64_t mask = s->depth - 1;
 
+	/*
+	 * Architectural LBR (intel_pmu_arch_lbr_restore()): a stack that was not full first zeroes
+	 * the rest with one DEPTH write, then only its entries are written; no TOS.
+	 */
+	if (s->architectural) {
+		if (stack->valid < s->depth)
+			stack_write(MSR_ARCH_LBR_DEPTH, s->depth);
+		for (unsigned int i = 0; i < stack->valid; i++) {
+			stack_write(s->from_msr + i, stack->from[i]);
+			stack_write(s->to_msr + i, stack->to[i]);
+			stack_write(s->info_msr + i, stack->info[i]);
+		}
+		return;
+	}
 	for (unsigned int i = 0; i < s->depth; i++) {
 		unsigned int index = (unsigned int)((stack->tos - i) & mask);
 		bool valid = i < stack->valid;
@@ -164,7 +217,7 @@ static void stack_restore(const struct lbr_stack *stack)
 	stack_write(MSR_LBR_TOS, stack->tos);
 }
 
-static void debugctl_set(struct lbr_cpu *cpu, uint64_t bits)
+static inline __attribute__((always_inline)) void debugctl_set(struct lbr_cpu *cpu, uint64_t bits)
 {
 	if ((debugctl_shadow() & LBR_DEBUGCTL_BITS) == bits)
 		return;
@@ -180,22 +233,55 @@ static void debugctl_set(struct lbr_cpu *cpu, uint64_t bits)
 static void load(struct lbr_cpu *cpu, unsigned int task, const struct lbr_task *t)
 {
 	const struct lbr_support *s = lbr_support();
+	uint64_t freeze = s->freeze && !t->config.call_stack ? DEBUGCTL_FREEZE_LBRS_ON_PMI : 0;
 
+	/*
+	 * Architectural LBR: LBR_CTL holds the filters and LBREN. A write that only turns LBREN on
+	 * counts as turning recording on (debugctl_writes), one that changes the filters as a
+	 * select write. DEBUGCTL keeps the freeze bit only.
+	 */
+	if (s->architectural) {
+		uint64_t ctl = t->select | ARCH_LBR_CTL_LBREN;
+
+		debugctl_set(cpu, freeze);
+		if (!cpu->select_known || cpu->select != ctl) {
+			wrmsr(MSR_ARCH_LBR_CTL, ctl);
+			if (cpu->select_known && (cpu->select & ~ARCH_LBR_CTL_LBREN) == t->select)
+				cpu->stats.debugctl_writes++;
+			else
+				cpu->stats.select_writes++;
+			cpu->select = ctl;
+			cpu->select_known = true;
+		}
+		cpu->loaded = task + 1;
+		return;
+	}
 	if (s->select && (!cpu->select_known || cpu->select != t->select)) {
 		wrmsr(MSR_LBR_SELECT, t->select);
 		cpu->select = t->select;
 		cpu->select_known = true;
 		cpu->stats.select_writes++;
 	}
-	debugctl_set(cpu, DEBUGCTL_LBR |
-				  (s->freeze && !t->config.call_stack ? DEBUGCTL_FREEZE_LBRS_ON_PMI
-								      : 0));
+	debugctl_set(cpu, DEBUGCTL_LBR | freeze);
 	cpu->loaded = task + 1;
+}
+
+/* Recording off: DEBUGCTL.LBR, or LBR_CTL.LBREN (its filters kept), and the freeze bit. */
+static inline __attribute__((always_inline)) void recording_off(struct lbr_cpu *cpu)
+{
+	/* Laid out for the legacy case: no taken branch before DEBUGCTL's write (lbr_read()). */
+	if (__builtin_expect(architectural, 0) && cpu->select_known &&
+	    (cpu->select & ARCH_LBR_CTL_LBREN)) {
+		cpu->select &= ~ARCH_LBR_CTL_LBREN;
+		wrmsr(MSR_ARCH_LBR_CTL, cpu->select);
+		cpu->stats.debugctl_writes++;
+	}
+	debugctl_set(cpu, 0);
 }
 
 static void unload(struct lbr_cpu *cpu)
 {
-	debugctl_set(cpu, 0);
+	recording_off(cpu);
 	cpu->loaded = 0;
 }
 
@@ -209,6 +295,9 @@ static bool still_held(const struct lbr_cpu *cpu, unsigned int task, const struc
 {
 	if (!lazy || cpu->last_task != task + 1 || cpu->last_log_id != t->log_id)
 		return false;
+	/* Architectural: entry 0 (only where CPUID.1CH:EAX[30] says deep C-states reset it). */
+	if (lbr_support()->architectural && !lbr_support()->deep_c_reset)
+		return true;
 	return t->saved.valid == 0 || rdmsr(lbr_support()->from_msr + t->saved.tos) != 0;
 }
 
@@ -258,6 +347,7 @@ void lbr_switch_in(const struct switch_task *prev, const struct switch_task *nex
 		} else {
 			stack_restore(&t->saved);
 			cpu->stats.restores++;
+			cpu->stats.restored_entries += t->saved.valid;
 		}
 		load(cpu, next->index, t);
 	} else {
@@ -364,6 +454,7 @@ static struct lbr_entry decode(uint64_t from, uint64_t to, uint64_t info)
 					FROM_FLAGS_SHIFT_EIP_FLAGS2);
 		break;
 	case PERF_CAP_LBR_FORMAT_INFO:
+	case PERF_CAP_LBR_FORMAT_ARCH: /* LBR_INFO_x: the same mispredict bit and cycle count */
 		entry.mispredicted = info & LBR_INFO_MISPREDICT;
 		entry.cycles = (uint16_t)(info & LBR_INFO_CYCLES);
 		break;
@@ -399,7 +490,7 @@ enum lbr_error lbr_read(unsigned int task, struct lbr_entry *entries, unsigned i
 	struct lbr_task *t;
 
 	if (live)
-		debugctl_set(cpu, 0);
+		recording_off(cpu);
 	*count = 0;
 	if (task >= SWITCH_TASKS_MAX) {
 		local_irq_restore(flags);

@@ -59,12 +59,15 @@ struct lbr_entry {
 };
 
 /*
- * What detection found (docs/hardware-facts.md, LBR). present: model-specific LBR that lbr/
- * drives; else reason says exactly why not (CPUID or MSR, as found).
+ * What detection found (docs/hardware-facts.md, LBR). present: model-specific or architectural
+ * LBR that lbr/ drives; else reason says exactly why not (CPUID or MSR, as found). For
+ * architectural LBR, from_msr, to_msr and info_msr are entry 0's, and select stands for
+ * LBR_CTL's filters.
  */
 struct lbr_support {
 	bool present;
-	bool architectural; /* CPUID.(7,0):EDX[19]: found, not driven yet */
+	bool architectural; /* CPUID.(7,0):EDX[19] and leaf 0x1C: LBR_CTL, DEPTH, entry 0 newest */
+	bool deep_c_reset; /* architectural: CPUID.1CH:EAX[30], deep C-states may reset it */
 	unsigned int format; /* PERF_CAPABILITIES[5:0] */
 	unsigned int depth; /* entries, found by probing the FROM bank for #GP */
 	uint32_t from_msr, to_msr, info_msr; /* banks; info_msr 0 without INFO */
@@ -99,13 +102,14 @@ enum lbr_error lbr_read_pmi(unsigned int task, struct lbr_entry *entries, unsign
 			    unsigned int *count);
 
 /*
- * A CPU's counts (cpu < percpu_count()). stack_writes: WRMSRs of FROM, TO, INFO and TOS;
- * select_writes: of LBR_SELECT; debugctl_writes: DEBUGCTL changes lbr/ asked for (LBR and FREEZE
- * bits).
+ * A CPU's counts (cpu < percpu_count()). stack_writes: WRMSRs of FROM, TO, INFO and TOS (with
+ * architectural LBR, DEPTH); select_writes: of LBR_SELECT (LBR_CTL's filters); debugctl_writes:
+ * the writes that turn recording on and off (DEBUGCTL's LBR and FREEZE bits, LBR_CTL.LBREN).
  */
 struct lbr_stats {
 	uint64_t stack_writes, select_writes, debugctl_writes;
 	uint64_t saves, restores, restores_elided, wipes, wipes_skipped, pmis;
+	uint64_t restored_entries; /* the entries those restores wrote back */
 };
 struct lbr_stats lbr_stats(unsigned int cpu);
 

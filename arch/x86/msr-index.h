@@ -69,6 +69,30 @@
 #define LBR_INFO_CYCLES 0xffffull /* bits 15:0: core cycles since the previous entry */
 #define LBR_LEGACY_MAX_DEPTH 32 /* Skylake and later (Linux MAX_LBR_ENTRIES) */
 
+/*
+ * Architectural LBR (CPUID.(7,0):EDX[19], leaf 0x1C; SDM Vol. 3B "Architectural Last Branch
+ * Records"; Linux msr-index.h MSR_ARCH_LBR_*): entry 0 is the newest, no TOS.
+ */
+#define MSR_ARCH_LBR_CTL 0x000014ce
+#define ARCH_LBR_CTL_LBREN (1ull << 0)
+#define ARCH_LBR_CTL_OS (1ull << 1) /* record branches that end in ring 0 */
+#define ARCH_LBR_CTL_USR (1ull << 2) /* ... in ring > 0 */
+#define ARCH_LBR_CTL_CALL_STACK (1ull << 3)
+#define ARCH_LBR_CTL_JCC (1ull << 16) /* a set filter bit records that kind */
+#define ARCH_LBR_CTL_NEAR_REL_JMP (1ull << 17)
+#define ARCH_LBR_CTL_NEAR_IND_JMP (1ull << 18)
+#define ARCH_LBR_CTL_NEAR_REL_CALL (1ull << 19)
+#define ARCH_LBR_CTL_NEAR_IND_CALL (1ull << 20)
+#define ARCH_LBR_CTL_NEAR_RET (1ull << 21)
+#define ARCH_LBR_CTL_OTHER_BRANCH (1ull << 22)
+#define ARCH_LBR_CTL_DEFINED 0x7f000full
+#define MSR_ARCH_LBR_DEPTH 0x000014cf /* a write zeroes every record */
+#define MSR_ARCH_LBR_FROM_0 0x00001500
+#define MSR_ARCH_LBR_TO_0 0x00001600
+#define MSR_ARCH_LBR_INFO_0 0x00001200
+#define MSR_ARCH_LBR_BLOCK 0x100 /* each family's block of MSR numbers */
+#define ARCH_LBR_INFO_DEFINED 0xff0000000000ffffull /* flags 63:56, cycle count 15:0 */
+
 #define MSR_IA32_PERF_CAPABILITIES 0x00000345 /* exists when CPUID.1:ECX.PDCM=1 */
 #define PERF_CAP_LBR_FORMAT_MASK 0x3full /* bits 5:0; 0 with no LBR (Linux lbr.c LBR_FORMAT_*) */
 #define PERF_CAP_LBR_FORMAT_EIP 0x02 /* 64-bit offsets, no flags */

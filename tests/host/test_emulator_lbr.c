@@ -397,3 +397,74 @@ HOST_TEST(emulator_lbr_newest_entries_for_a_pebs_record)
 	host_check(!emulator_write_msr(&r, &p, 0x1d9, 0));
 	host_check_eq_u64(0, emulator_lbr_newest(&r, &p, out, 8));
 }
+
+/*
+ * Architectural LBR (arrowlake: depths 8-32): LBR_CTL (0x14CE) takes bits 3:0 and 22:16 only,
+ * DEPTH (0x14CF) a supported depth only and a write zeroes the records, its reset value the
+ * deepest; FROM/TO/INFO at 0x1500/0x1600/0x1200 up to 32 entries; the legacy MSRs #GP.
+ */
+HOST_TEST(emulator_arch_lbr_ctl_and_depth_by_the_sdm)
+{
+	struct emulator_profile p = named("arrowlake");
+	struct emulator_registers r = fresh(&p);
+
+	expect_write(&p, &r, 0x14ce, 0x7f000f, 0x7f000f);
+	expect_write_gp(&p, &r, 0x14ce, BIT(4));
+	expect_write_gp(&p, &r, 0x14ce, BIT(23));
+	expect_read(&p, &r, 0x14cf, 32);
+	expect_write_gp(&p, &r, 0x14cf, 0);
+	expect_write_gp(&p, &r, 0x14cf, 12);
+	expect_write_gp(&p, &r, 0x14cf, 40);
+	expect_write(&p, &r, 0x1505, KERNEL_IP, KERNEL_IP);
+	expect_write(&p, &r, 0x14cf, 16, 16);
+	expect_read(&p, &r, 0x1505, 0);
+	expect_read(&p, &r, 0x161f, 0);
+	expect_read_gp(&p, &r, 0x1520);
+	expect_read_gp(&p, &r, 0x680);
+	expect_read_gp(&p, &r, 0x1c9);
+}
+
+/* Entry 0 is the newest; each new record moves the others down, the oldest within DEPTH falls
+ * off; a set LBR_CTL bit records its kind and ring; in call-stack mode a return pops entry 0. */
+HOST_TEST(emulator_arch_lbr_entry_0_is_the_newest)
+{
+	struct emulator_profile p = named("arrowlake");
+	struct emulator_registers r = fresh(&p);
+
+	/* LBREN | OS | every kind, DEPTH 8 */
+	host_check(!emulator_write_msr(&r, &p, 0x14cf, 8));
+	host_check(!emulator_write_msr(&r, &p, 0x14ce, 0x7f0003));
+	for (uint64_t i = 1; i <= 9; i++)
+		record(&r, &p, KERNEL_IP + i, KERNEL_IP + 0x100 + i, EMULATOR_LBR_JCC);
+	expect_read(&p, &r, 0x1500, KERNEL_IP + 9);
+	expect_read(&p, &r, 0x1600, KERNEL_IP + 0x109);
+	expect_read(&p, &r, 0x1507, KERNEL_IP + 2);
+	expect_read(&p, &r, 0x1508, 0); /* past DEPTH: the first branch fell off */
+	record(&r, &p, KERNEL_IP, USER_IP, EMULATOR_LBR_JCC); /* ends in ring 3: USR clear */
+	expect_read(&p, &r, 0x1500, KERNEL_IP + 9);
+	/* Only near calls and returns, call-stack mode: a call pushes, a return pops. */
+	host_check(!emulator_write_msr(&r, &p, 0x14cf, 8));
+	host_check(
+		!emulator_write_msr(&r, &p, 0x14ce, BIT(0) | BIT(1) | BIT(3) | BIT(19) | BIT(21)));
+	record(&r, &p, KERNEL_IP + 1, KERNEL_IP + 0x10, EMULATOR_LBR_NEAR_REL_CALL);
+	record(&r, &p, KERNEL_IP + 2, KERNEL_IP + 0x20, EMULATOR_LBR_NEAR_REL_CALL);
+	record(&r, &p, KERNEL_IP + 3, KERNEL_IP + 0x30, EMULATOR_LBR_JCC); /* not recorded */
+	record(&r, &p, KERNEL_IP + 0x21, KERNEL_IP + 3, EMULATOR_LBR_NEAR_RET);
+	expect_read(&p, &r, 0x1500, KERNEL_IP + 1);
+	expect_read(&p, &r, 0x1501, 0);
+}
+
+HOST_TEST(emulator_arch_lbr_cpuid_leaf_1c)
+{
+	struct emulator_profile p = named("arrowlake"), legacy = named("icelake");
+	struct cpuid_result real = { 0 };
+	struct cpuid_result leaf = emulator_cpuid(&p, 0x1c, 0, real);
+
+	host_check_eq_u64(0x0f | BIT(30) | BIT(31), leaf.eax);
+	host_check_eq_u64(0x7, leaf.ebx);
+	host_check_eq_u64(0x7, leaf.ecx);
+	host_check(emulator_cpuid(&p, 7, 0, real).edx & BIT(19));
+	host_check(emulator_cpuid(&p, 0, 0, real).eax >= 0x1c);
+	host_check(!(emulator_cpuid(&legacy, 7, 0, real).edx & BIT(19)));
+	host_check_eq_u64(0, emulator_cpuid(&legacy, 0x1c, 0, real).eax);
+}

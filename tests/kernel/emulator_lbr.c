@@ -31,6 +31,25 @@ static const struct lbr_support *require_emulated_lbr(void)
 	return lbr_support();
 }
 
+/* A model-specific one (LBR_SELECT, TOS, banks). */
+static const struct lbr_support *require_emulated_legacy_lbr(void)
+{
+	if (require_emulated_lbr()->architectural)
+		test_skip("architectural LBR: no LBR_SELECT, TOS or legacy banks "
+			  "(emulator.rule_24_architectural_* test it)");
+	return lbr_support();
+}
+
+/* An architectural one. */
+static const struct lbr_support *require_emulated_arch_lbr(void)
+{
+	if (!require_emulated_lbr()->architectural)
+		test_skip(
+			"LBR format %u: model-specific, not architectural (emulate=cpu:arrowlake)",
+			lbr_support()->format);
+	return lbr_support();
+}
+
 /*
  * Rule 24: LBR_SELECT's undefined bits raise #GP: bit 9 (EN_CALLSTACK) before Haswell, bit 10
  * and up everywhere (SDM Vol. 3B "Filtering of Last Branch Records"; Linux LBR_SEL_MASK 0x3ff).
@@ -38,7 +57,7 @@ static const struct lbr_support *require_emulated_lbr(void)
  */
 TEST(emulator, rule_24_lbr_select_reserved_bits_raise_gp)
 {
-	const struct lbr_support *s = require_emulated_lbr();
+	const struct lbr_support *s = require_emulated_legacy_lbr();
 	uint64_t defined = s->call_stack ? LBR_SELECT_CALLSTACK_MASK : LBR_SELECT_NEHALEM_MASK;
 	uint64_t old = 0, value = 0;
 
@@ -59,7 +78,7 @@ TEST(emulator, rule_24_lbr_select_reserved_bits_raise_gp)
  * format 5, and TOS takes an index below the depth only. */
 TEST(emulator, rule_24_lbr_msrs_beyond_the_depth_raise_gp)
 {
-	const struct lbr_support *s = require_emulated_lbr();
+	const struct lbr_support *s = require_emulated_legacy_lbr();
 	uint64_t value = 0, tos = 0;
 
 	check_eq(0, rdmsr_safe(s->from_msr + s->depth - 1, &value));
@@ -101,7 +120,8 @@ TEST(emulator, rule_24_a_tsx_off_from_write_must_sign_extend_bits_62_61)
 
 /*
  * Rule 24: a profile without model-specific LBR (a KVM guest without lbr-fmt, architectural LBR
- * only, AMD): every legacy LBR MSR raises #GP and DEBUGCTL.LBR is dropped: it reads 0.
+ * only, AMD): every legacy LBR MSR raises #GP and DEBUGCTL.LBR is dropped: it reads 0 (with
+ * architectural LBR "writes are discarded and it reads 0").
  */
 TEST(emulator, rule_24_lbr_msrs_raise_gp_without_model_specific_lbr)
 {
@@ -111,7 +131,7 @@ TEST(emulator, rule_24_lbr_msrs_raise_gp_without_model_specific_lbr)
 	uint64_t value = 0, debugctl = ~0ull;
 
 	require_emulator();
-	if (lbr_support()->present)
+	if (lbr_support()->present && !lbr_support()->architectural)
 		test_skip("the profile has a model-specific LBR stack (format %u, %u entries)",
 			  lbr_support()->format, lbr_support()->depth);
 	for (unsigned int i = 0; i < sizeof(msrs) / sizeof(msrs[0]); i++) {
@@ -178,4 +198,39 @@ TEST_OBSERVING(emulator, rule_24_lbr_entries_are_the_branches_bts_records, 7500)
 	check_eq(jumps[1].to, entries[k].to);
 	check_eq(jumps[0].from, entries[k + 1].from);
 	check_eq(jumps[0].to, entries[k + 1].to);
+}
+
+#define ARCH_LBR_CTL_RESERVED_BIT (1ull << 4)
+#define ARCH_ENTRY_FROM 0xffffffff81234567ull
+
+/*
+ * Rule 24, architectural: IA32_LBR_CTL's undefined bits (4-15, 23 and up) raise #GP; DEPTH takes
+ * only a depth leaf 1CH enumerates (bit n of EAX[7:0]: 8 (n + 1)), and a write of it zeroes
+ * every record (Linux's reset is that one write); the deepest is its reset value.
+ */
+TEST(emulator, rule_24_architectural_lbr_ctl_and_depth_take_only_defined_values)
+{
+	const struct lbr_support *s = require_emulated_arch_lbr();
+	uint32_t depths = cpuid(CPUID_LEAF_ARCH_LBR, 0).eax & CPUID_1C_EAX_DEPTHS;
+	uint64_t ctl = 0, depth = 0, from = ~0ull;
+
+	check_eq(0, rdmsr_safe(MSR_ARCH_LBR_CTL, &ctl));
+	check_eq(GP, wrmsr_safe(MSR_ARCH_LBR_CTL, ARCH_LBR_CTL_RESERVED_BIT));
+	check_eq(GP, wrmsr_safe(MSR_ARCH_LBR_CTL, 1ull << 23));
+	check_eq(0, rdmsr_safe(MSR_ARCH_LBR_DEPTH, &depth));
+	check_eq(s->depth, depth);
+	check_eq(GP, wrmsr_safe(MSR_ARCH_LBR_DEPTH, 0));
+	check_eq(GP, wrmsr_safe(MSR_ARCH_LBR_DEPTH, 12));
+	check_eq(GP, wrmsr_safe(MSR_ARCH_LBR_DEPTH, s->depth + 8));
+	for (unsigned int n = 0; n < 8; n++)
+		if (!(depths & (1u << n)))
+			check_eq(GP, wrmsr_safe(MSR_ARCH_LBR_DEPTH, 8 * (n + 1)));
+	check_eq(GP, rdmsr_safe(s->from_msr + s->depth, &from));
+	check_eq(0, wrmsr_safe(s->from_msr + 1, ARCH_ENTRY_FROM));
+	check_eq(0, rdmsr_safe(s->from_msr + 1, &from));
+	check_eq(ARCH_ENTRY_FROM, from);
+	check_eq(0, wrmsr_safe(MSR_ARCH_LBR_DEPTH, s->depth));
+	check_eq(0, rdmsr_safe(s->from_msr + 1, &from));
+	check_eq(0, from);
+	check_eq(0, wrmsr_safe(MSR_ARCH_LBR_CTL, ctl));
 }

@@ -14,6 +14,7 @@
 #include "sched/task.h"
 #include "tests/kernel/lib/budget.h"
 #include "tests/kernel/lib/lbr_probe.h"
+#include "tests/kernel/lib/lbr_util.h"
 #include "tests/kernel/lib/user_programs.h"
 
 /*
@@ -128,8 +129,7 @@ static void run_window(enum configuration configuration, bool lazy, struct windo
  */
 static void measure(const char *name, enum configuration configuration, bool lazy)
 {
-	const struct lbr_support *s = lbr_support();
-	uint64_t per_entry = s->info_msr ? 3 : 2, restores, wipes, writes;
+	uint64_t restores, wipes, writes;
 	struct window w = { 0 };
 	uint64_t median;
 
@@ -158,7 +158,7 @@ static void measure(const char *name, enum configuration configuration, bool laz
 		  (unsigned long long)(w.after.restores_elided - w.before.restores_elided),
 		  (unsigned long long)wipes);
 	check(median > 0, "%s: the TSC did not advance over two switches", name);
-	check_eq(restores * (s->depth * per_entry + 1) + wipes * s->depth * per_entry, writes);
+	check_eq(lbr_expected_stack_writes(&w.before, &w.after), writes);
 	if (configuration == NO_LBR || (configuration == CALL_STACK && lazy)) {
 		/* The first switch-in of a new task wipes or restores nothing but an empty stack.
 		 */

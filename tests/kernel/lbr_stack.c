@@ -167,6 +167,16 @@ TEST(lbr, detection_reports_the_format_depth_and_banks)
 		  s->present, s->format, s->depth, s->from_msr, s->to_msr, s->info_msr, s->select,
 		  s->call_stack, s->freeze, s->freeze_by_status, s->from_sign_extend, s->reason);
 	require_lbr();
+	if (s->architectural) {
+		/* Entry 0's MSRs (SDM Vol. 4: IA32_LBR_0_FROM_IP 1500H, _TO_IP 1600H, _INFO 1200H),
+		 * and a depth leaf 1CH can enumerate: a multiple of 8. */
+		check_eq(PERF_CAP_LBR_FORMAT_ARCH, s->format);
+		check_eq(0x1500, s->from_msr);
+		check_eq(0x1600, s->to_msr);
+		check_eq(0x1200, s->info_msr);
+		check(s->depth && s->depth % 8 == 0 && s->depth <= 64, "depth %u", s->depth);
+		return;
+	}
 	check(s->depth == 4 || s->depth == 8 || s->depth == 16 || s->depth == 32,
 	      "depth %u is none of Linux's 4, 8, 16, 32", s->depth);
 	check(s->from_msr == MSR_LBR_NHM_FROM || s->from_msr == MSR_LBR_CORE2_FROM,

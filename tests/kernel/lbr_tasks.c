@@ -11,6 +11,7 @@
 #include "sched/sched.h"
 #include "sched/task.h"
 #include "tests/kernel/lib/lbr_probe.h"
+#include "tests/kernel/lib/lbr_util.h"
 #include "tests/kernel/lib/smp_util.h"
 
 #define ENTRIES LBR_LEGACY_MAX_DEPTH
@@ -342,12 +343,11 @@ static void record_and_yield(void *arg)
 /*
  * Another task recorded on the CPU between two runs of the call-stack task: its switch-in wiped
  * the stack (and this CPU forgot whose it held, as intel_pmu_lbr_reset() clears last_task_ctx),
- * so the call-stack task's switch-in restores every entry and TOS. The writes are exact: each
- * restore writes depth FROM/TO (and INFO) pairs and TOS, each wipe depth of them.
+ * so the call-stack task's switch-in restores every entry and TOS. The writes are exact
+ * (lbr_expected_stack_writes()).
  */
 TEST_OBSERVING(lbr, a_call_stack_is_restored_after_another_task_recorded, 6000)
 {
-	unsigned int per_entry = lbr_support()->info_msr ? 3 : 2;
 	struct lbr_entry entries[ENTRIES];
 	struct lbr_user_rounds *rounds;
 	struct lbr_stats before, after;
@@ -385,7 +385,6 @@ TEST_OBSERVING(lbr, a_call_stack_is_restored_after_another_task_recorded, 6000)
 	check_eq(0, broken);
 	check(restores >= ROUNDS, "%llu restores in %d rounds", (unsigned long long)restores,
 	      ROUNDS);
-	check_eq(restores * (lbr_support()->depth * per_entry + 1) +
-			 wipes * lbr_support()->depth * per_entry,
+	check_eq(lbr_expected_stack_writes(&before, &after),
 		 after.stack_writes - before.stack_writes);
 }
