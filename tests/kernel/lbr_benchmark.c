@@ -171,7 +171,7 @@ static void measure(const char *name, enum configuration configuration, bool laz
 	fewest_samples = w.count < fewest_samples ? w.count : fewest_samples;
 }
 
-TEST_OBSERVING_USER(lbr, benchmark_switch_cost_by_configuration, 4000)
+TEST_OBSERVING(lbr, benchmark_switch_cost_by_configuration, 68000)
 {
 	if (!lbr_support()->present)
 		test_skip("%s", lbr_support()->reason);

@@ -325,7 +325,7 @@ TEST(lbr, bad_requests_get_a_clear_error)
  * so no tick comes between; the PMI is delivered when they are on again, which without the
  * freeze would put the handler's path in the stack.
  */
-TEST_OBSERVING(lbr, freeze_on_pmi_keeps_the_branches_before_the_pmi, 1600)
+TEST_OBSERVING(lbr, freeze_on_pmi_keeps_the_branches_before_the_pmi, 8100)
 {
 	struct lbr_config config = { .kernel = true, .user = true, .branches = LBR_BRANCH_ALL };
 	bool resumed = false;
@@ -389,7 +389,7 @@ TEST_OBSERVING(lbr, freeze_on_pmi_keeps_the_branches_before_the_pmi, 1600)
  * newest one's target is at or before the eventing IP with no branch between: straight code,
  * less than PROBE_STRAIGHT_BYTES on.
  */
-TEST_OBSERVING(lbr, pebs_lbr_group_holds_the_branches_before_the_eventing_instruction, 1400)
+TEST_OBSERVING(lbr, pebs_lbr_group_holds_the_branches_before_the_eventing_instruction, 8200)
 {
 	struct lbr_config config = { .kernel = true, .user = true, .branches = LBR_BRANCH_ALL };
 	struct pmu_event instructions = { .event = EVENT_INSTRUCTIONS_RETIRED,
