@@ -89,6 +89,7 @@ OBJS := \
 	emulator/profile.o \
 	emulator/registers.o \
 	emulator/amd.o \
+	emulator/lbr.o \
 	emulator/step.o \
 	emulator/store.o \
 	dr/bpext.o \
@@ -110,6 +111,9 @@ OBJS := \
 	ds/records.o \
 	ds/state.o \
 	ds/switch.o \
+	lbr/detect.o \
+	lbr/lbr.o \
+	lbr/state.o \
 	pmu/detect.o \
 	pmu/event.o \
 	pmu/pmu.o \
@@ -238,7 +242,7 @@ PLATFORM ?= log
 CHECK_WORKERS ?= 2
 
 # Folders whose files must form no cycle, by links or by includes (scripts/check_layout --inside).
-ACYCLIC_FOLDERS := debugstate dr ds pmu
+ACYCLIC_FOLDERS := debugstate dr ds lbr pmu
 
 ifeq ($(LOG),)
 check: deps
@@ -312,6 +316,7 @@ HOST_LIB_SRCS := \
 	emulator/profile.c \
 	emulator/registers.c \
 	emulator/amd.c \
+	emulator/lbr.c \
 	lib/acpi.c \
 	lib/acpi_spcr.c \
 	lib/acpi_timer.c \
@@ -357,6 +362,9 @@ HOST_SHIM_SRCS := \
 	arch/x86/debugctl.c \
 	arch/x86/tsc.c \
 	debugstate/debugstate.c \
+	lbr/detect.c \
+	lbr/lbr.c \
+	lbr/state.c \
 	ds/activate.c \
 	ds/buffer.c \
 	kernel/spinlock.c \
@@ -371,6 +379,7 @@ HOST_SHIM_SRCS := \
 	emulator/profile.c \
 	emulator/registers.c \
 	emulator/amd.c \
+	emulator/lbr.c \
 	lib/console.c \
 	lib/crc32.c \
 	lib/format.c \
@@ -422,7 +431,7 @@ $(BUILD)/host/decode-check: $(DECODE_CHECK_OBJS) Makefile
 layout-check: $(BUILD)/switchyard.elf
 	$(PYTHON) scripts/check_layout --objects $(BUILD) --inside $(ACYCLIC_FOLDERS)
 
-FORMAT_SRCS := $(sort $(wildcard boot/*.[ch] arch/x86/*.[ch] debugstate/*.[ch] platform/pc/*.[ch] kernel/*.[ch] dr/*.[ch] ds/*.[ch] lib/*.[ch] pmu/*.[ch] runner/*.[ch] sched/*.[ch] \
+FORMAT_SRCS := $(sort $(wildcard boot/*.[ch] arch/x86/*.[ch] debugstate/*.[ch] platform/pc/*.[ch] kernel/*.[ch] dr/*.[ch] ds/*.[ch] lbr/*.[ch] lib/*.[ch] pmu/*.[ch] runner/*.[ch] sched/*.[ch] \
 	emulator/*.[ch] tests/kernel/*.c tests/kernel/lib/*.[ch] tests/host/*.[ch] tests/decode_check/*.c witness/*.[ch]))
 
 format-check:

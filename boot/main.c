@@ -25,6 +25,7 @@
 #include "kernel/platform_report.h"
 #include "kernel/shutdown.h"
 #include "kernel/smp.h"
+#include "lbr/lbr.h"
 #include "lib/cmdline.h"
 #include "lib/console.h"
 #include "lib/ktap.h"
@@ -190,6 +191,7 @@ static void __attribute__((noreturn)) start_kernel_guarded(void)
 	dr_init(); /* breakpoints: #DB, CR4.DE */
 	pmu_init(); /* counters: detection, the multiplexing tick */
 	ds_init(); /* Debug Store: detection */
+	lbr_init(); /* Last Branch Records: detection */
 	debugstate_init(); /* the one switch hook and PMI handler, their order written as code */
 	smp_init(); /* the other CPUs, each with its own run queue, idle until given work */
 	platform_report();

@@ -8,11 +8,15 @@
 #include "dr/dr.h"
 #include "ds/ds.h"
 #include "kernel/switch_hooks.h"
+#include "lbr/lbr.h"
 #include "pmu/pmu.h"
 
 /*
  * Switch-out, as Linux's perf_event_task_sched_out() ends the outgoing task's events before
  * the next task's are set up:
+ * 0. lbr/: recording off (DEBUGCTL.LBR), then a call-stack task's stack saved. First, so that
+ *    no branch of the steps after it lands in the outgoing task's stack (Linux disables the PMU,
+ *    LBR with it, before the PMU's sched_task() saves the stack).
  * 1. ds/: credit what a CPU-mode area recorded to the task leaving. It only reads the area
  *    (the CPU owns the indexes while tracing is on); the area stays active for the next task.
  * 2. pmu/: stop the counters where either task samples with PEBS, since ds/'s switch-in may
@@ -27,6 +31,7 @@
  */
 void debugstate_switch_out(const struct switch_task *prev, const struct switch_task *next)
 {
+	lbr_switch_out(prev, next);
 	ds_switch_out(prev, next);
 	pmu_switch_out(prev, next);
 }
@@ -44,12 +49,17 @@ void debugstate_switch_out(const struct switch_task *prev, const struct switch_t
  *    GLOBAL_CTRL around its PEBS_ENABLE write (rule 18 holds), but the counter would have
  *    counted meanwhile with PEBS off, where an overflow arms nothing and is never reloaded,
  *    and the switch would cost two more GLOBAL_CTRL writes.
+ * 4. lbr/: the incoming task's stack restored (unless this CPU still holds it) or wiped, then
+ *    LBR_SELECT and DEBUGCTL.LBR. Last, so that as little of the switch path as can be lands in
+ *    the incoming task's stack (Linux restores in the PMU's sched_task() and enables LBR in
+ *    __intel_pmu_enable_all() just before GLOBAL_CTRL; here it comes just after pmu/'s).
  */
 void debugstate_switch_in(const struct switch_task *prev, const struct switch_task *next)
 {
 	dr_switch_in(prev, next);
 	ds_switch_in(prev, next);
 	pmu_switch_in(prev, next);
+	lbr_switch_in(prev, next);
 }
 
 /*
@@ -62,6 +72,7 @@ void debugstate_task_exit(const struct switch_task *task)
 	dr_task_exit(task);
 	pmu_task_exit(task);
 	ds_task_exit(task);
+	lbr_task_exit(task);
 }
 
 /*
@@ -75,6 +86,9 @@ void debugstate_task_exit(const struct switch_task *task)
  *    change under it (Linux turns BTS off before intel_pmu_drain_bts_buffer(), and drains PEBS
  *    with the counters off: intel_pmu_drain_pebs_buffer(); docs/emulated-cpu.md rule 3), and
  *    acknowledge BUFFER_OVF (SDM §19.6: else no further PEBS PMI comes).
+ * 3b. lbr/: read the stack FREEZE_LBRS_ON_PMI froze, then thaw it (acknowledge
+ *    GLOBAL_STATUS.LBR_FRZ from perfmon v4, else set DEBUGCTL.LBR again), as Linux reads the
+ *    LBRs before intel_pmu_ack_status().
  * 4. Reload each sampling counter that overflowed, and acknowledge the counter overflows in
  *    GLOBAL_OVF_CTRL (handle_pmi_common(), intel_pmu_ack_status()). The counters stand still
  *    since step 1, so reload and acknowledgement cannot race an overflow; both come before the
@@ -92,6 +106,7 @@ void debugstate_pmi(struct cpu_regs *regs)
 	global_ctrl = pmu_pmi_stop();
 	status = pmu_pmi_status();
 	ds_pmi_drain();
+	lbr_pmi(status);
 	pmu_pmi_reload_and_acknowledge(status);
 	pmu_pmi_restart(global_ctrl);
 }

@@ -31,6 +31,8 @@
 #define VEX_THREE_BYTE 0xc4
 #define VEX_TWO_BYTE 0xc5
 #define EVEX 0x62
+#define OPCODE_FAR_RET_IMM16 0xca /* RET far Iw */
+#define OPCODE_FAR_RET 0xcb /* RET far */
 
 /* VEX.mmmmm (SDM Vol. 2, 2.3.6.1) and EVEX.mmm (2.7.1): the implied leading opcode bytes. */
 #define VEX_MAP_SELECT_MASK 0x1f
@@ -288,7 +290,7 @@ static bool is_legacy_prefix(uint8_t byte)
  * immediate or set the branch kind that the selected member has. False for undefined members.
  */
 static bool decode_group(enum decode_map map, uint8_t opcode, uint8_t modrm,
-			 struct opcode_info *info, bool *indirect)
+			 struct opcode_info *info, bool *indirect, bool *far)
 {
 	unsigned int reg = MODRM_REG(modrm);
 	bool register_operand = MODRM_MOD(modrm) == MOD_REGISTER;
@@ -315,11 +317,13 @@ static bool decode_group(enum decode_map map, uint8_t opcode, uint8_t modrm,
 		case 3: /* CALL far Mp */
 			info->branch = DECODE_CALL;
 			*indirect = true;
+			*far = reg == 3;
 			return reg == 2 || !register_operand;
 		case 4: /* JMP near Ev */
 		case 5: /* JMP far Mp */
 			info->branch = DECODE_JMP;
 			*indirect = true;
+			*far = reg == 5;
 			return reg == 4 || !register_operand;
 		case 7:
 			return false;
@@ -454,7 +458,7 @@ bool decode_instruction(const uint8_t *bytes, size_t available, struct decoded_i
 	uint8_t rex = 0, opcode;
 	enum decode_map map = DECODE_MAP_ONE_BYTE;
 	struct opcode_info info;
-	bool indirect = false, vex = false, evex = false;
+	bool indirect = false, far = false, vex = false, evex = false;
 
 	/* Legacy prefixes in any order; a REX that a legacy prefix follows is ignored. */
 	for (;;) {
@@ -512,7 +516,7 @@ bool decode_instruction(const uint8_t *bytes, size_t available, struct decoded_i
 		if (!read_byte(&reader, &modrm))
 			return false;
 		if ((info.flags & OPCODE_GROUP) &&
-		    !decode_group(map, opcode, modrm, &info, &indirect))
+		    !decode_group(map, opcode, modrm, &info, &indirect, &far))
 			return false;
 		if (!(info.flags & OPCODE_MODRM_ALWAYS_REGISTER) &&
 		    !skip_modrm_operand(&reader, modrm))
@@ -525,6 +529,8 @@ bool decode_instruction(const uint8_t *bytes, size_t available, struct decoded_i
 	out->length = (unsigned int)reader.position;
 	out->branch = (enum decode_branch)info.branch;
 	out->indirect = indirect;
+	out->far = far || (map == DECODE_MAP_ONE_BYTE && !vex && !evex &&
+			   (opcode == OPCODE_FAR_RET_IMM16 || opcode == OPCODE_FAR_RET));
 	out->rep_string = rep_prefix && map == DECODE_MAP_ONE_BYTE && !vex && !evex &&
 			  (info.flags & OPCODE_STRING);
 	out->opcode = opcode;

@@ -48,6 +48,8 @@ struct decoded_instruction {
 	enum decode_branch branch;
 	/* FF /2 /3 /4 /5: the target comes from a register or memory. */
 	bool indirect;
+	/* A far CALL, JMP or RET: FF /3, FF /5, CA iw, CB (LBR_SELECT's FAR_BRANCH kind). */
+	bool far;
 	/*
 	 * F2/F3 prefix on a string instruction (MOVS, STOS, LODS, CMPS, SCAS, INS, OUTS): TF
 	 * traps after each iteration, with RIP still at the instruction while RCX is not zero.

@@ -66,6 +66,8 @@ struct emulator_cpu {
 	unsigned int pmi_skid_left;
 	uint64_t pmi_status, pmi_global_ctrl; /* as the handler found them */
 	struct emulator_stats stats;
+	/* The LBR stack at a PEBS assist, for its record's LBR group (store.c). */
+	struct pebs_assist_lbr pebs_lbr[LBR_LEGACY_MAX_DEPTH];
 	/* Violations of the rules, latched for the runner (never printed from a trap). */
 	unsigned int violations;
 	char violation[EMULATOR_VIOLATION_MAX];

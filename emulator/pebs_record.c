@@ -220,8 +220,20 @@ static uint8_t *emit_adaptive(uint8_t *at, const struct pebs_assist *assist, siz
 	 */
 	if (groups & PEBS_ASSIST_CFG_XMMS)
 		at = emit_zeros(at, XMM_QWORDS);
-	/* LBRs (lbr_entry from, to, info, most recent first): the model has no LBR stack; 0. */
-	return emit_zeros(at, (size_t)pebs_lbr_entries(groups) * LBR_ENTRY_QWORDS);
+	/*
+	 * LBRs (lbr_entry from, to, info, most recent first): the stack at the assist as the MSRs
+	 * hold it (rule 24); entries it does not have, 0.
+	 */
+	for (unsigned int i = 0; i < pebs_lbr_entries(groups); i++) {
+		if (assist->lbr && i < assist->lbr_valid) {
+			at = emit(at, assist->lbr[i].from);
+			at = emit(at, assist->lbr[i].to);
+			at = emit(at, assist->lbr[i].info);
+		} else {
+			at = emit_zeros(at, LBR_ENTRY_QWORDS);
+		}
+	}
+	return at;
 }
 
 size_t pebs_record_write(const struct pebs_assist *assist, void *out, size_t room)

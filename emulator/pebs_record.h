@@ -31,6 +31,11 @@ struct pebs_machine_state {
 	uint64_t rax, rbx, rcx, rdx, rsi, rdi, rbp, rsp, r8, r9, r10, r11, r12, r13, r14, r15;
 };
 
+/* One LBR entry of the adaptive LBR group (Linux struct lbr_entry): as the LBR MSRs hold it. */
+struct pebs_assist_lbr {
+	uint64_t from, to, info;
+};
+
 struct pebs_assist {
 	unsigned int format; /* PERF_CAPABILITIES[11:8]: 0-5 (6 is treated as 5) */
 	bool baseline; /* PERF_CAPABILITIES bit 14 */
@@ -43,6 +48,12 @@ struct pebs_assist {
 	uint64_t eventing_ip; /* the instruction that caused the event */
 	uint64_t tsc;
 	struct pebs_machine_state state;
+	/*
+	 * The LBR stack at the assist, newest first: lbr_valid entries at lbr (NULL when none).
+	 * The LBR group takes the newest of them; entries past lbr_valid are written 0.
+	 */
+	const struct pebs_assist_lbr *lbr;
+	unsigned int lbr_valid;
 };
 
 /*

@@ -22,7 +22,9 @@ static const struct emulator_profile profiles[] = {
 	 * Core 2 (Penryn, Core 2 Duo P7350, 06_17H stepping A): "PEBS fmt0+, 4-deep LBR, Core2
 	 * events", version 2, 2 GP counters of 40 bits; 3 fixed counters of 40 bits (SDM Vol. 4
 	 * Core 2 table, MSR_PERF_FIXED_CTR0-2). PEBS on PMC0 only. CPUID.1 reports DTES64, DS-CPL
-	 * and PDCM on Penryn.
+	 * and PDCM on Penryn. LBR: 4 entries at MSR_LASTBRANCH_0_FROM_IP 0x40 / TO 0x60, no
+	 * LBR_SELECT (Linux intel_pmu_lbr_init_core()); format 2, 64-bit EIP without flags (choice:
+	 * no dump of the part's PERF_CAPABILITIES was at hand).
 	 */
 	{
 		.name = "core2",
@@ -40,11 +42,16 @@ static const struct emulator_profile profiles[] = {
 		.pebs_format = 0,
 		.pebs_enable_mask = 1ull << 0,
 		.family_model_stepping = 0x0001067a,
+		.lbr_format = PERF_CAP_LBR_FORMAT_EIP,
+		.lbr_depth = 4,
+		.lbr_core2_bank = true,
 	},
 	/*
 	 * Nehalem (Core i7 920, 06_1AH stepping 4): "PEBS fmt1+, Nehalem events", version 3, 4 GP
 	 * counters of 48 bits, 3 fixed; no full-width writes. MSR_PEBS_ENABLE (SDM Vol. 4 Nehalem
-	 * table): PEBS_EN_PMC0-3 at bits 3:0, LL_EN_PMC0-3 at bits 35:32.
+	 * table): PEBS_EN_PMC0-3 at bits 3:0, LL_EN_PMC0-3 at bits 35:32. LBR: 16 entries at
+	 * 0x680 / 0x6C0 with LBR_SELECT (intel_pmu_lbr_init_nhm()), format 3 (FROM bit 63
+	 * mispredict).
 	 */
 	{
 		.name = "nehalem",
@@ -62,11 +69,16 @@ static const struct emulator_profile profiles[] = {
 		.pebs_format = 1,
 		.pebs_enable_mask = (0xfull << 0) | (0xfull << 32),
 		.family_model_stepping = 0x000106a4,
+		.lbr_format = PERF_CAP_LBR_FORMAT_EIP_FLAGS,
+		.lbr_depth = 16,
 	},
 	/*
 	 * Haswell (Core i7-4770 class, 06_3CH stepping 3): "PEBS fmt2+, Haswell events, full-width
 	 * counters", version 3, 4 GP counters of 48 bits with Hyper-Threading (8 without), 3
 	 * fixed. MSR_PEBS_ENABLE as the Sandy Bridge table: PMC0-3, LL_EN 35:32, PS_EN bit 63.
+	 * LBR: 16 entries, LBR_SELECT with EN_CALLSTACK (intel_pmu_lbr_init_hsw()), format 4 (FROM
+	 * bits 63:61 mispredict, in-TSX, abort), and no TSX: microcode turned it off on 06_3CH
+	 * (erratum HSD136), so FROM's bits 62:61 are sign extension on WRMSR (rule 24).
 	 */
 	{
 		.name = "haswell",
@@ -85,11 +97,15 @@ static const struct emulator_profile profiles[] = {
 		.full_width = true,
 		.pebs_enable_mask = (0xfull << 0) | (0xfull << 32) | (1ull << 63),
 		.family_model_stepping = 0x000306c3,
+		.lbr_format = PERF_CAP_LBR_FORMAT_EIP_FLAGS2,
+		.lbr_depth = 16,
+		.lbr_call_stack = true,
 	},
 	/*
 	 * Skylake (Core i3-6300T, 06_5EH stepping 3): "PEBS fmt3+, Skylake events, full-width
 	 * counters", version 4, 4 GP counters of 48 bits (with Hyper-Threading), 3 fixed.
-	 * MSR_PEBS_ENABLE as Haswell.
+	 * MSR_PEBS_ENABLE as Haswell. LBR: 32 entries with MSR_LBR_INFO_x at 0xDC0, format 5
+	 * (intel_pmu_lbr_init_skl()).
 	 */
 	{
 		.name = "skylake",
@@ -108,11 +124,15 @@ static const struct emulator_profile profiles[] = {
 		.full_width = true,
 		.pebs_enable_mask = (0xfull << 0) | (0xfull << 32) | (1ull << 63),
 		.family_model_stepping = 0x000506e3,
+		.lbr_format = PERF_CAP_LBR_FORMAT_INFO,
+		.lbr_depth = 32,
+		.lbr_call_stack = true,
 	},
 	/*
 	 * Ice Lake client (Core i7-1065G7, 06_7EH stepping 5): "PEBS fmt4+-baseline, AnyThread
 	 * deprecated, Icelake events, full-width counters", version 5, 8 GP counters of 48 bits,
 	 * 4 fixed (the fourth counts topdown slots), CPUID.0AH:ECX = 0xf. PEBS on every counter.
+	 * LBR as Skylake's (Linux sets Ice Lake up with intel_pmu_lbr_init_skl()).
 	 */
 	{
 		.name = "icelake",
@@ -133,6 +153,9 @@ static const struct emulator_profile profiles[] = {
 		.full_width = true,
 		.pebs_enable_mask = (0xffull << 0) | (0xfull << 32),
 		.family_model_stepping = 0x000706e5,
+		.lbr_format = PERF_CAP_LBR_FORMAT_INFO,
+		.lbr_depth = 32,
+		.lbr_call_stack = true,
 	},
 	/*
 	 * Arrow Lake-H P-core (Core Ultra 9 285H, 06_C5H stepping 2): cpu_core version 5, 48 bits,
@@ -140,7 +163,10 @@ static const struct emulator_profile profiles[] = {
 	 * which Linux refused until b8c3a2502a20 ("perf/x86/intel/ds: Add PEBS format 6"): "The
 	 * only difference between 5 and 6 is the new counters snapshotting group", which the model
 	 * does not play, so its records are format 5's. The P-core has 10 GP counters; the profile
-	 * has 8, the kernel's limit (choice).
+	 * has 8, the kernel's limit (choice). LBR: architectural (PERF_CAPABILITIES[5:0] = 0x3F,
+	 * Alder Lake and later clients; Linux intel_pmu_arch_lbr_init()), depths 8 to 32
+	 * (CPUID.1CH:EAX[7:0] = 0xF: choice, 32 as Linux finds on these parts), every filter and
+	 * call-stack mode; DEBUGCTL.LBR is dropped and the legacy LBR MSRs raise #GP.
 	 */
 	{
 		.name = "arrowlake",
@@ -161,6 +187,8 @@ static const struct emulator_profile profiles[] = {
 		.full_width = true,
 		.pebs_enable_mask = (0xffull << 0) | (0xfull << 32),
 		.family_model_stepping = 0x000c0652,
+		.lbr_format = PERF_CAP_LBR_FORMAT_ARCH,
+		.arch_lbr_depths = 0x0f,
 	},
 	/*
 	 * A KVM guest with PEBS passthrough on an Ice Lake server host (06_6AH stepping 6, the

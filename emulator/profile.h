@@ -54,6 +54,22 @@ struct emulator_profile {
 	 * (emulator/amd.c); every Intel PMU and Debug Store MSR raises #GP.
 	 */
 	bool amd;
+	/*
+	 * Model-specific LBR (docs/emulated-cpu.md rule 24; emulator/lbr.c): PERF_CAPABILITIES[5:0]
+	 * (PERF_CAP_LBR_FORMAT_*), the stack's depth (0: none; a power of two), its FROM/TO bank
+	 * (Core 2's at 0x40/0x60 without LBR_SELECT, else Nehalem's at 0x680/0x6C0 with it), and
+	 * LBR_SELECT.EN_CALLSTACK (Haswell and later). Format 0x3F is architectural LBR, which the
+	 * model does not play yet: DEBUGCTL.LBR is then dropped and every legacy LBR MSR raises
+	 * #GP.
+	 */
+	unsigned int lbr_format, lbr_depth;
+	bool lbr_core2_bank, lbr_call_stack;
+	bool tsx; /* CPUID.(7,0):EBX HLE and RTM: TSX enabled */
+	/*
+	 * Architectural LBR with lbr_format 0x3F: CPUID.1CH:EAX[7:0], the supported depths (bit n:
+	 * 8 (n + 1)); 0: none (emulator/lbr.c, rule 24).
+	 */
+	uint32_t arch_lbr_depths;
 	bool perfctr_core; /* CPUID 0x80000001 ECX[23]: six counters at 0xC0010200 */
 	bool perfmon_v2; /* CPUID 0x80000022 EAX[0]: the global MSRs; EBX[3:0] = gp_counters */
 };

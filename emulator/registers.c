@@ -26,7 +26,6 @@
 #define MISC_ENABLE_MODELLED \
 	(MISC_ENABLE_PERFMON_AVAILABLE | MISC_ENABLE_BTS_UNAVAILABLE | MISC_ENABLE_PEBS_UNAVAILABLE)
 #define DEBUGCTL_BTS_FEATURE (DEBUGCTL_TR | DEBUGCTL_BTS | DEBUGCTL_BTINT)
-#define DEBUGCTL_NOT_MODELLED DEBUGCTL_LBR
 #define PEBS_DATACFG_DEFINED                                                              \
 	(PEBS_DATACFG_MEMINFO | PEBS_DATACFG_GP | PEBS_DATACFG_XMMS | PEBS_DATACFG_LBRS | \
 	 PEBS_DATACFG_LBR_MASK)
@@ -71,7 +70,7 @@ static uint64_t perf_capabilities_value(const struct emulator_profile *p)
 		value |= PERF_CAP_FULL_WIDTH_WRITE;
 	if (p->pebs_baseline)
 		value |= PERF_CAP_PEBS_BASELINE;
-	return value;
+	return value | (p->lbr_format & PERF_CAP_LBR_FORMAT_MASK);
 }
 
 /*
@@ -86,12 +85,13 @@ static bool any_thread_defined(const struct emulator_profile *p)
 }
 
 /*
- * IA32_DEBUGCTL (SDM Vol. 4 Table 2-2). LBR is accepted and dropped: the model has no LBR stack
- * (silicon keeps it: a limit of the model). BTF is kept, and the engine single-steps on branches
- * with it. BTS_OFF_OS/USR are accepted and stored on every profile (the table ties them to CPU
- * models, not to DS-CPL); the engine applies them only with DS-CPL. Bits 11-12 need PDCM and
- * perfmon version 2 ("If CPUID.01H:ECX[15] = 1 && CPUID.0AH:EAX[7:0] > 1"). Every other bit
- * (bus-lock detect, SMM freeze, RTM debug, ...) is not modelled: #GP.
+ * IA32_DEBUGCTL (SDM Vol. 4 Table 2-2). LBR is accepted everywhere, kept where the profile has a
+ * model-specific LBR stack and dropped elsewhere (emulator_lbr_debugctl_kept()). BTF is kept, and
+ * the engine single-steps on branches with it. BTS_OFF_OS/USR are accepted and stored on every
+ * profile (the table ties them to CPU models, not to DS-CPL); the engine applies them only with
+ * DS-CPL. Bits 11-12 need PDCM and perfmon version 2 ("If CPUID.01H:ECX[15] = 1 &&
+ * CPUID.0AH:EAX[7:0] > 1"). Every other bit (bus-lock detect, SMM freeze, RTM debug, ...) is not
+ * modelled: #GP.
  */
 static uint64_t debugctl_defined(const struct emulator_profile *p)
 {
@@ -99,8 +99,8 @@ static uint64_t debugctl_defined(const struct emulator_profile *p)
 
 	/* AMD's DebugCtl (APM Vol. 2 §13.1.1.6): LBR and BTF; PB0-3 and the rest not modelled. */
 	if (p->amd)
-		return DEBUGCTL_NOT_MODELLED | DEBUGCTL_BTF;
-	bits = DEBUGCTL_NOT_MODELLED | DEBUGCTL_BTF | DEBUGCTL_BTS_FEATURE | DEBUGCTL_BTS_OFF_OS |
+		return DEBUGCTL_LBR | DEBUGCTL_BTF;
+	bits = DEBUGCTL_LBR | DEBUGCTL_BTF | DEBUGCTL_BTS_FEATURE | DEBUGCTL_BTS_OFF_OS |
 	       DEBUGCTL_BTS_OFF_USR;
 
 	if (p->pdcm && p->perfmon_version >= 2)
@@ -130,7 +130,7 @@ static bool write_debugctl(struct emulator_registers *r, const struct emulator_p
 		return true;
 	if (!p->bts && (value & DEBUGCTL_BTS_FEATURE))
 		return true;
-	r->debugctl = value & ~DEBUGCTL_NOT_MODELLED;
+	r->debugctl = value & ~(DEBUGCTL_LBR & ~emulator_lbr_debugctl_kept(p));
 	return false;
 }
 
@@ -266,6 +266,9 @@ bool emulator_owns_msr(uint32_t index)
 {
 	unsigned int i;
 
+	/* AMD's first, by its range: AMD's counted paths skip Intel's checks (rule 26). */
+	if (index >= MSR_AMD64_PERF_CNTR_GLOBAL_STATUS)
+		return emulator_amd_owns_msr(index);
 	switch (index) {
 	case MSR_IA32_DEBUGCTL:
 	case MSR_IA32_DS_AREA:
@@ -281,12 +284,12 @@ bool emulator_owns_msr(uint32_t index)
 	case MSR_IA32_PERF_GLOBAL_INUSE:
 		return true;
 	}
-	/* AMD's last: every accessor asks this, also in counted code (ds.partial_pebs_*). */
+	/* LBR's last: every accessor asks this, also in counted code (ds.partial_pebs_*). */
 	return in_family(index, MSR_IA32_PERFEVTSEL0, EMULATOR_MAX_GP, &i) ||
 	       in_family(index, MSR_IA32_PMC0, EMULATOR_MAX_GP, &i) ||
 	       in_family(index, MSR_IA32_A_PMC0, EMULATOR_MAX_GP, &i) ||
 	       in_family(index, MSR_IA32_FIXED_CTR0, EMULATOR_MAX_FIXED, &i) ||
-	       emulator_amd_owns_msr(index);
+	       emulator_lbr_owns_msr(index);
 }
 
 bool emulator_msr_enables_counters(uint32_t index)
@@ -333,6 +336,8 @@ bool emulator_read_msr(const struct emulator_registers *r, const struct emulator
 		return emulator_amd_read_msr(r, p, index, value);
 	if (p->amd && index != MSR_IA32_DEBUGCTL)
 		return true;
+	if (emulator_lbr_owns_msr(index))
+		return emulator_lbr_read_msr(r, p, index, value);
 
 	switch (index) {
 	case MSR_IA32_DEBUGCTL:
@@ -440,6 +445,8 @@ bool emulator_write_msr(struct emulator_registers *r, const struct emulator_prof
 		return emulator_amd_write_msr(r, p, index, value);
 	if (p->amd && index != MSR_IA32_DEBUGCTL)
 		return true;
+	if (emulator_lbr_owns_msr(index))
+		return emulator_lbr_write_msr(r, p, index, value);
 	switch (index) {
 	case MSR_IA32_DEBUGCTL:
 		return write_debugctl(r, p, value);
@@ -528,7 +535,8 @@ bool emulator_owns_cpuid(uint32_t leaf)
 {
 	return leaf == CPUID_LEAF_VENDOR || leaf == CPUID_LEAF_FEATURES ||
 	       leaf == CPUID_LEAF_PERFMON || leaf == CPUID_LEAF_EXTENDED_FEATURES ||
-	       leaf == CPUID_LEAF_HYBRID || emulator_amd_owns_cpuid(leaf);
+	       leaf == CPUID_LEAF_HYBRID || leaf == CPUID_LEAF_ARCH_LBR ||
+	       emulator_amd_owns_cpuid(leaf);
 }
 
 static uint32_t set_bit_if(uint32_t word, uint32_t bit, bool set)
@@ -569,6 +577,8 @@ struct cpuid_result emulator_cpuid(const struct emulator_profile *p, uint32_t le
 		}
 		if (real.eax < (p->core_type ? CPUID_LEAF_HYBRID : CPUID_LEAF_PERFMON))
 			real.eax = p->core_type ? CPUID_LEAF_HYBRID : CPUID_LEAF_PERFMON;
+		if (emulator_arch_lbr(p) && real.eax < CPUID_LEAF_ARCH_LBR)
+			real.eax = CPUID_LEAF_ARCH_LBR;
 		real.ebx = CPUID_VENDOR_INTEL_EBX;
 		real.edx = CPUID_VENDOR_INTEL_EDX;
 		real.ecx = CPUID_VENDOR_INTEL_ECX;
@@ -583,9 +593,20 @@ struct cpuid_result emulator_cpuid(const struct emulator_profile *p, uint32_t le
 	case CPUID_LEAF_PERFMON:
 		return perfmon_leaf(p);
 	case CPUID_LEAF_EXTENDED_FEATURES:
-		if (subleaf == 0)
+		if (subleaf == 0) {
 			real.edx = set_bit_if(real.edx, CPUID_7_EDX_HYBRID, p->core_type != 0);
+			/* TSX as the profile has it: LBR's FROM format depends on it (rule 24). */
+			real.ebx = set_bit_if(real.ebx, CPUID_7_EBX_HLE | CPUID_7_EBX_RTM, p->tsx);
+			/* Architectural LBR as the profile has it (rule 24). */
+			real.edx = set_bit_if(real.edx, CPUID_7_EDX_ARCH_LBR, emulator_arch_lbr(p));
+		}
 		return real;
+	case CPUID_LEAF_ARCH_LBR: {
+		struct cpuid_result r = { 0 };
+
+		emulator_arch_lbr_cpuid(p, &r.eax, &r.ebx, &r.ecx);
+		return r;
+	}
 	case CPUID_LEAF_HYBRID:
 		/* The core type, and a native model id of 0 (SDM Vol. 2A CPUID leaf 1AH). */
 		return (struct cpuid_result){ p->core_type ? (uint32_t)p->core_type << 24 : 0, 0, 0,

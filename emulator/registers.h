@@ -7,14 +7,16 @@
 #include <stdint.h>
 
 #include "arch/x86/cpuid.h"
+#include "emulator/lbr.h"
 #include "emulator/profile.h"
 
 /*
  * One logical CPU's MSRs as the model holds them. The engine reads and updates them directly
  * (counting, overflow status, PEBS reloads); software reaches them only through
  * emulator_read_msr() and emulator_write_msr(). Counter values are held at their width
- * (emulator_counter_mask()). debugctl never holds LBR (not modelled: written, dropped); it holds
- * BTF, but for a KVM guest's profile (kvm_debugctl), which drops it as KVM does.
+ * (emulator_counter_mask()). debugctl holds LBR only where the profile has a model-specific
+ * LBR stack (emulator/lbr.c; elsewhere it is written and dropped); it holds BTF, but for a KVM
+ * guest's profile (kvm_debugctl), which drops it as KVM does.
  */
 struct emulator_registers {
 	uint64_t debugctl, ds_area, pebs_enable, pebs_data_cfg, misc_enable, perf_capabilities;
@@ -26,6 +28,7 @@ struct emulator_registers {
 	 * engine counts by (emulator/amd.c). global_ctrl and global_status are PerfMonV2's.
 	 */
 	uint64_t amd_ctl[EMULATOR_MAX_GP];
+	struct emulator_lbr lbr; /* the model-specific LBR stack and its MSRs */
 };
 
 /*
@@ -49,7 +52,7 @@ void emulator_registers_reset(struct emulator_registers *registers,
  * (those raise #GP): IA32_DEBUGCTL, IA32_DS_AREA, IA32_PEBS_ENABLE, MSR_PEBS_DATA_CFG,
  * IA32_PERF_CAPABILITIES, IA32_MISC_ENABLE, IA32_PERFEVTSEL0-7, IA32_PMC0-7, IA32_A_PMC0-7,
  * IA32_FIXED_CTR0-3, IA32_FIXED_CTR_CTRL, IA32_PERF_GLOBAL_CTRL, _STATUS, _OVF_CTRL and, from
- * perfmon v4, _STATUS_SET and _INUSE.
+ * perfmon v4, _STATUS_SET and _INUSE; the LBR MSRs (emulator_lbr_owns_msr()).
  */
 bool emulator_owns_msr(uint32_t index);
 

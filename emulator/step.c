@@ -177,6 +177,13 @@ unsigned int emulator_observed(const struct emulator_cpu *cpu)
 		if (!(cpl && (r->debugctl & DEBUGCTL_BTS_OFF_USR)))
 			observed |= OBSERVE_USER;
 	}
+	/* Rule 24: a recording LBR stack observes the rings its CPL filter lets through. */
+	if (emulator_lbr_may_record(r->debugctl, &r->lbr)) {
+		if (emulator_lbr_observes(r, emulator_profile(), false))
+			observed |= OBSERVE_KERNEL;
+		if (emulator_lbr_observes(r, emulator_profile(), true))
+			observed |= OBSERVE_USER;
+	}
 	return frozen(cpu) ? observed : observed | cpu->counting.observed;
 }
 
@@ -187,6 +194,7 @@ void emulator_pmi_request(struct emulator_cpu *cpu)
 
 	cpu->pmi_global_ctrl = r->global_ctrl;
 	cpu->pmi_froze = false;
+	emulator_lbr_pmi(r, emulator_profile());
 	if (r->debugctl & DEBUGCTL_FREEZE_PERFMON_ON_PMI) {
 		cpu->pmi_froze = true;
 		if (emulator_profile()->perfmon_version >= 4) {
@@ -445,6 +453,20 @@ void emulator_retire(struct emulator_cpu *cpu, bool user, bool branch, uint64_t 
 	pmi_after_skid(cpu, pmi);
 }
 
+/*
+ * One taken branch or far transfer the model observed: its BTS record (rule 21 for a transfer,
+ * stored when either ring is traced) and its LBR entry (rule 24) come from the same event.
+ */
+static void branch_observed(struct emulator_cpu *cpu, uint64_t from, bool from_user, uint64_t to,
+			    bool to_user, enum emulator_lbr_kind kind)
+{
+	if (kind == EMULATOR_LBR_FAR)
+		emulator_bts_store_transfer(cpu, from, from_user, to, to_user);
+	else
+		emulator_bts_store(cpu, from, to, from_user);
+	emulator_lbr_record(&cpu->registers, emulator_profile(), from, to, to_user, kind);
+}
+
 static bool read_instruction(uint64_t rip, struct decoded_instruction *out)
 {
 	/* The bytes just executed, so mapped; the decoder reads no further than it needs. */
@@ -480,12 +502,13 @@ static bool complete_pending(struct emulator_cpu *cpu, struct cpu_regs *regs)
 	emulator_retire(cpu, cpu->pending_user, true, cpu->pending_rip, regs);
 	/* A far transfer stepped through (an IRETQ into a new task's ring 3): rule 21. */
 	if (insn.branch == DECODE_FAR) {
-		emulator_bts_store_transfer(cpu, cpu->pending_rip, cpu->pending_user, regs->rip,
-					    regs_from_user(regs));
+		branch_observed(cpu, cpu->pending_rip, cpu->pending_user, regs->rip,
+				regs_from_user(regs), EMULATOR_LBR_FAR);
 		return true;
 	}
 	if (taken)
-		emulator_bts_store(cpu, cpu->pending_rip, regs->rip, cpu->pending_user);
+		branch_observed(cpu, cpu->pending_rip, cpu->pending_user, regs->rip,
+				regs_from_user(regs), emulator_lbr_kind(&insn));
 	return taken;
 }
 
@@ -510,7 +533,7 @@ void emulator_system_call(struct cpu_regs *regs)
 	cpu->stats.taken_branches++;
 	emulator_retire(cpu, true, true, cpu->pending_rip, regs);
 	/* Rule 21: SYSCALL goes to IA32_LSTAR (SDM Vol. 2B SYSCALL). */
-	emulator_bts_store_transfer(cpu, cpu->pending_rip, true, rdmsr(MSR_LSTAR), false);
+	branch_observed(cpu, cpu->pending_rip, true, rdmsr(MSR_LSTAR), false, EMULATOR_LBR_FAR);
 }
 
 /* The vector a software interrupt instruction raises, or -1 for any other instruction. */
@@ -551,7 +574,7 @@ void emulator_iret(struct cpu_regs *regs, uint64_t iret_site)
 		return;
 	cpu->stats.taken_branches++;
 	emulator_retire(cpu, false, true, iret_site, regs);
-	emulator_bts_store_transfer(cpu, iret_site, false, regs->rip, regs_from_user(regs));
+	branch_observed(cpu, iret_site, false, regs->rip, regs_from_user(regs), EMULATOR_LBR_FAR);
 }
 
 /*
@@ -579,8 +602,8 @@ void emulator_delivery(struct cpu_regs *regs)
 		cpu->stats.taken_branches++;
 		emulator_retire(cpu, user, true, from, regs);
 	}
-	emulator_bts_store_transfer(cpu, from, user, idt_gate_target((unsigned int)regs->vector),
-				    false);
+	branch_observed(cpu, from, user, idt_gate_target((unsigned int)regs->vector), false,
+			EMULATOR_LBR_FAR);
 }
 
 bool emulator_step(struct cpu_regs *regs, unsigned long dr7)

@@ -394,6 +394,8 @@ bool emulator_pebs_assist(struct emulator_cpu *cpu, uint64_t bits, uint64_t even
 	uint64_t reset;
 
 	machine_state(regs, &assist.state);
+	assist.lbr = cpu->pebs_lbr;
+	assist.lbr_valid = emulator_lbr_newest(r, p, cpu->pebs_lbr, LBR_LEGACY_MAX_DEPTH);
 	bytes = pebs_record_bytes(&assist);
 	if (!fields_read(cpu, FEATURE_PEBS, 1, &f) ||
 	    !layout_valid(FEATURE_PEBS, &f, p->pebs_baseline ? PEBS_BASIC_RECORD_BYTES : bytes,

@@ -15,6 +15,7 @@
 #include "ds/ds.h"
 #include "emulator/emulator.h"
 #include "kernel/switch_hooks.h"
+#include "lbr/lbr.h"
 #include "lib/format.h"
 #include "lib/glob.h"
 #include "lib/ktap.h"
@@ -564,6 +565,8 @@ static enum ktap_result run_test(const struct test_case *test, struct test_repor
 			    left);
 	if (pmu_release(sched_current()->index) && outcome.end == ISOLATION_RETURNED)
 		report_fail("the test left counters in use; they were released");
+	if (lbr_detach(sched_current()->index) == LBR_OK && outcome.end == ISOLATION_RETURNED)
+		report_fail("the test left LBR recording attached; it was detached");
 	left = release_free_indices();
 	if (left && outcome.end == ISOLATION_RETURNED)
 		report_fail(

@@ -75,7 +75,20 @@ static inline struct cpuid_result cpuid(uint32_t leaf, uint32_t subleaf)
 #define CPUID_PERFMON_EDX_ANYTHREAD_DEPRECATED (1u << 15) /* read from perfmon v5 */
 
 #define CPUID_LEAF_EXTENDED_FEATURES 0x07 /* sub-leaf 0 */
+#define CPUID_7_EBX_HLE (1u << 4) /* TSX: hardware lock elision */
+#define CPUID_7_EBX_RTM (1u << 11) /* TSX: restricted transactional memory */
 #define CPUID_7_ECX_UMIP (1u << 2) /* CR4.UMIP exists */
+#define CPUID_7_EDX_ARCH_LBR (1u << 19) /* architectural LBR: leaf 0x1C enumerates it */
+#define CPUID_LEAF_ARCH_LBR 0x1c
+#define CPUID_1C_EAX_DEPTHS 0xffu /* bit n: depth 8 (n + 1) supported */
+#define CPUID_1C_EAX_DEEP_C_RESET (1u << 30) /* deep C-states may reset the records */
+#define CPUID_1C_EAX_LIP (1u << 31) /* IPs are linear addresses */
+#define CPUID_1C_EBX_CPL_FILTER (1u << 0)
+#define CPUID_1C_EBX_BRANCH_FILTER (1u << 1)
+#define CPUID_1C_EBX_CALL_STACK (1u << 2)
+#define CPUID_1C_ECX_MISPREDICT (1u << 0)
+#define CPUID_1C_ECX_TIMED (1u << 1)
+#define CPUID_1C_ECX_BRANCH_TYPE (1u << 2)
 #define CPUID_7_EDX_HYBRID (1u << 15) /* cores of more than one type: leaf 0x1A tells each's */
 #define CPUID_7_EDX_ARCH_CAPABILITIES (1u << 29) /* IA32_ARCH_CAPABILITIES exists */
 #define CPUID_LEAF_HYBRID 0x1a /* EAX[31:24]: this core's type */

@@ -36,7 +36,70 @@
 #define DEBUGCTL_FREEZE_LBRS_ON_PMI (1ull << 11)
 #define DEBUGCTL_FREEZE_PERFMON_ON_PMI (1ull << 12)
 
+/*
+ * Model-specific (legacy) LBR (SDM Vol. 3B "Last Branch Recording"; Vol. 4 model tables; Linux
+ * lbr.c): the stack is a ring of FROM/TO pairs, TOS the index of the newest.
+ */
+#define MSR_LBR_SELECT 0x000001c8 /* Nehalem and later; a set bit suppresses */
+#define LBR_SELECT_CPL_EQ_0 (1ull << 0) /* branches ending in ring 0 */
+#define LBR_SELECT_CPL_NEQ_0 (1ull << 1) /* branches ending in ring > 0 */
+#define LBR_SELECT_JCC (1ull << 2)
+#define LBR_SELECT_NEAR_REL_CALL (1ull << 3)
+#define LBR_SELECT_NEAR_IND_CALL (1ull << 4)
+#define LBR_SELECT_NEAR_RET (1ull << 5)
+#define LBR_SELECT_NEAR_IND_JMP (1ull << 6)
+#define LBR_SELECT_NEAR_REL_JMP (1ull << 7)
+#define LBR_SELECT_FAR_BRANCH (1ull << 8)
+#define LBR_SELECT_EN_CALLSTACK (1ull << 9) /* set = on; Haswell and later */
+#define LBR_SELECT_NEHALEM_MASK 0x1ffull
+#define LBR_SELECT_CALLSTACK_MASK 0x3ffull
+#define MSR_LBR_TOS 0x000001c9
+#define MSR_LBR_CORE2_FROM 0x00000040 /* + i: Core 2, Atom, Silvermont */
+#define MSR_LBR_CORE2_TO 0x00000060
+#define MSR_LBR_CORE2_BANK_MAX 8 /* Atom's depth: the most that bank holds */
+#define MSR_LBR_NHM_FROM 0x00000680 /* + i: Nehalem and later */
+#define MSR_LBR_NHM_TO 0x000006c0
+#define MSR_LBR_INFO_0 0x00000dc0 /* + i: LBR_FORMAT_INFO (Skylake and later) */
+#define LBR_FROM_MISPREDICT (1ull << 63) /* formats EIP_FLAGS and EIP_FLAGS2 */
+#define LBR_FROM_IN_TSX (1ull << 62) /* EIP_FLAGS2 */
+#define LBR_FROM_TSX_ABORT (1ull << 61) /* EIP_FLAGS2 */
+#define LBR_INFO_MISPREDICT (1ull << 63)
+#define LBR_INFO_IN_TSX (1ull << 62)
+#define LBR_INFO_TSX_ABORT (1ull << 61)
+#define LBR_INFO_CYCLES 0xffffull /* bits 15:0: core cycles since the previous entry */
+#define LBR_LEGACY_MAX_DEPTH 32 /* Skylake and later (Linux MAX_LBR_ENTRIES) */
+
+/*
+ * Architectural LBR (CPUID.(7,0):EDX[19], leaf 0x1C; SDM Vol. 3B "Architectural Last Branch
+ * Records"; Linux msr-index.h MSR_ARCH_LBR_*): entry 0 is the newest, no TOS.
+ */
+#define MSR_ARCH_LBR_CTL 0x000014ce
+#define ARCH_LBR_CTL_LBREN (1ull << 0)
+#define ARCH_LBR_CTL_OS (1ull << 1) /* record branches that end in ring 0 */
+#define ARCH_LBR_CTL_USR (1ull << 2) /* ... in ring > 0 */
+#define ARCH_LBR_CTL_CALL_STACK (1ull << 3)
+#define ARCH_LBR_CTL_JCC (1ull << 16) /* a set filter bit records that kind */
+#define ARCH_LBR_CTL_NEAR_REL_JMP (1ull << 17)
+#define ARCH_LBR_CTL_NEAR_IND_JMP (1ull << 18)
+#define ARCH_LBR_CTL_NEAR_REL_CALL (1ull << 19)
+#define ARCH_LBR_CTL_NEAR_IND_CALL (1ull << 20)
+#define ARCH_LBR_CTL_NEAR_RET (1ull << 21)
+#define ARCH_LBR_CTL_OTHER_BRANCH (1ull << 22)
+#define ARCH_LBR_CTL_DEFINED 0x7f000full
+#define MSR_ARCH_LBR_DEPTH 0x000014cf /* a write zeroes every record */
+#define MSR_ARCH_LBR_FROM_0 0x00001500
+#define MSR_ARCH_LBR_TO_0 0x00001600
+#define MSR_ARCH_LBR_INFO_0 0x00001200
+#define MSR_ARCH_LBR_BLOCK 0x100 /* each family's block of MSR numbers */
+#define ARCH_LBR_INFO_DEFINED 0xff0000000000ffffull /* flags 63:56, cycle count 15:0 */
+
 #define MSR_IA32_PERF_CAPABILITIES 0x00000345 /* exists when CPUID.1:ECX.PDCM=1 */
+#define PERF_CAP_LBR_FORMAT_MASK 0x3full /* bits 5:0; 0 with no LBR (Linux lbr.c LBR_FORMAT_*) */
+#define PERF_CAP_LBR_FORMAT_EIP 0x02 /* 64-bit offsets, no flags */
+#define PERF_CAP_LBR_FORMAT_EIP_FLAGS 0x03 /* FROM bit 63 mispredict */
+#define PERF_CAP_LBR_FORMAT_EIP_FLAGS2 0x04 /* FROM bits 63 mispredict, 62 in-TSX, 61 abort */
+#define PERF_CAP_LBR_FORMAT_INFO 0x05 /* flags in MSR_LBR_INFO_x (Skylake and later) */
+#define PERF_CAP_LBR_FORMAT_ARCH 0x3f /* architectural LBR (CPUID.(7,0):EDX[19]) */
 #define PERF_CAP_PEBS_TRAP (1ull << 6) /* a PEBS record's IP is the next instruction's */
 #define PERF_CAP_PEBS_FORMAT_SHIFT 8
 #define PERF_CAP_PEBS_FORMAT_MASK (0xfull << PERF_CAP_PEBS_FORMAT_SHIFT)

@@ -7,7 +7,7 @@ its folder is the path's directory. The check fails when
   - a cycle of modules, or of folders, crosses folders (a strongly connected component of the
     module graph or of the folder graph that spans two folders or more), or
   - a folder includes one it may not (ALLOWED below): lib/ only itself, arch/x86 only lib/,
-    platform/pc those two, kernel/ those three, and the subsystems (emulator, dr, ds, pmu, sched)
+    platform/pc those two, kernel/ those three, and the subsystems (emulator, dr, ds, lbr, pmu, sched)
     those four but never each other.
 With --objects DIR it also reads the kernel's objects (nm) and checks the link graph the same way:
 an undefined symbol of one object is an edge to the object that defines it.
@@ -27,7 +27,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # The kernel's folders, bottom first; tests/ and witness/ are not the kernel.
-FOLDERS = ('lib', 'arch/x86', 'platform/pc', 'kernel', 'emulator', 'dr', 'ds', 'pmu', 'sched',
+FOLDERS = ('lib', 'arch/x86', 'platform/pc', 'kernel', 'emulator', 'dr', 'ds', 'lbr', 'pmu', 'sched',
            'debugstate', 'runner', 'boot')
 
 # What each layer may include besides itself (the README's Layout section). The subsystems stand
@@ -42,6 +42,7 @@ ALLOWED = {
     'emulator': BELOW_SUBSYSTEMS,
     'dr': BELOW_SUBSYSTEMS,
     'ds': BELOW_SUBSYSTEMS,
+    'lbr': BELOW_SUBSYSTEMS,
     'pmu': BELOW_SUBSYSTEMS,
     'sched': BELOW_SUBSYSTEMS,
 }

@@ -351,3 +351,28 @@ HOST_TEST(pebs_record_a_buffer_of_mixed_records_walks_with_the_driver)
 	host_check_eq_u64(32 + 176, pebs_find_last(PEBS_FORMAT_4, buffer, used - 1, all, &count));
 	host_check_eq_u64(ARRAY_SIZE(cfgs) - 1, count);
 }
+
+/*
+ * The LBR group holds the stack at the assist, newest first (Linux struct lbr_entry: from, to,
+ * info), and 0 for the entries it asks for beyond what the stack had.
+ */
+HOST_TEST(pebs_record_lbr_group_holds_the_stack_newest_first_then_zeros)
+{
+	static const struct pebs_assist_lbr stack[] = {
+		{ 0xffffffff81000010ULL, 0xffffffff81000100ULL, 0x8000000000000000ULL },
+		{ 0x0000000000401000ULL, 0x0000000000401040ULL, 0 },
+	};
+	struct pebs_assist a = make_assist(4, true, true, CFG_LBRS(4));
+	const struct field group[] = {
+		{ 0x20, 0xffffffff81000010ULL }, { 0x28, 0xffffffff81000100ULL },
+		{ 0x30, 0x8000000000000000ULL }, { 0x38, 0x0000000000401000ULL },
+		{ 0x40, 0x0000000000401040ULL }, { 0x48, 0 },
+	};
+
+	a.lbr = stack;
+	a.lbr_valid = 2;
+	if (!host_check_eq_u64(32 + 4 * 24, write_guarded(&a, MAX_RECORD)))
+		return;
+	check_fields(RECORD, group, ARRAY_SIZE(group), "lbr group");
+	check_zeros(RECORD, 0x50, 0x80, "lbr entries the stack did not have");
+}

@@ -26,14 +26,18 @@ static struct emulator_profile named(const char *name)
 	return p ? *p : (struct emulator_profile){ .name = "missing" };
 }
 
-HOST_TEST(emulator_debugctl_keeps_btf_bts_and_freeze_bits_and_drops_lbr)
+HOST_TEST(emulator_debugctl_keeps_lbr_btf_bts_and_freeze_bits)
 {
 	struct emulator_profile p = named("skylake");
+	struct emulator_profile arch_lbr = named("arrowlake");
 	struct emulator_registers r = fresh(&p);
 
 	/* LBR(0) BTF(1) TR(6) BTS(7) BTINT(8) BTS_OFF_OS(9) BTS_OFF_USR(10) FREEZE(11, 12) */
-	expect_write(&p, &r, 0x1d9, 0x1fc3, 0x1fc2);
-	expect_write(&p, &r, 0x1d9, BIT(0) | BIT(1), BIT(1));
+	expect_write(&p, &r, 0x1d9, 0x1fc3, 0x1fc3);
+	expect_write(&p, &r, 0x1d9, BIT(0) | BIT(1), BIT(0) | BIT(1));
+	/* Architectural LBR and no model-specific one: LBR is discarded and reads 0. */
+	r = fresh(&arch_lbr);
+	expect_write(&arch_lbr, &r, 0x1d9, BIT(0) | BIT(1), BIT(1));
 }
 
 HOST_TEST(emulator_debugctl_reserved_bits_raise_gp)
@@ -206,10 +210,12 @@ HOST_TEST(emulator_perf_capabilities_enumerate_format_trap_width_baseline)
 {
 	static const struct {
 		const char *profile;
-		uint64_t value; /* format << 8 | trap (6) | full width (13) | baseline (14) */
+		/* PEBS format << 8 | trap (6) | full width (13) | baseline (14) | LBR format (5:0)
+		 */
+		uint64_t value;
 	} cases[] = {
-		{ "core2", 0x0040 },	{ "nehalem", 0x0140 }, { "haswell", 0x2240 },
-		{ "skylake", 0x2340 },	{ "icelake", 0x6440 }, { "arrowlake", 0x6640 },
+		{ "core2", 0x0042 },	{ "nehalem", 0x0143 }, { "haswell", 0x2244 },
+		{ "skylake", 0x2345 },	{ "icelake", 0x6445 }, { "arrowlake", 0x667f },
 		{ "kvm_pebs", 0x6440 },
 	};
 

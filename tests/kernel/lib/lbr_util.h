@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* lbr suite helpers: the LBR MSR writes that restores and wipes must make. */
+#ifndef TESTS_KERNEL_LIB_LBR_UTIL_H
+#define TESTS_KERNEL_LIB_LBR_UTIL_H
+
+#include <stdint.h>
+
+#include "lbr/lbr.h"
+
+/*
+ * The stack writes the restores and wipes between two lbr_stats() must have made. Legacy LBR:
+ * each restore writes every FROM, TO (and INFO) and TOS, each wipe every entry. Architectural
+ * LBR: a wipe is one DEPTH write; a restore of a stack that was not full one DEPTH write, then
+ * its entries' FROM, TO and INFO (intel_pmu_arch_lbr_restore()).
+ */
+static inline uint64_t lbr_expected_stack_writes(const struct lbr_stats *before,
+						 const struct lbr_stats *after)
+{
+	const struct lbr_support *s = lbr_support();
+	uint64_t restores = after->restores - before->restores;
+	uint64_t wipes = after->wipes - before->wipes;
+	uint64_t per_entry = s->info_msr ? 3 : 2;
+
+	if (s->architectural)
+		return wipes + restores + 3 * (after->restored_entries - before->restored_entries);
+	return restores * (s->depth * per_entry + 1) + wipes * s->depth * per_entry;
+}
+
+#endif
