@@ -96,7 +96,7 @@ BOOTS["kvm-xapic"] = ("kvm", 2, f"apic=xapic {APIC_SUITES}")
 BOOTS["kvm-x2apic-firmware"] = ("kvm", 2, f"selftest.firmware_x2apic {APIC_SUITES}")
 # The emulated CPU as each PEBS record format's part (docs/emulated-cpu.md); format 4 is the
 # default profile of the tcg and kvm boots. kvm_pebs is a guest with PEBS but no BTS.
-EMULATED_SUITES = "tests=bts.*,ds.*,pebs.*,pmu.*,emulator.*"
+EMULATED_SUITES = "tests=bts.*,ds.*,pebs.*,pmu.*,emulator.*,lbr.*"
 EMULATED_PROFILES = {
     "pebs-fmt0": "core2",
     "pebs-fmt1": "nehalem",
