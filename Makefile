@@ -89,6 +89,9 @@ OBJS := \
 	emulator/profile.o \
 	emulator/registers.o \
 	emulator/amd.o \
+	emulator/arch_pebs.o \
+	emulator/arch_pebs_record.o \
+	emulator/arch_pebs_store.o \
 	emulator/step.o \
 	emulator/store.o \
 	dr/bpext.o \
@@ -312,6 +315,8 @@ HOST_LIB_SRCS := \
 	emulator/profile.c \
 	emulator/registers.c \
 	emulator/amd.c \
+	emulator/arch_pebs.c \
+	emulator/arch_pebs_record.c \
 	lib/acpi.c \
 	lib/acpi_spcr.c \
 	lib/acpi_timer.c \
@@ -371,6 +376,7 @@ HOST_SHIM_SRCS := \
 	emulator/profile.c \
 	emulator/registers.c \
 	emulator/amd.c \
+	emulator/arch_pebs.c \
 	lib/console.c \
 	lib/crc32.c \
 	lib/format.c \

@@ -11,6 +11,7 @@
 #include "ds/detect.h"
 #include "ds/ds.h"
 #include "ds/records.h"
+#include "ds/state.h"
 #include "lib/format.h"
 
 #define PEBS_ENABLE_FIXED_CTR0_SHIFT 32 /* fixed counter i at bit 32 + i */
@@ -140,4 +141,5 @@ void ds_detect(void)
 	support.ds_area_keeps_value = support.ds && support.dtes64 && ds_area_keeps_value();
 	first_missing(support.bts_reason, sizeof(support.bts_reason), false);
 	first_missing(support.pebs_reason, sizeof(support.pebs_reason), true);
+	ds_state_pebs_in_ds_area(support.pebs_reason[0] == '\0');
 }

@@ -306,9 +306,10 @@ static void check_write_order(struct emulator_cpu *cpu, uint32_t index, uint64_t
 {
 	const struct emulator_registers *r = &cpu->registers;
 	bool bts_on = (r->debugctl & (DEBUGCTL_TR | DEBUGCTL_BTS)) == (DEBUGCTL_TR | DEBUGCTL_BTS);
+	bool ds_pebs_on = r->pebs_enable && !emulator_profile()->arch_pebs; /* rule 25 */
 	uint64_t groups;
 
-	if (index == MSR_IA32_DS_AREA && value != r->ds_area && (bts_on || r->pebs_enable))
+	if (index == MSR_IA32_DS_AREA && value != r->ds_area && (bts_on || ds_pebs_on))
 		emulator_violation(4,
 				   "IA32_DS_AREA 0x%llx -> 0x%llx while DEBUGCTL=0x%llx "
 				   "PEBS_ENABLE=0x%llx",

@@ -4,9 +4,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/x86/arch-pebs.h"
 #include "arch/x86/cpuid.h"
 #include "arch/x86/msr-index.h"
 #include "emulator/amd.h"
+#include "emulator/arch_pebs.h"
 #include "emulator/profile.h"
 #include "emulator/registers.h"
 
@@ -175,7 +177,7 @@ static uint64_t fixed_ctrl_defined(const struct emulator_profile *p)
 static uint64_t ovf_ctrl_defined(const struct emulator_profile *p)
 {
 	uint64_t bits = emulator_counter_bits(p) | PERF_GLOBAL_STATUS_BUFFER_OVF |
-			PERF_GLOBAL_STATUS_COND_CHANGED;
+			PERF_GLOBAL_STATUS_COND_CHANGED | emulator_arch_pebs_status_bits(p);
 
 	if (p->perfmon_version >= 4)
 		bits |= PERF_GLOBAL_STATUS_LBRS_FROZEN | PERF_GLOBAL_STATUS_COUNTERS_FROZEN;
@@ -286,7 +288,7 @@ bool emulator_owns_msr(uint32_t index)
 	       in_family(index, MSR_IA32_PMC0, EMULATOR_MAX_GP, &i) ||
 	       in_family(index, MSR_IA32_A_PMC0, EMULATOR_MAX_GP, &i) ||
 	       in_family(index, MSR_IA32_FIXED_CTR0, EMULATOR_MAX_FIXED, &i) ||
-	       emulator_amd_owns_msr(index);
+	       emulator_arch_pebs_owns_msr(index) || emulator_amd_owns_msr(index);
 }
 
 bool emulator_msr_enables_counters(uint32_t index)
@@ -333,6 +335,8 @@ bool emulator_read_msr(const struct emulator_registers *r, const struct emulator
 		return emulator_amd_read_msr(r, p, index, value);
 	if (p->amd && index != MSR_IA32_DEBUGCTL)
 		return true;
+	if (emulator_arch_pebs_serves_msr(p, index)) /* rule 25 */
+		return emulator_arch_pebs_read_msr(r, p, index, value);
 
 	switch (index) {
 	case MSR_IA32_DEBUGCTL:
@@ -440,6 +444,8 @@ bool emulator_write_msr(struct emulator_registers *r, const struct emulator_prof
 		return emulator_amd_write_msr(r, p, index, value);
 	if (p->amd && index != MSR_IA32_DEBUGCTL)
 		return true;
+	if (emulator_arch_pebs_serves_msr(p, index)) /* rule 25 */
+		return emulator_arch_pebs_write_msr(r, p, index, value);
 	switch (index) {
 	case MSR_IA32_DEBUGCTL:
 		return write_debugctl(r, p, value);
@@ -528,7 +534,8 @@ bool emulator_owns_cpuid(uint32_t leaf)
 {
 	return leaf == CPUID_LEAF_VENDOR || leaf == CPUID_LEAF_FEATURES ||
 	       leaf == CPUID_LEAF_PERFMON || leaf == CPUID_LEAF_EXTENDED_FEATURES ||
-	       leaf == CPUID_LEAF_HYBRID || emulator_amd_owns_cpuid(leaf);
+	       leaf == CPUID_LEAF_HYBRID || emulator_arch_pebs_owns_cpuid(leaf) ||
+	       emulator_amd_owns_cpuid(leaf);
 }
 
 static uint32_t set_bit_if(uint32_t word, uint32_t bit, bool set)
@@ -569,6 +576,8 @@ struct cpuid_result emulator_cpuid(const struct emulator_profile *p, uint32_t le
 		}
 		if (real.eax < (p->core_type ? CPUID_LEAF_HYBRID : CPUID_LEAF_PERFMON))
 			real.eax = p->core_type ? CPUID_LEAF_HYBRID : CPUID_LEAF_PERFMON;
+		if (real.eax < emulator_arch_pebs_max_leaf(p))
+			real.eax = emulator_arch_pebs_max_leaf(p);
 		real.ebx = CPUID_VENDOR_INTEL_EBX;
 		real.edx = CPUID_VENDOR_INTEL_EDX;
 		real.ecx = CPUID_VENDOR_INTEL_ECX;
@@ -590,6 +599,8 @@ struct cpuid_result emulator_cpuid(const struct emulator_profile *p, uint32_t le
 		/* The core type, and a native model id of 0 (SDM Vol. 2A CPUID leaf 1AH). */
 		return (struct cpuid_result){ p->core_type ? (uint32_t)p->core_type << 24 : 0, 0, 0,
 					      0 };
+	case CPUID_LEAF_PERFMON_EXT:
+		return emulator_arch_pebs_cpuid(p, subleaf);
 	default:
 		return emulator_amd_cpuid(p, leaf, real);
 	}

@@ -26,6 +26,12 @@ struct emulator_registers {
 	 * engine counts by (emulator/amd.c). global_ctrl and global_status are PerfMonV2's.
 	 */
 	uint64_t amd_ctl[EMULATOR_MAX_GP];
+	/*
+	 * Architectural PEBS (emulator/arch_pebs.c): IA32_PEBS_BASE, IA32_PEBS_INDEX and the CFG_C
+	 * of each counter. pebs_enable then holds CFG_C.EN in PEBS_ENABLE numbering, for the
+	 * engine; software cannot reach it (IA32_PEBS_ENABLE raises #GP).
+	 */
+	uint64_t pebs_base, pebs_index, cfg_c[EMULATOR_MAX_GP], fixed_cfg_c[EMULATOR_MAX_FIXED];
 };
 
 /*
