@@ -105,6 +105,7 @@ OBJS := \
 	dr/switch.o \
 	dr/syscall.o \
 	ds/activate.o \
+	ds/arch_pebs.o \
 	ds/buffer.o \
 	ds/context.o \
 	ds/detect.o \
@@ -363,6 +364,7 @@ HOST_SHIM_SRCS := \
 	arch/x86/tsc.c \
 	debugstate/debugstate.c \
 	ds/activate.c \
+	ds/arch_pebs.c \
 	ds/buffer.c \
 	kernel/spinlock.c \
 	kernel/switch_hooks.c \

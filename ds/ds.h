@@ -121,6 +121,21 @@ unsigned int ds_release_leftovers(unsigned int task);
 void ds_registers_rewrite(void);
 
 /* What this CPU supports, and the first missing condition as a skip reason ("" if none). */
+/*
+ * Architectural PEBS (PERF_CAPABILITIES PEBS_FMT 0xF with CPUID leaf 23H; ds/arch_pebs.c): PEBS
+ * in a physically addressed buffer named by IA32_PEBS_BASE, enabled per counter through its
+ * CFG_C, beside the DS area, which BTS keeps. Counter bitmaps in PEBS_ENABLE numbering: GP
+ * counter i at bit i, fixed counter i at bit 32 + i (Linux's, INTEL_PMC_IDX_FIXED).
+ */
+struct ds_arch_pebs_support {
+	bool usable; /* else reason says why, as Linux update_pmu_cap() would refuse it */
+	uint64_t counters; /* 23H.1: the counters that exist (EAX GP, EBX fixed) */
+	uint64_t pebs; /* 23H.5 EAX, ECX: the counters that can PEBS */
+	uint64_t pdist; /* 23H.5 EBX, EDX: the counters with precise distribution */
+	uint64_t caps; /* 23H.4 EBX << 32: the CFG_C group bits the CPU takes */
+	char reason[128];
+};
+
 struct ds_support {
 	bool ds, dtes64, ds_cpl, pdcm;
 	bool bts_unavailable, pebs_unavailable; /* IA32_MISC_ENABLE bits 11 and 12 */
@@ -130,6 +145,7 @@ struct ds_support {
 	unsigned int gp_counters, fixed_counters; /* CPUID.0AH: what PEBS_ENABLE may name */
 	uint64_t pebs_enable_valid; /* the PEBS_ENABLE bits this driver may set on this CPU */
 	char bts_reason[96], pebs_reason[96];
+	struct ds_arch_pebs_support arch_pebs;
 };
 const struct ds_support *ds_support(void);
 
