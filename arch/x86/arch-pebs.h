@@ -7,7 +7,7 @@
 /*
  * The Intel document that defines architectural PEBS (the ISE) was not available: every value
  * here is typed from the Linux patches written against it (arch/x86/include/asm/msr-index.h,
- * perf_event.h; arch/x86/events/intel/core.c update_pmu_cap(), ds.c; merged for Linux 6.19).
+ * perf_event.h; arch/x86/events/intel/core.c update_pmu_cap(), ds.c; merged in November 2025).
  * docs/emulated-cpu.md says which parts the model plays.
  */
 
