@@ -106,6 +106,7 @@ OBJS := \
 	dr/syscall.o \
 	ds/activate.o \
 	ds/arch_pebs.o \
+	ds/arch_pebs_records.o \
 	ds/buffer.o \
 	ds/context.o \
 	ds/detect.o \
@@ -309,6 +310,7 @@ HOST_LIB_SRCS := \
 	dr/breakpoint.c \
 	dr/layout.c \
 	dr/reserve.c \
+	ds/arch_pebs_records.c \
 	ds/buffer.c \
 	ds/records.c \
 	emulator/decode.c \
