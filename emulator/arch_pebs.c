@@ -40,10 +40,13 @@ static bool in_family(uint32_t index, uint32_t first, unsigned int count, unsign
 	return true;
 }
 
+/* Asked by every MSR accessor, also in counted code: the common answer (no) comes first. */
 bool emulator_arch_pebs_owns_msr(uint32_t index)
 {
 	unsigned int i;
 
+	if (index > MSR_IA32_PMC_FX0_CFG_C + MSR_IA32_PMC_CFG_C_STRIDE * EMULATOR_MAX_FIXED)
+		return false;
 	return index == MSR_IA32_PEBS_BASE || index == MSR_IA32_PEBS_INDEX ||
 	       in_family(index, MSR_IA32_PMC_GP0_CFG_C, EMULATOR_MAX_GP, &i) ||
 	       in_family(index, MSR_IA32_PMC_FX0_CFG_C, EMULATOR_MAX_FIXED, &i);

@@ -264,10 +264,21 @@ void emulator_registers_reset(struct emulator_registers *r, const struct emulato
 		emulator_amd_reset(r, p);
 }
 
+/* Every AMD MSR the model owns lies at or above this; every Intel one below 0x2000. */
+#define AMD_MSR_FLOOR 0xc0000000u
+
 bool emulator_owns_msr(uint32_t index)
 {
 	unsigned int i;
 
+	/*
+	 * Every accessor asks this, also in counted code (ds.partial_pebs_*, pmu.instructions_*,
+	 * emulator.amd_counters_count_by_amds_event_encodings, whose 64-instruction slack an
+	 * arch-PEBS check before AMD's overran by 16): AMD's range goes straight to AMD's table,
+	 * and arch-PEBS's CFG_C family comes last.
+	 */
+	if (index >= AMD_MSR_FLOOR)
+		return emulator_amd_owns_msr(index);
 	switch (index) {
 	case MSR_IA32_DEBUGCTL:
 	case MSR_IA32_DS_AREA:
@@ -283,12 +294,11 @@ bool emulator_owns_msr(uint32_t index)
 	case MSR_IA32_PERF_GLOBAL_INUSE:
 		return true;
 	}
-	/* AMD's last: every accessor asks this, also in counted code (ds.partial_pebs_*). */
 	return in_family(index, MSR_IA32_PERFEVTSEL0, EMULATOR_MAX_GP, &i) ||
 	       in_family(index, MSR_IA32_PMC0, EMULATOR_MAX_GP, &i) ||
 	       in_family(index, MSR_IA32_A_PMC0, EMULATOR_MAX_GP, &i) ||
 	       in_family(index, MSR_IA32_FIXED_CTR0, EMULATOR_MAX_FIXED, &i) ||
-	       emulator_arch_pebs_owns_msr(index) || emulator_amd_owns_msr(index);
+	       emulator_arch_pebs_owns_msr(index);
 }
 
 bool emulator_msr_enables_counters(uint32_t index)
@@ -534,8 +544,8 @@ bool emulator_owns_cpuid(uint32_t leaf)
 {
 	return leaf == CPUID_LEAF_VENDOR || leaf == CPUID_LEAF_FEATURES ||
 	       leaf == CPUID_LEAF_PERFMON || leaf == CPUID_LEAF_EXTENDED_FEATURES ||
-	       leaf == CPUID_LEAF_HYBRID || emulator_arch_pebs_owns_cpuid(leaf) ||
-	       emulator_amd_owns_cpuid(leaf);
+	       leaf == CPUID_LEAF_HYBRID || emulator_amd_owns_cpuid(leaf) ||
+	       emulator_arch_pebs_owns_cpuid(leaf);
 }
 
 static uint32_t set_bit_if(uint32_t word, uint32_t bit, bool set)
