@@ -63,8 +63,11 @@ static struct arch_pebs_enum require_arch_pebs(void)
 	if (!(sub0 & CPUID_23_EAX_PEBS_CAPS_SUBLEAF) ||
 	    !(sub0 & CPUID_23_EAX_PEBS_COUNTERS_SUBLEAF))
 		test_skip("CPUID.23H.0:EAX 0x%x lacks the PEBS sub-leaves (bits 4, 5)", sub0);
-	e.gp = cpuid(CPUID_LEAF_PERFMON_EXT, CPUID_23_SUBLEAF_PEBS_COUNTERS).eax;
-	e.fixed = cpuid(CPUID_LEAF_PERFMON_EXT, CPUID_23_SUBLEAF_PEBS_COUNTERS).ecx;
+	/* Only counters that exist (23H.1): arch_pebs_stray names one beyond them. */
+	e.gp = cpuid(CPUID_LEAF_PERFMON_EXT, CPUID_23_SUBLEAF_PEBS_COUNTERS).eax &
+	       cpuid(CPUID_LEAF_PERFMON_EXT, CPUID_23_SUBLEAF_COUNTERS).eax;
+	e.fixed = cpuid(CPUID_LEAF_PERFMON_EXT, CPUID_23_SUBLEAF_PEBS_COUNTERS).ecx &
+		  cpuid(CPUID_LEAF_PERFMON_EXT, CPUID_23_SUBLEAF_COUNTERS).ebx;
 	return e;
 }
 
