@@ -122,3 +122,44 @@ bool emulator_arch_pebs_assist(struct emulator_cpu *cpu, uint64_t bits, uint64_t
 	}
 	return true;
 }
+
+/*
+ * Rules 17 and 18 for CFG_C: a counter's CFG_C is written only while the counter does not
+ * count, as PEBS_ENABLE and the reset slots are for DS-area PEBS (Linux
+ * intel_pmu_enable_event_ext() writes it before the counter is enabled; 52448a0a7390 leaves it
+ * alone once the counter is disabled, "as CFG_C has no effect" then). EN changing is rule 18,
+ * the reload value or the groups rule 17. before is the register file before the WRMSR.
+ */
+void emulator_arch_pebs_write_check(struct emulator_cpu *cpu,
+				    const struct emulator_registers *before)
+{
+	const struct emulator_registers *r = &cpu->registers;
+
+	for (unsigned int bit = 0; bit < PEBS_ENABLE_FIXED_SHIFT + EMULATOR_MAX_FIXED; bit++) {
+		bool fixed = bit >= PEBS_ENABLE_FIXED_SHIFT;
+		unsigned int i = fixed ? bit - PEBS_ENABLE_FIXED_SHIFT : bit;
+		bool counting = fixed ? cpu->counting.fixed & (1u << i)
+				      : i < EMULATOR_MAX_GP && (cpu->counting.gp & (1u << i));
+		uint64_t old, now;
+
+		if (!fixed && i >= EMULATOR_MAX_GP)
+			continue;
+		old = cfg_c(before, bit);
+		now = cfg_c(r, bit);
+		if (old == now || !counting)
+			continue;
+		if ((old ^ now) & ARCH_PEBS_EN)
+			emulator_violation(18,
+					   "CFG_C of counter bit %u: EN 0x%llx -> 0x%llx while it "
+					   "counts (GLOBAL_CTRL=0x%llx)",
+					   bit, (unsigned long long)old, (unsigned long long)now,
+					   (unsigned long long)r->global_ctrl);
+		else
+			emulator_violation(
+				17,
+				"CFG_C of counter bit %u: 0x%llx -> 0x%llx while it counts "
+				"(GLOBAL_CTRL=0x%llx)",
+				bit, (unsigned long long)old, (unsigned long long)now,
+				(unsigned long long)r->global_ctrl);
+	}
+}

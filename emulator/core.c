@@ -339,6 +339,8 @@ static bool emulator_write_msr_hook(struct cpu_regs *regs, uint32_t index, uint6
 	if (emulator_write_msr(&cpu->registers, emulator_profile(), index, value))
 		return true;
 	emulator_pebs_write_check(cpu, &before, index, value);
+	if (emulator_profile()->arch_pebs)
+		emulator_arch_pebs_write_check(cpu, &before);
 	if (index >= MSR_IA32_PERFEVTSEL0 && index < MSR_IA32_PERFEVTSEL0 + EMULATOR_MAX_GP)
 		cpu->edge_asserted &= ~(1u << (index - MSR_IA32_PERFEVTSEL0));
 	if (emulator_msr_enables_counters(index))

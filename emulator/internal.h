@@ -130,6 +130,9 @@ void emulator_machine_state(const struct cpu_regs *regs, struct pebs_machine_sta
  */
 bool emulator_arch_pebs_assist(struct emulator_cpu *cpu, uint64_t bits, uint64_t eventing_ip,
 			       struct cpu_regs *regs);
+/* Rules 17 and 18 for a CFG_C written while its counter counts, after the WRMSR took effect. */
+void emulator_arch_pebs_write_check(struct emulator_cpu *cpu,
+				    const struct emulator_registers *before);
 /* Rules 2 and 3 while a feature is on; called at every step and when a feature turns on. */
 void emulator_ds_check_fields(struct emulator_cpu *cpu);
 bool emulator_pebs_buffered_groups(struct emulator_cpu *cpu, uint64_t *groups);

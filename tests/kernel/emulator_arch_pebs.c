@@ -408,3 +408,29 @@ TEST_OBSERVING(emulator, rule_25_bts_keeps_the_ds_area_while_pebs_writes_beside_
 	check_eq(0, area.pebs_base | area.pebs_index);
 	expect_no_violation();
 }
+
+/*
+ * Rules 17 and 18 for CFG_C: written while its counter counts (EVTSEL.EN and its GLOBAL_CTRL
+ * bit set), a change of EN is reported under 18, of the reload value under 17. Nothing is
+ * stepped: the counter counts an event the model does not observe (0x00: no modelled event).
+ */
+TEST(emulator, rule_25_cfg_c_of_a_counting_counter_is_not_rewritten)
+{
+	unsigned long flags;
+
+	require_arch_pebs();
+	flags = local_irq_save();
+	wrmsr(MSR_IA32_PERFEVTSEL0, PERFEVTSEL_OS | PERFEVTSEL_EN);
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 1);
+	emulator_take_violations(NULL, 0);
+	wrmsr(MSR_IA32_PMC_GP0_CFG_C, ARCH_PEBS_EN);
+	expect_violation(18);
+	wrmsr(MSR_IA32_PMC_GP0_CFG_C, ARCH_PEBS_EN | 0x1000);
+	expect_violation(17);
+	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	wrmsr(MSR_IA32_PMC_GP0_CFG_C, 0); /* stopped: allowed */
+	expect_no_violation();
+	wrmsr(MSR_IA32_PERFEVTSEL0, 0);
+	wrmsr(MSR_IA32_PMC0, 0);
+	local_irq_restore(flags);
+}
