@@ -106,6 +106,7 @@ OBJS := \
 	dr/syscall.o \
 	ds/activate.o \
 	ds/arch_pebs.o \
+	ds/arch_pebs_context.o \
 	ds/arch_pebs_records.o \
 	ds/buffer.o \
 	ds/context.o \

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* ds/'s start: what the boot CPU supports, and each other CPU's PEBS counters. */
 #include "ds/ds.h"
+#include "ds/arch_pebs_context.h"
 #include "ds/detect.h"
 #include "lib/ktap.h"
 
@@ -9,6 +10,7 @@ void ds_init(void)
 	const struct ds_support *support;
 
 	ds_detect();
+	ds_arch_pebs_init_cpu();
 	support = ds_support();
 	ktap_diag(0, "ds: bts=%s pebs=%s pebs_format=%u",
 		  support->bts_reason[0] ? support->bts_reason : "yes",
@@ -18,4 +20,5 @@ void ds_init(void)
 void ds_init_cpu(void)
 {
 	ds_detect_cpu();
+	ds_arch_pebs_init_cpu();
 }

@@ -61,6 +61,10 @@ struct ds_pebs_config {
 	uint64_t data_cfg;
 	uint64_t enable; /* IA32_PEBS_ENABLE: GP counter i at bit i, fixed i at bit 32 + i */
 	uint64_t reset_value; /* reload value of every GP counter enabled in enable */
+	/* Architectural PEBS (format PERF_CAP_PEBS_FORMAT_ARCH): the CFG_C group bits of every
+	 * counter in enable (arch/x86/arch-pebs.h; a subset of ds_support()->arch_pebs.caps). The
+	 * reload value is reset_value's bits 31:0, sign-extended by the CPU: bit 31 must be set. */
+	uint64_t groups;
 };
 
 /*
@@ -94,6 +98,10 @@ struct ds_credit {
 	uint64_t pebs_samples, pebs_dropped;
 	uint64_t last_from, last_to; /* the last BTS record */
 	uint64_t last_pebs_ip;
+	/* Architectural PEBS: the last record's header group bits (BASIC included) and fragments.
+	 */
+	uint64_t last_pebs_groups;
+	unsigned int last_pebs_fragments;
 };
 struct ds_credit ds_credit(unsigned int task);
 void ds_credit_reset(unsigned int task);
@@ -148,6 +156,15 @@ struct ds_support {
 	struct ds_arch_pebs_support arch_pebs;
 };
 const struct ds_support *ds_support(void);
+
+/*
+ * The architectural-PEBS MSR writes ds/ made on this CPU since boot (ds/arch_pebs_context.c):
+ * each counter's CFG_C is cached and written only when it changes.
+ */
+struct ds_arch_pebs_writes {
+	uint64_t cfg_c, base, index;
+};
+struct ds_arch_pebs_writes ds_arch_pebs_writes(void);
 
 /* PMIs taken since boot. */
 uint64_t ds_pmi_count(void);

@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: MIT */
+/* ds suite: architectural-PEBS users: records, thresholds, groups, switches, BTS beside them. */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arch/x86/msr.h"
+#include "arch/x86/percpu.h"
+#include "tests/kernel/lib/ds_util.h"
+
+/*
+ * Typed here from the Linux arch-PEBS series, apart from arch/x86/arch-pebs.h: PEBS_BASE
+ * 0x3F4 (4 KiB-aligned physical address, size code in bits 3:0), the header's BASIC bit 63, the
+ * CFG_C group bits AUX 62 and GPR 61 (leaf 23H.4 EBX bits 30 and 29). A record of the basic
+ * group alone is its 16-byte header and 48 bytes. Runs unchanged on silicon; skips elsewhere.
+ */
+#define T_FORMAT_ARCH 0xfu
+#define T_PEBS_BASE 0x3f4u
+#define T_SIZE_CODE_MASK 0xfull
+#define T_BASIC (1ull << 63)
+#define T_AUX (1ull << 62)
+#define T_GPR (1ull << 61)
+#define T_BASIC_RECORD 64
+#define T_LARGE_RECORD 512 /* header, basic, aux, GPR and fragment headers: well within */
+
+/* As ds/pebs.c's tests: a record every PERIOD kernel instructions, loops in fractions of it. */
+#define PERIOD 400
+#define RECORDS 8
+#define THRESHOLD 3
+#define SEVEN_AND_A_HALF_PERIODS (15 * PERIOD / 4)
+#define TWO_AND_A_QUARTER_PERIODS (9 * PERIOD / 8)
+
+static void require_arch_pebs(void)
+{
+	if (!ds_support()->arch_pebs.usable)
+		test_skip("no architectural PEBS: %s", ds_support()->arch_pebs.reason);
+	if (!(ds_support()->arch_pebs.pebs & 1))
+		test_skip("CPUID.23H.5:EAX bit 0 clear: GP counter 0 cannot PEBS");
+	if (!pmu_usable())
+		test_skip("%s", pmu_info()->reason);
+}
+
+static struct ds_pebs_config arch_config(size_t records, size_t threshold, uint64_t period,
+					 size_t record_size, uint64_t groups)
+{
+	return (struct ds_pebs_config){
+		.format = T_FORMAT_ARCH,
+		.record_size = record_size,
+		.records = records,
+		.threshold_records = threshold,
+		.enable = 1,
+		.reset_value = (0 - period) & UINT32_MAX,
+		.groups = groups,
+	};
+}
+
+struct sampled {
+	uint64_t pmis, credited, total, last_ip, last_groups;
+	unsigned int last_fragments;
+	uint64_t base_attached, base_detached;
+	struct loop_span loop;
+};
+
+/* PEBS on GP counter 0 over a counted loop, the counter stopped at once after it. */
+static void sample_loop(const struct ds_pebs_config *config, unsigned long iterations,
+			struct sampled *out)
+{
+	struct ds_target target = self_target();
+	struct pmu_event event = instructions_retired();
+	uint64_t pmis;
+
+	ds_credit_reset(target.index);
+	check_attached(ds_attach_pebs(&target, config));
+	out->base_attached = rdmsr(T_PEBS_BASE);
+	pmis = ds_pmi_count();
+	if (pmu_add_sampling_event(target.index, &event, PERIOD) != 0)
+		test_abort("pmu_add_sampling_event did not get counter 0");
+	counted_loop(iterations, &out->loop);
+	pmu_release(target.index);
+	out->pmis = ds_pmi_count() - pmis;
+	out->credited = ds_credit(target.index).pebs_records;
+	check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS));
+	out->base_detached = rdmsr(T_PEBS_BASE);
+	out->total = ds_credit(target.index).pebs_records;
+	out->last_ip = ds_credit(target.index).last_pebs_ip;
+	out->last_groups = ds_credit(target.index).last_pebs_groups;
+	out->last_fragments = ds_credit(target.index).last_pebs_fragments;
+	test_diag("records %llu (%llu by %llu PMIs), PEBS_BASE 0x%llx attached, 0x%llx detached, "
+		  "last record: groups 0x%llx in %u fragments",
+		  (unsigned long long)out->total, (unsigned long long)out->credited,
+		  (unsigned long long)out->pmis, (unsigned long long)out->base_attached,
+		  (unsigned long long)out->base_detached, (unsigned long long)out->last_groups,
+		  out->last_fragments);
+}
+
+/*
+ * 7.5 periods: 7 or 8 records; the threshold PMI (GLOBAL_STATUS bit 54) at the 3rd and 6th
+ * drains 3 each, the detach the rest. PEBS_BASE names a 4 KiB-aligned buffer whose size code
+ * holds RECORDS records (code 0: 4 KiB), and is 0 once detached, before the buffer is freed.
+ */
+TEST_OBSERVING(ds, arch_pebs_records_are_drained_at_each_threshold_pmi_and_at_detach, 3500)
+{
+	struct ds_pebs_config config;
+	struct sampled seen;
+
+	require_arch_pebs();
+	config = arch_config(RECORDS, THRESHOLD, PERIOD, T_BASIC_RECORD, 0);
+	sample_loop(&config, SEVEN_AND_A_HALF_PERIODS, &seen);
+	check(seen.total == 7 || seen.total == 8, "%llu records in 7.5 periods",
+	      (unsigned long long)seen.total);
+	check_eq(seen.total / THRESHOLD, seen.pmis);
+	check_eq(seen.pmis * THRESHOLD, seen.credited);
+	check_eq(0, seen.base_attached & T_SIZE_CODE_MASK);
+	check(seen.base_attached != 0, "PEBS_BASE 0 while attached");
+	check_eq(0, seen.base_detached);
+	check_eq(T_BASIC, seen.last_groups);
+}
+
+/*
+ * Below the threshold: no PMI, both records drained at the detach, the last one inside the
+ * loop. With AUX and GPR in CFG_C, each record carries them (however the CPU splits it).
+ */
+static void partial_then_detach(uint64_t groups)
+{
+	struct ds_pebs_config config;
+	struct sampled seen;
+
+	config = arch_config(RECORDS, RECORDS - 2, PERIOD, groups ? T_LARGE_RECORD : T_BASIC_RECORD,
+			     groups);
+	sample_loop(&config, TWO_AND_A_QUARTER_PERIODS, &seen);
+	check_eq(2, seen.total);
+	check_eq(0, seen.pmis);
+	check_eq(0, seen.credited);
+	check(seen.last_ip >= seen.loop.head && seen.last_ip <= seen.loop.end,
+	      "last record at 0x%llx, the loop is 0x%llx-0x%llx", (unsigned long long)seen.last_ip,
+	      (unsigned long long)seen.loop.head, (unsigned long long)seen.loop.end);
+	check_eq(T_BASIC | groups, seen.last_groups);
+}
+
+TEST_OBSERVING(ds, arch_pebs_partial_buffer_is_drained_when_its_user_detaches, 1500)
+{
+	require_arch_pebs();
+	partial_then_detach(0);
+}
+
+TEST_OBSERVING(ds, arch_pebs_records_carry_the_groups_cfg_c_asks_for, 1500)
+{
+	uint64_t caps;
+
+	require_arch_pebs();
+	caps = ds_support()->arch_pebs.caps;
+	if ((caps & (T_AUX | T_GPR)) != (T_AUX | T_GPR))
+		test_skip("CPUID.23H.4:EBX 0x%llx lacks AUX or GPR",
+			  (unsigned long long)(caps >> 32));
+	partial_then_detach(T_AUX);
+	partial_then_detach(T_GPR);
+	partial_then_detach(T_AUX | T_GPR);
+}
+
+/* A refused configuration changes nothing: the counters leaf 23H.5 lacks, groups 23H.4 lacks. */
+TEST(ds, arch_pebs_refuses_what_leaf_23_does_not_offer)
+{
+	struct ds_target target;
+	struct ds_pebs_config config;
+
+	require_arch_pebs();
+	target = self_target();
+	config = arch_config(RECORDS, THRESHOLD, PERIOD, T_BASIC_RECORD, 0);
+	config.enable = ~ds_support()->arch_pebs.pebs & ((1ull << 48) - 1);
+	config.enable &= config.enable & -config.enable; /* its lowest such counter */
+	check_eq(DS_ERROR_CONFIG, ds_attach_pebs(&target, &config));
+	config = arch_config(RECORDS, THRESHOLD, PERIOD, T_BASIC_RECORD, 0);
+	config.groups = 1ull << 38; /* perf metrics: the emulated part lacks it */
+	if (!(ds_support()->arch_pebs.caps & config.groups))
+		check_eq(DS_ERROR_CONFIG, ds_attach_pebs(&target, &config));
+	config = arch_config(RECORDS, THRESHOLD, PERIOD, T_BASIC_RECORD, 0);
+	config.reset_value = 1; /* bit 31 clear: the CPU would reload a positive count */
+	check_eq(DS_ERROR_CONFIG, ds_attach_pebs(&target, &config));
+	check_eq(DS_ERROR_NOT_ATTACHED, ds_detach(&target, DS_USER_PEBS));
+	check_eq(0, rdmsr(T_PEBS_BASE));
+}
+
+/*
+ * Two tasks on one CPU, each with its own buffer, each looping its own share in chunks with a
+ * yield between: each gets the records of its own loops (a record a period, plus at most one a
+ * chunk for the kernel path around the yield; measured under TCG: 25 for 24, 11 for 8). Were
+ * PEBS_BASE or INDEX not switched, one task's records would land in the other's buffer, or
+ * over its own earlier ones.
+ */
+#define CHUNKS 8
+#define LONG_PERIOD 2000 /* the yield path around a chunk stays below one period */
+struct looper {
+	unsigned long periods; /* per chunk */
+	struct loop_span loop;
+	struct ds_credit credit;
+	volatile bool ready, failed;
+	volatile bool *go;
+};
+
+static void loop_in_chunks(void *arg)
+{
+	struct looper *l = arg;
+	struct ds_target target = self_target();
+	struct pmu_event event = instructions_retired();
+	struct ds_pebs_config config = arch_config(64, 16, LONG_PERIOD, T_BASIC_RECORD, 0);
+
+	ds_credit_reset(target.index);
+	if (ds_attach_pebs(&target, &config) != DS_OK)
+		l->failed = true;
+	l->ready = true;
+	while (!*l->go)
+		sched_yield();
+	if (pmu_add_sampling_event(target.index, &event, LONG_PERIOD) != 0)
+		l->failed = true;
+	for (unsigned int i = 0; i < CHUNKS; i++) {
+		counted_loop(l->periods * LONG_PERIOD / 2, &l->loop);
+		sched_yield();
+	}
+	pmu_release(target.index);
+	ds_detach(&target, DS_USER_PEBS);
+	l->credit = ds_credit(target.index);
+}
+
+static struct task *looper_here(struct looper *l)
+{
+	struct task *task = task_create("looper", loop_in_chunks, l, TASK_START_STOPPED);
+
+	if (!task || sched_migrate(task, this_cpu_index()) != 0)
+		test_abort("no looper on CPU %u", this_cpu_index());
+	return task;
+}
+
+static void check_looper(const struct looper *l)
+{
+	uint64_t records = l->credit.pebs_records;
+
+	test_diag("%lu periods a chunk: %llu records", l->periods, (unsigned long long)records);
+	check(records >= CHUNKS * l->periods - 1 && records <= CHUNKS * (l->periods + 1),
+	      "%llu records for %lu periods", (unsigned long long)records, CHUNKS * l->periods);
+	check_eq(0, l->credit.pebs_dropped);
+}
+
+TEST_OBSERVING(ds, arch_pebs_buffers_of_two_tasks_stay_apart_across_switches, 90000)
+{
+	volatile bool go = false;
+	struct looper a = { .periods = 3, .go = &go }, b = { .periods = 1, .go = &go };
+	struct task *ta, *tb;
+
+	require_arch_pebs();
+	ta = looper_here(&a);
+	tb = looper_here(&b);
+	task_continue(ta);
+	task_continue(tb);
+	while (!a.ready || !b.ready)
+		sched_yield();
+	go = true;
+	check_eq(0, task_join(ta, NULL));
+	check_eq(0, task_join(tb, NULL));
+	check(!a.failed && !b.failed, "attach or event failed");
+	check_looper(&a);
+	check_looper(&b);
+}
+
+/*
+ * Write elision (Linux cfg_c_val[], 52448a0a7390): two tasks with identical PEBS events yield to
+ * each other; each switch changes PEBS_BASE and restores INDEX, and writes no CFG_C. The events
+ * count ring-3 instructions, which kernel tasks never run: no record, no PMI.
+ */
+#define YIELDS 20
+struct yielder {
+	volatile bool *go, *done;
+	volatile bool failed, ready;
+	struct ds_arch_pebs_writes writes;
+	uint64_t switches;
+};
+
+static void attach_user_pebs(struct yielder *y)
+{
+	static const struct pmu_event user_pebs = { .event = INST_RETIRED,
+						    .user = true,
+						    .pebs = true };
+	struct ds_target target = self_target();
+	struct ds_pebs_config config = arch_config(16, 8, 100000, T_BASIC_RECORD, 0);
+
+	if (ds_attach_pebs(&target, &config) != DS_OK ||
+	    pmu_add_sampling_event(target.index, &user_pebs, 100000) != 0)
+		y->failed = true;
+}
+
+static void measuring(void *arg)
+{
+	struct yielder *y = arg;
+	struct ds_arch_pebs_writes before, after;
+	uint64_t switches;
+
+	attach_user_pebs(y);
+	y->ready = true;
+	while (!*y->go)
+		sched_yield();
+	before = ds_arch_pebs_writes();
+	switches = sched_stats_cpu(this_cpu_index()).switches;
+	for (unsigned int i = 0; i < YIELDS; i++)
+		sched_yield();
+	after = ds_arch_pebs_writes();
+	y->switches = sched_stats_cpu(this_cpu_index()).switches - switches;
+	y->writes =
+		(struct ds_arch_pebs_writes){ after.cfg_c - before.cfg_c, after.base - before.base,
+					      after.index - before.index };
+	*y->done = true;
+	pmu_release(self_target().index);
+}
+
+static void partner(void *arg)
+{
+	struct yielder *y = arg;
+
+	attach_user_pebs(y);
+	y->ready = true;
+	while (!*y->done)
+		sched_yield();
+	pmu_release(self_target().index);
+}
+
+TEST(ds, arch_pebs_identical_switches_write_no_cfg_c)
+{
+	volatile bool go = false, done = false;
+	struct yielder m = { .go = &go, .done = &done }, p = { .go = &go, .done = &done };
+	struct task *tm, *tp;
+
+	require_arch_pebs();
+	tm = task_create("measuring", measuring, &m, TASK_START_STOPPED);
+	tp = task_create("partner", partner, &p, TASK_START_STOPPED);
+	if (!tm || !tp || sched_migrate(tm, this_cpu_index()) != 0 ||
+	    sched_migrate(tp, this_cpu_index()) != 0)
+		test_abort("no tasks on CPU %u", this_cpu_index());
+	task_continue(tm);
+	task_continue(tp);
+	while (!m.ready || !p.ready)
+		sched_yield();
+	go = true;
+	check_eq(0, task_join(tm, NULL));
+	check_eq(0, task_join(tp, NULL));
+	check(!m.failed && !p.failed, "attach or event failed");
+	test_diag("metric ds.arch_pebs_switch_writes cfg_c=%llu base=%llu index=%llu "
+		  "switches=%llu",
+		  (unsigned long long)m.writes.cfg_c, (unsigned long long)m.writes.base,
+		  (unsigned long long)m.writes.index, (unsigned long long)m.switches);
+	check(m.switches >= YIELDS, "%llu switches in %u yields", (unsigned long long)m.switches,
+	      YIELDS);
+	check_eq(0, m.writes.cfg_c);
+	/* Each switch names the other buffer: one PEBS_BASE write, at most one INDEX write. */
+	check_eq(m.switches, m.writes.base);
+	check(m.writes.index <= m.switches, "%llu INDEX writes in %llu switches",
+	      (unsigned long long)m.writes.index, (unsigned long long)m.switches);
+}
