@@ -5,6 +5,8 @@
 
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
+#include "kernel/smp.h"
+#include "tests/kernel/lib/budget.h"
 #include "tests/kernel/lib/ds_util.h"
 
 /*
@@ -265,7 +267,8 @@ TEST_OBSERVING(ds, arch_pebs_buffers_of_two_tasks_stay_apart_across_switches, 90
  * each other; each switch changes PEBS_BASE and restores INDEX, and writes no CFG_C. The events
  * count ring-3 instructions, which kernel tasks never run: no record, no PMI.
  */
-#define YIELDS 20
+#define YIELDS_QUICK 20
+#define YIELDS_SOAK 1000 /* budget=soak (make bench) */
 struct yielder {
 	volatile bool *go, *done;
 	volatile bool failed, ready;
@@ -298,7 +301,7 @@ static void measuring(void *arg)
 		sched_yield();
 	before = ds_arch_pebs_writes();
 	switches = sched_stats_cpu(this_cpu_index()).switches;
-	for (unsigned int i = 0; i < YIELDS; i++)
+	for (uint64_t i = budget_count(YIELDS_QUICK, YIELDS_SOAK); i; i--)
 		sched_yield();
 	after = ds_arch_pebs_writes();
 	y->switches = sched_stats_cpu(this_cpu_index()).switches - switches;
@@ -344,11 +347,123 @@ TEST(ds, arch_pebs_identical_switches_write_no_cfg_c)
 		  "switches=%llu",
 		  (unsigned long long)m.writes.cfg_c, (unsigned long long)m.writes.base,
 		  (unsigned long long)m.writes.index, (unsigned long long)m.switches);
-	check(m.switches >= YIELDS, "%llu switches in %u yields", (unsigned long long)m.switches,
-	      YIELDS);
+	check(m.switches >= budget_count(YIELDS_QUICK, YIELDS_SOAK), "%llu switches in %llu yields",
+	      (unsigned long long)m.switches,
+	      (unsigned long long)budget_count(YIELDS_QUICK, YIELDS_SOAK));
 	check_eq(0, m.writes.cfg_c);
 	/* Each switch names the other buffer: one PEBS_BASE write, at most one INDEX write. */
 	check_eq(m.switches, m.writes.base);
 	check(m.writes.index <= m.switches, "%llu INDEX writes in %llu switches",
 	      (unsigned long long)m.writes.index, (unsigned long long)m.switches);
+}
+
+/*
+ * A BTS user and an architectural-PEBS user on one task: BTS in the DS area, PEBS in its own
+ * buffer beside it. The task loops on CPU 0, moves to CPU 1 and loops again: both follow it
+ * (IA32_DS_AREA and PEBS_BASE name its area and buffer on CPU 1, and neither on CPU 0 once it
+ * left), its branch records are exact on both CPUs, and its PEBS records are those of both
+ * loops: 4.5 periods each, so at least 4 drained before the move and 4 more after it.
+ */
+#define T_DS_AREA 0x600u
+#define T_TRACING 0xc0ull /* DEBUGCTL.TR and BTS */
+#define MOVE_PROBE_ROUNDS 2
+#define FOUR_AND_A_HALF_PERIODS (9 * PERIOD / 4)
+
+struct held {
+	uint64_t ds_area, debugctl, pebs_base;
+};
+
+static void read_held(void *arg)
+{
+	struct held *held = arg;
+
+	held->ds_area = rdmsr(T_DS_AREA);
+	held->debugctl = rdmsr(MSR_IA32_DEBUGCTL);
+	held->pebs_base = rdmsr(T_PEBS_BASE);
+}
+
+struct sharer {
+	const struct ds_area *area;
+	struct probe_run before, after;
+	struct held on_0, on_1, left_0;
+	unsigned int cpu_before, cpu_after;
+	struct ds_credit credit;
+	uint64_t before_move; /* PEBS records drained on CPU 0 */
+	bool failed;
+};
+
+static void share_and_move(void *arg)
+{
+	static const struct ds_bts_config circular = { .records = 16, .circular = true };
+	struct sharer *s = arg;
+	struct ds_target target = self_target();
+	struct pmu_event event = instructions_retired();
+	struct ds_pebs_config config = arch_config(64, 16, PERIOD, T_BASIC_RECORD, 0);
+	struct loop_span loop;
+
+	ds_credit_reset(target.index);
+	if (ds_attach_bts(&target, &circular) != DS_OK ||
+	    ds_attach_pebs(&target, &config) != DS_OK ||
+	    pmu_add_sampling_event(target.index, &event, PERIOD) != 0) {
+		s->failed = true;
+		return;
+	}
+	s->area = ds_area_get(&target);
+	s->cpu_before = this_cpu_index();
+	counted_loop(FOUR_AND_A_HALF_PERIODS, &loop);
+	probe_run(s->area, MOVE_PROBE_ROUNDS, &s->before);
+	read_held(&s->on_0);
+	ds_drain(&target);
+	s->before_move = ds_credit(target.index).pebs_records;
+	if (sched_migrate(sched_current(), 1) != 0)
+		s->failed = true;
+	s->cpu_after = this_cpu_index();
+	if (!smp_call(0, read_held, &s->left_0))
+		s->failed = true;
+	counted_loop(FOUR_AND_A_HALF_PERIODS, &loop);
+	probe_run(s->area, MOVE_PROBE_ROUNDS + 1, &s->after);
+	read_held(&s->on_1);
+	pmu_release(target.index);
+	if (ds_detach(&target, DS_USER_PEBS) != DS_OK || ds_detach(&target, DS_USER_BTS) != DS_OK)
+		s->failed = true;
+	s->credit = ds_credit(target.index);
+}
+
+TEST_OBSERVING(ds, arch_pebs_and_bts_on_one_task_follow_it_across_switches_and_cpus, 6000)
+{
+	struct sharer s = { 0 };
+	struct task *task;
+
+	require_arch_pebs();
+	require_bts();
+	if (smp_cpus() < 2)
+		test_skip("%u CPU online: the move needs 2", smp_cpus());
+	task = task_create("sharer", share_and_move, &s, TASK_START_STOPPED);
+	if (!task || sched_migrate(task, 0) != 0)
+		test_abort("no task on CPU 0");
+	task_continue(task);
+	check_eq(0, task_join(task, NULL));
+	check(!s.failed, "an attach, the move or a detach failed");
+	test_diag("CPU %u then %u; PEBS_BASE 0x%llx on 0, 0x%llx on 1, 0x%llx left on 0; "
+		  "DS area 0x%llx; %llu PEBS records before the move, %llu in all",
+		  s.cpu_before, s.cpu_after, (unsigned long long)s.on_0.pebs_base,
+		  (unsigned long long)s.on_1.pebs_base, (unsigned long long)s.left_0.pebs_base,
+		  (unsigned long long)(uintptr_t)s.area, (unsigned long long)s.before_move,
+		  (unsigned long long)s.credit.pebs_records);
+	check_eq(0, s.cpu_before);
+	check_eq(1, s.cpu_after);
+	check_probe_run(&s.before, MOVE_PROBE_ROUNDS);
+	check_probe_run(&s.after, MOVE_PROBE_ROUNDS + 1);
+	check(s.on_0.pebs_base != 0 && s.on_0.pebs_base == s.on_1.pebs_base,
+	      "PEBS_BASE 0x%llx on CPU 0, 0x%llx on CPU 1", (unsigned long long)s.on_0.pebs_base,
+	      (unsigned long long)s.on_1.pebs_base);
+	check_eq((uint64_t)(uintptr_t)s.area, s.on_0.ds_area);
+	check_eq((uint64_t)(uintptr_t)s.area, s.on_1.ds_area);
+	check_eq(T_TRACING, s.on_1.debugctl & T_TRACING);
+	check_eq(0, s.left_0.pebs_base);
+	check(s.left_0.ds_area != (uint64_t)(uintptr_t)s.area || !(s.left_0.debugctl & T_TRACING),
+	      "CPU 0 still traces into the area the task took to CPU 1");
+	check(s.before_move >= 4, "%llu PEBS records on CPU 0", (unsigned long long)s.before_move);
+	check(s.credit.pebs_records >= s.before_move + 4, "%llu PEBS records on CPU 1",
+	      (unsigned long long)(s.credit.pebs_records - s.before_move));
 }
