@@ -9,11 +9,13 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
+#include "arch/x86/user-abi.h"
 #include "ds/arch_pebs_context.h"
 #include "ds/arch_pebs_records.h"
 #include "ds/buffer.h"
 #include "ds/ds.h"
 #include "ds/state.h"
+#include "kernel/address_space.h"
 #include "kernel/pfa.h"
 #include "kernel/smp.h"
 #include "kernel/switch_hooks.h"
@@ -38,6 +40,7 @@ struct arch_context {
 	uint64_t cfg_c; /* EN, the groups and the reload value */
 	uint64_t index; /* saved at switch-out, restored at switch-in */
 	uint64_t credited; /* bytes from the base already credited */
+	uint64_t address_space; /* a user task's root, where its read-only view is mapped */
 	bool stopping; /* being detached: never made active again */
 	bool detaching;
 };
@@ -171,13 +174,15 @@ void ds_arch_pebs_switch_in(const struct switch_task *next)
 	ds_unlock_irqs_off();
 }
 
-static void apply_here(void *unused)
+/* On the CPU concerned: apply, and forget translations of a user view that was unmapped. */
+static void apply_here(void *unmapped_root)
 {
 	unsigned long flags = ds_lock_irqsave();
 
-	(void)unused;
 	apply(context_for(switch_task_current()->index));
 	ds_unlock_irqrestore(flags);
+	if (unmapped_root)
+		address_space_flush_if_loaded((uint64_t)unmapped_root);
 }
 
 /* The CPU whose PEBS_BASE names context's buffer, or -1. ds_lock held. */
@@ -199,6 +204,29 @@ static void sync_task(unsigned int task)
 	if (!smp_call((unsigned int)cpu, apply_here, NULL))
 		panic("ds: CPU %d did not apply an arch-PEBS change within %u ms", cpu,
 		      SMP_CALL_TIMEOUT_MS);
+}
+
+/*
+ * A user task's read-only, no-execute view of its buffer at USER_DS_BASE + USER_DS_PEBS_OFFSET,
+ * where a DS-area part shows its PEBS buffer. The task cannot read INDEX (an MSR): the view's
+ * records end at the first header of 16 zero bytes, since the buffer starts zeroed and a drain
+ * zeroes what it took (drain_locked()).
+ */
+static bool view_map(uint64_t root, uint64_t phys, unsigned int pages)
+{
+	bool mapped = true;
+
+	for (unsigned int i = 0; i < pages; i++)
+		mapped &=
+			address_space_map(root, USER_DS_BASE + USER_DS_PEBS_OFFSET + i * PAGE_SIZE,
+					  phys + i * PAGE_SIZE, PTE_USER | PTE_NO_EXECUTE);
+	return mapped;
+}
+
+static void view_unmap(uint64_t root, unsigned int pages)
+{
+	for (unsigned int i = 0; i < pages; i++)
+		address_space_unmap(root, USER_DS_BASE + USER_DS_PEBS_OFFSET + i * PAGE_SIZE);
 }
 
 /*
@@ -249,7 +277,7 @@ enum ds_error ds_arch_pebs_attach(const struct ds_target *target,
 	struct arch_context *context;
 	unsigned int code, pages;
 	unsigned long flags;
-	uint64_t phys;
+	uint64_t phys, root;
 
 	if (target->cpu)
 		return DS_ERROR_UNSUPPORTED;
@@ -278,8 +306,16 @@ enum ds_error ds_arch_pebs_attach(const struct ds_target *target,
 		pfa_free_pages(phys, pages);
 		return error;
 	}
+	root = switch_task_address_space(target->index);
+	if (root && !view_map(root, phys, pages)) {
+		view_unmap(root, pages);
+		ds_unlock_irqrestore(flags);
+		pfa_free_pages(phys, pages);
+		return DS_ERROR_NO_MEMORY;
+	}
 	*context = (struct arch_context){
 		.phys = phys,
+		.address_space = root,
 		.code = code,
 		.pages = pages,
 		.config = *config,
@@ -292,16 +328,24 @@ enum ds_error ds_arch_pebs_attach(const struct ds_target *target,
 	return DS_OK;
 }
 
+/* The bytes WR says were written, within the buffer. */
+static uint64_t written(const struct arch_context *context, uint64_t index)
+{
+	uint64_t bytes = ((index & ARCH_PEBS_INDEX_WR_MASK) >> ARCH_PEBS_INDEX_WR_SHIFT) *
+			 ARCH_PEBS_INDEX_UNIT;
+
+	return bytes < ARCH_PEBS_BUFFER_BYTES(context->code)
+		       ? bytes
+		       : ARCH_PEBS_BUFFER_BYTES(context->code);
+}
+
 /* Credit the records between context->credited and WR (index) to task. ds_lock held. */
 static void credit(struct arch_context *context, uint64_t index, unsigned int task)
 {
 	const uint8_t *base = phys_to_virt(context->phys);
-	uint64_t end = ((index & ARCH_PEBS_INDEX_WR_MASK) >> ARCH_PEBS_INDEX_WR_SHIFT) *
-		       ARCH_PEBS_INDEX_UNIT;
+	uint64_t end = written(context, index);
 	struct ds_credit *out = ds_credit_of(task);
 
-	if (end > ARCH_PEBS_BUFFER_BYTES(context->code))
-		end = ARCH_PEBS_BUFFER_BYTES(context->code);
 	while (context->credited < end) {
 		struct arch_pebs_sample sample;
 		enum arch_pebs_decode result = arch_pebs_decode(
@@ -341,6 +385,7 @@ static void drain_locked(struct arch_context *context, unsigned int task)
 	if (here)
 		cpu->index = index;
 	credit(context, index, task);
+	memset(phys_to_virt(context->phys), 0, (size_t)written(context, index));
 	index &= ~(ARCH_PEBS_INDEX_WR_MASK | ARCH_PEBS_INDEX_FULL);
 	context->index = index;
 	context->credited = 0;
@@ -422,9 +467,11 @@ enum ds_error ds_arch_pebs_detach(const struct ds_target *target)
 	}
 	context->stopping = true;
 	context->detaching = true;
+	if (context->address_space)
+		view_unmap(context->address_space, context->pages);
 	while ((cpu = active_cpu(context)) >= 0) {
 		ds_unlock_irqrestore(flags);
-		if (!smp_call((unsigned int)cpu, apply_here, NULL))
+		if (!smp_call((unsigned int)cpu, apply_here, (void *)context->address_space))
 			panic("ds: CPU %d did not withdraw an arch-PEBS buffer within %u ms", cpu,
 			      SMP_CALL_TIMEOUT_MS);
 		flags = ds_lock_irqsave();

@@ -8,6 +8,7 @@
 #include "kernel/smp.h"
 #include "tests/kernel/lib/budget.h"
 #include "tests/kernel/lib/ds_util.h"
+#include "tests/kernel/lib/user_programs.h"
 
 /*
  * Typed here from the Linux arch-PEBS series, apart from arch/x86/arch-pebs.h: PEBS_BASE
@@ -466,4 +467,94 @@ TEST_OBSERVING(ds, arch_pebs_and_bts_on_one_task_follow_it_across_switches_and_c
 	check(s.before_move >= 4, "%llu PEBS records on CPU 0", (unsigned long long)s.before_move);
 	check(s.credit.pebs_records >= s.before_move + 4, "%llu PEBS records on CPU 1",
 	      (unsigned long long)(s.credit.pebs_records - s.before_move));
+}
+
+/*
+ * The owning user task's read-only view: user_arch_pebs_peek counts ring-3 instructions with a
+ * PEBS event, then reads the first record through its view, as the DS-area view shows its
+ * PEBS buffer. Its header is the basic group's alone (64 bytes, BASIC), its eventing IP in the
+ * task's loop ("mov rsi, rdi" 3 bytes, "mov ecx, 400" 5, then DEC at +8 and JNZ at +10, checked
+ * before use); 800 instructions give 4 records, drained at its exit.
+ */
+#define PEEK_LOOP_DEC 8
+#define PEEK_LOOP_JNZ 10
+#define T_JNZ_REL8 0x75
+#define USER_PERIOD 200
+
+struct peek {
+	uint64_t header, ip, pmis, loop_start, loop_end;
+	struct ds_credit credit;
+};
+
+static void peek_at_view(size_t threshold, struct peek *out)
+{
+	static const struct pmu_event user_pebs = { .event = INST_RETIRED,
+						    .user = true,
+						    .pebs = true };
+	struct ds_pebs_config config = arch_config(64, threshold, USER_PERIOD, T_BASIC_RECORD, 0);
+	const uint8_t *code = (const uint8_t *)user_arch_pebs_peek;
+	struct ds_target target;
+	const uint64_t *seen;
+	struct task *task;
+	uint64_t pmis;
+
+	out->loop_start = user_text_address(user_arch_pebs_peek) + PEEK_LOOP_DEC;
+	out->loop_end = user_text_address(user_arch_pebs_peek) + PEEK_LOOP_JNZ;
+	if (code[PEEK_LOOP_JNZ] != T_JNZ_REL8 ||
+	    (int8_t)code[PEEK_LOOP_JNZ + 1] != PEEK_LOOP_DEC - PEEK_LOOP_JNZ - 2)
+		test_abort("user_arch_pebs_peek changed: no JNZ to +%u at +%u", PEEK_LOOP_DEC,
+			   PEEK_LOOP_JNZ);
+	task = task_create_user("peeker", user_arch_pebs_peek, USER_DATA_BASE, TASK_START_STOPPED);
+	if (!task)
+		test_abort("task_create_user failed");
+	target = task_target(task);
+	ds_credit_reset(target.index);
+	check_attached(ds_attach_pebs(&target, &config));
+	if (pmu_add_sampling_event(target.index, &user_pebs, USER_PERIOD) != 0)
+		test_abort("pmu_add_sampling_event failed");
+	pmis = ds_pmi_count();
+	task_continue(task);
+	while (task->state != TASK_DEAD)
+		sched_sleep_ms(1);
+	seen = task_user_data(task);
+	out->header = seen[0];
+	out->ip = seen[1];
+	out->credit = ds_credit(target.index);
+	check_eq(0, task_join(task, NULL));
+	out->pmis = ds_pmi_count() - pmis;
+	test_diag("threshold %zu: the view's first record: header 0x%llx, IP 0x%llx (loop "
+		  "0x%llx-0x%llx); %llu records, %llu PMIs",
+		  threshold, (unsigned long long)out->header, (unsigned long long)out->ip,
+		  (unsigned long long)out->loop_start, (unsigned long long)out->loop_end,
+		  (unsigned long long)out->credit.pebs_records, (unsigned long long)out->pmis);
+}
+
+TEST_OBSERVING_USER(ds, arch_pebs_owner_user_task_reads_its_records_in_its_view, 1000)
+{
+	struct peek peek;
+
+	require_arch_pebs();
+	peek_at_view(48, &peek);
+	check_eq(T_BASIC | T_BASIC_RECORD, peek.header);
+	check(peek.ip >= peek.loop_start && peek.ip <= peek.loop_end,
+	      "IP 0x%llx outside the loop 0x%llx-0x%llx", (unsigned long long)peek.ip,
+	      (unsigned long long)peek.loop_start, (unsigned long long)peek.loop_end);
+	check_eq(4, peek.credit.pebs_records);
+	check_eq(0, peek.pmis);
+}
+
+/*
+ * With a threshold of one record, each record's PMI drains it (THRESH 1, as Linux writes it for
+ * one record a PMI), and a drain zeroes what it took: the view then ends at once.
+ */
+TEST_OBSERVING_USER(ds, arch_pebs_records_drained_by_each_pmi_leave_the_view_empty, 1000)
+{
+	struct peek peek;
+
+	require_arch_pebs();
+	peek_at_view(1, &peek);
+	check_eq(0, peek.header);
+	check_eq(0, peek.ip);
+	check_eq(4, peek.credit.pebs_records);
+	check_eq(4, peek.pmis);
 }
