@@ -368,6 +368,8 @@ HOST_SHIM_SRCS := \
 	debugstate/debugstate.c \
 	ds/activate.c \
 	ds/arch_pebs.c \
+	ds/arch_pebs_context.c \
+	ds/arch_pebs_records.c \
 	ds/buffer.c \
 	kernel/spinlock.c \
 	kernel/switch_hooks.c \

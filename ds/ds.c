@@ -12,9 +12,10 @@ void ds_init(void)
 	ds_detect();
 	ds_arch_pebs_init_cpu();
 	support = ds_support();
-	ktap_diag(0, "ds: bts=%s pebs=%s pebs_format=%u",
+	ktap_diag(0, "ds: bts=%s pebs=%s pebs_format=%u arch_pebs=%s",
 		  support->bts_reason[0] ? support->bts_reason : "yes",
-		  support->pebs_reason[0] ? support->pebs_reason : "yes", support->pebs_format);
+		  support->pebs_reason[0] ? support->pebs_reason : "yes", support->pebs_format,
+		  support->arch_pebs.usable ? "yes" : support->arch_pebs.reason);
 }
 
 void ds_init_cpu(void)
