@@ -558,3 +558,74 @@ TEST_OBSERVING_USER(ds, arch_pebs_records_drained_by_each_pmi_leave_the_view_emp
 	check_eq(4, peek.credit.pebs_records);
 	check_eq(4, peek.pmis);
 }
+
+/*
+ * Attach and detach from this CPU while the task counts on the other: the attach reaches it by
+ * a call IPI, and records come once the task adds its event (after the attach: a PEBS event
+ * that overflows before its CFG_C is enabled is not reloaded, and its records never come); the
+ * detach, while the counter counts, withdraws the buffer there (PEBS_BASE 0; CFG_C.EN cleared
+ * with the counter paused, else the runner fails a rule 18 report) before it is drained.
+ */
+struct remote {
+	volatile bool attached, stop, failed;
+	volatile unsigned long rounds;
+};
+
+static void count_until_stopped(void *arg)
+{
+	struct remote *r = arg;
+	struct pmu_event event = instructions_retired();
+	struct loop_span loop;
+
+	while (!r->attached)
+		cpu_relax();
+	if (pmu_add_sampling_event(self_target().index, &event, PERIOD) != 0)
+		r->failed = true;
+	while (!r->stop) {
+		counted_loop(PERIOD, &loop);
+		r->rounds++;
+	}
+	pmu_release(self_target().index);
+}
+
+TEST_OBSERVING(ds, arch_pebs_attach_and_detach_reach_the_cpu_the_task_runs_on, 20000)
+{
+	struct ds_pebs_config config = arch_config(64, 48, PERIOD, T_BASIC_RECORD, 0);
+	struct held attached, detached;
+	struct remote r = { 0 };
+	struct ds_target target;
+	unsigned int other;
+	struct task *task;
+
+	require_arch_pebs();
+	if (smp_cpus() < 2)
+		test_skip("%u CPU online: the test needs 2", smp_cpus());
+	other = this_cpu_index() == 0 ? 1 : 0;
+	task = task_create("remote", count_until_stopped, &r, TASK_START_STOPPED);
+	if (!task || sched_migrate(task, other) != 0)
+		test_abort("no task on CPU %u", other);
+	target = task_target(task);
+	ds_credit_reset(target.index);
+	task_continue(task);
+	while (switch_task_running_cpu(target.index) != (int)other)
+		cpu_relax();
+	check_attached(ds_attach_pebs(&target, &config));
+	r.attached = true;
+	while (r.rounds < 4 && !r.failed)
+		cpu_relax();
+	if (!smp_call(other, read_held, &attached))
+		test_abort("CPU %u took no call", other);
+	check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS));
+	if (!smp_call(other, read_held, &detached))
+		test_abort("CPU %u took no call", other);
+	r.stop = true;
+	check_eq(0, task_join(task, NULL));
+	check(!r.failed, "pmu_add_sampling_event failed");
+	test_diag("PEBS_BASE on CPU %u: 0x%llx attached, 0x%llx detached; %llu records", other,
+		  (unsigned long long)attached.pebs_base, (unsigned long long)detached.pebs_base,
+		  (unsigned long long)ds_credit(target.index).pebs_records);
+	check(attached.pebs_base != 0, "the attach did not reach CPU %u", other);
+	check_eq(0, detached.pebs_base);
+	check(ds_credit(target.index).pebs_records >= 3, "%llu records in 4 periods or more",
+	      (unsigned long long)ds_credit(target.index).pebs_records);
+}
