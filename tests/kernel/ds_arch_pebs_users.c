@@ -629,3 +629,77 @@ TEST_OBSERVING(ds, arch_pebs_attach_and_detach_reach_the_cpu_the_task_runs_on, 2
 	check(ds_credit(target.index).pebs_records >= 3, "%llu records in 4 periods or more",
 	      (unsigned long long)ds_credit(target.index).pebs_records);
 }
+
+/*
+ * A task that samples without PEBS (EVTSEL.INT) and one that PEBS-samples, on GP counter 0 of
+ * one CPU, yielding to each other; on a DS-area part too. Into the PEBS task: PEBS is enabled
+ * on the counter (PEBS_ENABLE or CFG_C.EN) before pmu/ rewrites its select, so pmu/'s
+ * switch-out must have taken the sampler's INT off it (rule 15: a PEBS counter never has INT).
+ * Into the sampler, on an arch-PEBS part ("unless needed"): ds/ cannot see the next task's
+ * events, so a CFG_C with EN that the next task does not enable is cleared; left set, the
+ * sampler's overflows would arm PEBS with PEBS_BASE 0 (rule 25). The runner fails a report.
+ * The sampler takes its PMIs, the PEBS task its records (two periods a chunk).
+ */
+struct alternating {
+	bool pebs;
+	struct ds_credit credit;
+	uint64_t overflows;
+	bool failed;
+};
+
+static void loop_and_yield(void *arg)
+{
+	struct alternating *a = arg;
+	struct ds_target target = self_target();
+	struct pmu_event event = instructions_retired();
+	/* 24 records: within format 0's one page (Core 2) too. */
+	struct ds_pebs_config config = ds_support()->arch_pebs.usable
+					       ? arch_config(24, 20, PERIOD, T_BASIC_RECORD, 0)
+					       : pebs_config(24, 20, PERIOD);
+	struct loop_span loop;
+
+	event.pebs = a->pebs;
+	ds_credit_reset(target.index);
+	if ((a->pebs && ds_attach_pebs(&target, &config) != DS_OK) ||
+	    pmu_add_sampling_event(target.index, &event, PERIOD) != 0) {
+		a->failed = true;
+		return;
+	}
+	for (unsigned int i = 0; i < CHUNKS; i++) {
+		counted_loop(PERIOD, &loop); /* two periods */
+		sched_yield();
+	}
+	a->overflows = pmu_read(target.index, 0).overflows;
+	pmu_release(target.index);
+	if (a->pebs && ds_detach(&target, DS_USER_PEBS) != DS_OK)
+		a->failed = true;
+	a->credit = ds_credit(target.index);
+}
+
+TEST_OBSERVING(ds, pebs_and_plain_sampling_tasks_alternate_on_one_counter_breaking_no_rule, 30000)
+{
+	struct alternating pebs = { .pebs = true }, plain = { .pebs = false };
+	struct task *tp, *ts;
+
+	if (ds_support()->pebs_reason[0])
+		require_arch_pebs();
+	tp = task_create("pebs", loop_and_yield, &pebs, TASK_START_STOPPED);
+	ts = task_create("sampler", loop_and_yield, &plain, TASK_START_STOPPED);
+	if (!tp || !ts || sched_migrate(tp, this_cpu_index()) != 0 ||
+	    sched_migrate(ts, this_cpu_index()) != 0)
+		test_abort("no tasks on CPU %u", this_cpu_index());
+	task_continue(tp);
+	task_continue(ts);
+	check_eq(0, task_join(tp, NULL));
+	check_eq(0, task_join(ts, NULL));
+	check(!pebs.failed && !plain.failed, "an attach, an event or a detach failed");
+	test_diag("PEBS task: %llu records, %llu overflows; sampler: %llu records, %llu overflows",
+		  (unsigned long long)pebs.credit.pebs_records, (unsigned long long)pebs.overflows,
+		  (unsigned long long)plain.credit.pebs_records,
+		  (unsigned long long)plain.overflows);
+	check(pebs.credit.pebs_records >= 2 * CHUNKS - 1, "%llu PEBS records in %u periods",
+	      (unsigned long long)pebs.credit.pebs_records, 2 * CHUNKS);
+	check(plain.overflows >= 2 * CHUNKS - 1, "%llu PMIs in %u periods",
+	      (unsigned long long)plain.overflows, 2 * CHUNKS);
+	check_eq(0, plain.credit.pebs_records);
+}
