@@ -679,7 +679,9 @@ static void loop_and_yield(void *arg)
 TEST_OBSERVING(ds, pebs_and_plain_sampling_tasks_alternate_on_one_counter_breaking_no_rule, 30000)
 {
 	struct alternating pebs = { .pebs = true }, plain = { .pebs = false };
+	struct ds_arch_pebs_writes before, after;
 	struct task *tp, *ts;
+	uint64_t switches;
 
 	if (ds_support()->pebs_reason[0])
 		require_arch_pebs();
@@ -688,11 +690,20 @@ TEST_OBSERVING(ds, pebs_and_plain_sampling_tasks_alternate_on_one_counter_breaki
 	if (!tp || !ts || sched_migrate(tp, this_cpu_index()) != 0 ||
 	    sched_migrate(ts, this_cpu_index()) != 0)
 		test_abort("no tasks on CPU %u", this_cpu_index());
+	before = ds_arch_pebs_writes();
+	switches = sched_stats_cpu(this_cpu_index()).switches;
 	task_continue(tp);
 	task_continue(ts);
 	check_eq(0, task_join(tp, NULL));
 	check_eq(0, task_join(ts, NULL));
+	after = ds_arch_pebs_writes();
+	switches = sched_stats_cpu(this_cpu_index()).switches - switches;
 	check(!pebs.failed && !plain.failed, "an attach, an event or a detach failed");
+	test_diag("metric ds.arch_pebs_alternating_writes cfg_c=%llu base=%llu index=%llu "
+		  "switches=%llu",
+		  (unsigned long long)(after.cfg_c - before.cfg_c),
+		  (unsigned long long)(after.base - before.base),
+		  (unsigned long long)(after.index - before.index), (unsigned long long)switches);
 	test_diag("PEBS task: %llu records, %llu overflows; sampler: %llu records, %llu overflows",
 		  (unsigned long long)pebs.credit.pebs_records, (unsigned long long)pebs.overflows,
 		  (unsigned long long)plain.credit.pebs_records,
