@@ -638,10 +638,14 @@ TEST_OBSERVING(ds, arch_pebs_attach_and_detach_reach_the_cpu_the_task_runs_on, 2
  * Into the sampler, on an arch-PEBS part ("unless needed"): ds/ cannot see the next task's
  * events, so a CFG_C with EN that the next task does not enable is cleared; left set, the
  * sampler's overflows would arm PEBS with PEBS_BASE 0 (rule 25). The runner fails a report.
- * The sampler takes its PMIs, the PEBS task its records (two periods a chunk).
+ * The sampler takes its PMIs, the PEBS task its records (two periods a chunk). The sampler
+ * starts once the PEBS task is attached: an attach applied while the CPU still holds another
+ * task's select with INT on that counter breaks rule 15 until pmu/ writes the PEBS event's
+ * select (docs/emulated-cpu.md, "Not done").
  */
 struct alternating {
 	bool pebs;
+	volatile bool *pebs_ready; /* the PEBS task attached and added its event */
 	struct ds_credit credit;
 	uint64_t overflows;
 	bool failed;
@@ -660,11 +664,15 @@ static void loop_and_yield(void *arg)
 
 	event.pebs = a->pebs;
 	ds_credit_reset(target.index);
+	while (!a->pebs && !*a->pebs_ready)
+		sched_yield();
 	if ((a->pebs && ds_attach_pebs(&target, &config) != DS_OK) ||
 	    pmu_add_sampling_event(target.index, &event, PERIOD) != 0) {
 		a->failed = true;
+		*a->pebs_ready = true;
 		return;
 	}
+	*a->pebs_ready = true;
 	for (unsigned int i = 0; i < CHUNKS; i++) {
 		counted_loop(PERIOD, &loop); /* two periods */
 		sched_yield();
@@ -678,7 +686,9 @@ static void loop_and_yield(void *arg)
 
 TEST_OBSERVING(ds, pebs_and_plain_sampling_tasks_alternate_on_one_counter_breaking_no_rule, 30000)
 {
-	struct alternating pebs = { .pebs = true }, plain = { .pebs = false };
+	volatile bool pebs_ready = false;
+	struct alternating pebs = { .pebs = true, .pebs_ready = &pebs_ready },
+			   plain = { .pebs = false, .pebs_ready = &pebs_ready };
 	struct ds_arch_pebs_writes before, after;
 	struct task *tp, *ts;
 	uint64_t switches;
