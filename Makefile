@@ -90,6 +90,9 @@ OBJS := \
 	emulator/registers.o \
 	emulator/amd.o \
 	emulator/lbr.o \
+	emulator/arch_pebs.o \
+	emulator/arch_pebs_record.o \
+	emulator/arch_pebs_store.o \
 	emulator/step.o \
 	emulator/store.o \
 	dr/bpext.o \
@@ -103,6 +106,9 @@ OBJS := \
 	dr/switch.o \
 	dr/syscall.o \
 	ds/activate.o \
+	ds/arch_pebs.o \
+	ds/arch_pebs_context.o \
+	ds/arch_pebs_records.o \
 	ds/buffer.o \
 	ds/context.o \
 	ds/detect.o \
@@ -309,6 +315,7 @@ HOST_LIB_SRCS := \
 	dr/breakpoint.c \
 	dr/layout.c \
 	dr/reserve.c \
+	ds/arch_pebs_records.c \
 	ds/buffer.c \
 	ds/records.c \
 	emulator/decode.c \
@@ -317,6 +324,8 @@ HOST_LIB_SRCS := \
 	emulator/registers.c \
 	emulator/amd.c \
 	emulator/lbr.c \
+	emulator/arch_pebs.c \
+	emulator/arch_pebs_record.c \
 	lib/acpi.c \
 	lib/acpi_spcr.c \
 	lib/acpi_timer.c \
@@ -366,6 +375,9 @@ HOST_SHIM_SRCS := \
 	lbr/lbr.c \
 	lbr/state.c \
 	ds/activate.c \
+	ds/arch_pebs.c \
+	ds/arch_pebs_context.c \
+	ds/arch_pebs_records.c \
 	ds/buffer.c \
 	kernel/spinlock.c \
 	kernel/switch_hooks.c \
@@ -380,6 +392,7 @@ HOST_SHIM_SRCS := \
 	emulator/registers.c \
 	emulator/amd.c \
 	emulator/lbr.c \
+	emulator/arch_pebs.c \
 	lib/console.c \
 	lib/crc32.c \
 	lib/format.c \

@@ -11,6 +11,7 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/user-abi.h"
 #include "ds/activate.h"
+#include "ds/arch_pebs_context.h"
 #include "ds/buffer.h"
 #include "ds/context.h"
 #include "ds/drain.h"
@@ -289,6 +290,8 @@ enum ds_error ds_attach_pebs(const struct ds_target *target, const struct ds_peb
 
 	if (!target_in_range(target))
 		return DS_ERROR_NO_TARGET;
+	if (ds_support()->arch_pebs.usable)
+		return ds_arch_pebs_attach(target, config);
 	if (ds_support()->pebs_reason[0])
 		return DS_ERROR_UNSUPPORTED;
 	if (!buffer_size_fits(config->records, config->record_size) ||
@@ -338,6 +341,8 @@ enum ds_error ds_detach(const struct ds_target *target, enum ds_user user)
 		return DS_ERROR_NO_TARGET;
 	if ((unsigned int)user >= DS_USERS)
 		return DS_ERROR_NOT_ATTACHED;
+	if (user == DS_USER_PEBS && ds_support()->arch_pebs.usable)
+		return ds_arch_pebs_detach(target);
 	context = ds_context_of(target);
 	flags = ds_lock_irqsave();
 	buffer = context->buffers[user];
@@ -427,7 +432,7 @@ static unsigned int release_counting(const struct ds_target *target)
 unsigned int ds_release_leftovers(unsigned int task)
 {
 	struct ds_target own = { false, task };
-	unsigned int left = release_counting(&own);
+	unsigned int left = release_counting(&own) + ds_arch_pebs_release(task);
 
 	for (unsigned int cpu = 0; cpu < smp_cpus(); cpu++) {
 		struct ds_target target = { true, cpu };

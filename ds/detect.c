@@ -3,14 +3,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arch/x86/arch-pebs.h"
 #include "arch/x86/cpuid.h"
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
+#include "ds/arch_pebs.h"
 #include "ds/detect.h"
 #include "ds/ds.h"
 #include "ds/records.h"
+#include "ds/state.h"
 #include "lib/format.h"
 
 #define PEBS_ENABLE_FIXED_CTR0_SHIFT 32 /* fixed counter i at bit 32 + i */
@@ -58,6 +61,8 @@ static void first_missing(char *reason, size_t size, bool pebs)
 		format(reason, size, "IA32_MISC_ENABLE.PEBS_UNAVAILABLE=1");
 	else if (pebs && !support.pdcm)
 		format(reason, size, "CPUID.1:ECX.PDCM=0 (no PEBS record format)");
+	else if (pebs && support.pebs_format == PERF_CAP_PEBS_FORMAT_ARCH)
+		format(reason, size, "PEBS format 0xF is architectural PEBS: not in the DS area");
 	else if (pebs && support.pebs_format > PEBS_FORMAT_MAX_KNOWN)
 		format(reason, size, "PEBS record format %u is unknown", support.pebs_format);
 	else if (!support.ds_area_keeps_value)
@@ -136,8 +141,10 @@ void ds_detect(void)
 		support.pebs_baseline = value & PERF_CAP_PEBS_BASELINE;
 	}
 	detect_pebs_counters();
+	ds_arch_pebs_detect(support.pdcm, support.pebs_format, &support.arch_pebs);
 	/* Probe only where CPUID promises a DS area: elsewhere the write may #GP or vanish. */
 	support.ds_area_keeps_value = support.ds && support.dtes64 && ds_area_keeps_value();
 	first_missing(support.bts_reason, sizeof(support.bts_reason), false);
 	first_missing(support.pebs_reason, sizeof(support.pebs_reason), true);
+	ds_state_pebs_in_ds_area(support.pebs_reason[0] == '\0');
 }

@@ -7,6 +7,7 @@
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
 #include "ds/activate.h"
+#include "ds/arch_pebs_context.h"
 #include "ds/drain.h"
 #include "ds/ds.h"
 #include "ds/records.h"
@@ -130,6 +131,7 @@ void ds_drain(const struct ds_target *target)
 
 	ds_drain_context(ds_context_of(target), switch_task_current()->index);
 	ds_unlock_irqrestore(flags);
+	ds_arch_pebs_drain(target);
 }
 
 void ds_pmi_drain(void)
@@ -143,6 +145,7 @@ void ds_pmi_drain(void)
 	if (context)
 		ds_drain_context(context, switch_task_current()->index);
 	ds_unlock_irqs_off();
+	ds_arch_pebs_pmi_drain();
 	/* Acknowledge the DS buffer overflow, or no further PEBS PMI comes (§19.6). */
 	if (ds_support()->pdcm && rdmsr_safe(MSR_IA32_PERF_GLOBAL_STATUS, &status) == 0 &&
 	    (status & PERF_GLOBAL_STATUS_BUFFER_OVF))

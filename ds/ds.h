@@ -61,6 +61,10 @@ struct ds_pebs_config {
 	uint64_t data_cfg;
 	uint64_t enable; /* IA32_PEBS_ENABLE: GP counter i at bit i, fixed i at bit 32 + i */
 	uint64_t reset_value; /* reload value of every GP counter enabled in enable */
+	/* Architectural PEBS (format PERF_CAP_PEBS_FORMAT_ARCH): the CFG_C group bits of every
+	 * counter in enable (arch/x86/arch-pebs.h; a subset of ds_support()->arch_pebs.caps). The
+	 * reload value is reset_value's bits 31:0, sign-extended by the CPU: bit 31 must be set. */
+	uint64_t groups;
 };
 
 /*
@@ -94,6 +98,10 @@ struct ds_credit {
 	uint64_t pebs_samples, pebs_dropped;
 	uint64_t last_from, last_to; /* the last BTS record */
 	uint64_t last_pebs_ip;
+	/* Architectural PEBS: the last record's header group bits (BASIC included) and fragments.
+	 */
+	uint64_t last_pebs_groups;
+	unsigned int last_pebs_fragments;
 };
 struct ds_credit ds_credit(unsigned int task);
 void ds_credit_reset(unsigned int task);
@@ -121,6 +129,21 @@ unsigned int ds_release_leftovers(unsigned int task);
 void ds_registers_rewrite(void);
 
 /* What this CPU supports, and the first missing condition as a skip reason ("" if none). */
+/*
+ * Architectural PEBS (PERF_CAPABILITIES PEBS_FMT 0xF with CPUID leaf 23H; ds/arch_pebs.c): PEBS
+ * in a physically addressed buffer named by IA32_PEBS_BASE, enabled per counter through its
+ * CFG_C, beside the DS area, which BTS keeps. Counter bitmaps in PEBS_ENABLE numbering: GP
+ * counter i at bit i, fixed counter i at bit 32 + i (Linux's, INTEL_PMC_IDX_FIXED).
+ */
+struct ds_arch_pebs_support {
+	bool usable; /* else reason says why, as Linux update_pmu_cap() would refuse it */
+	uint64_t counters; /* 23H.1: the counters that exist (EAX GP, EBX fixed) */
+	uint64_t pebs; /* 23H.5 EAX, ECX: the counters that can PEBS */
+	uint64_t pdist; /* 23H.5 EBX, EDX: the counters with precise distribution */
+	uint64_t caps; /* 23H.4 EBX << 32: the CFG_C group bits the CPU takes */
+	char reason[128];
+};
+
 struct ds_support {
 	bool ds, dtes64, ds_cpl, pdcm;
 	bool bts_unavailable, pebs_unavailable; /* IA32_MISC_ENABLE bits 11 and 12 */
@@ -130,8 +153,18 @@ struct ds_support {
 	unsigned int gp_counters, fixed_counters; /* CPUID.0AH: what PEBS_ENABLE may name */
 	uint64_t pebs_enable_valid; /* the PEBS_ENABLE bits this driver may set on this CPU */
 	char bts_reason[96], pebs_reason[96];
+	struct ds_arch_pebs_support arch_pebs;
 };
 const struct ds_support *ds_support(void);
+
+/*
+ * The architectural-PEBS MSR writes ds/ made on this CPU since boot (ds/arch_pebs_context.c):
+ * each counter's CFG_C is cached and written only when it changes.
+ */
+struct ds_arch_pebs_writes {
+	uint64_t cfg_c, base, index;
+};
+struct ds_arch_pebs_writes ds_arch_pebs_writes(void);
 
 /* PMIs taken since boot. */
 uint64_t ds_pmi_count(void);

@@ -19,6 +19,7 @@ static DEFINE_PER_CPU(struct ds_context, cpu_contexts);
 static DEFINE_PER_CPU(struct ds_registers, held); /* what the CPU (or synthetic file) holds */
 static struct ds_credit credits[SWITCH_TASKS_MAX];
 static uint64_t pmis;
+static bool pebs_in_ds; /* ds_state_pebs_in_ds_area() */
 
 unsigned long ds_lock_irqsave(void)
 {
@@ -99,16 +100,24 @@ void ds_write_pebs_enable(uint64_t value)
  * after it: the SDM has IA32_DS_AREA written before either is enabled ("Setting Up the DS Save
  * Area"), and the CPU must never store through an area that is being replaced (ds_apply()).
  */
+void ds_state_pebs_in_ds_area(bool usable)
+{
+	pebs_in_ds = usable;
+}
+
 void ds_registers_rewrite(void)
 {
 	unsigned long flags = spin_lock_irqsave(&lock);
 	const struct ds_registers *now = this_cpu_ptr(held);
 
-	wrmsr(MSR_IA32_PEBS_ENABLE, 0);
+	/* No IA32_PEBS_ENABLE to rewrite where ds/ has no DS-area PEBS: it may not exist (#GP). */
+	if (pebs_in_ds)
+		wrmsr(MSR_IA32_PEBS_ENABLE, 0);
 	debugctl_rewrite_without(DS_DEBUGCTL_BITS);
 	wrmsr(MSR_IA32_DS_AREA, now->ds_area);
 	debugctl_rewrite();
-	wrmsr(MSR_IA32_PEBS_ENABLE, now->pebs_enable);
+	if (pebs_in_ds)
+		wrmsr(MSR_IA32_PEBS_ENABLE, now->pebs_enable);
 	spin_unlock_irqrestore(&lock, flags);
 }
 

@@ -65,6 +65,13 @@ void ds_write_debugctl(uint64_t value);
 void ds_write_pebs_data_cfg(uint64_t value);
 void ds_write_pebs_enable(uint64_t value);
 
+/*
+ * Whether ds/ drives PEBS through the DS area on this machine (ds_detect(): no pebs_reason):
+ * only then does ds_registers_rewrite() touch IA32_PEBS_ENABLE, which an architectural-PEBS
+ * part, or one without PEBS, does not have.
+ */
+void ds_state_pebs_in_ds_area(bool usable);
+
 /* The records credited to a task (task < SWITCH_TASKS_MAX), and a PMI counted. */
 struct ds_credit *ds_credit_of(unsigned int task);
 void ds_pmi_counted(void);

@@ -4,6 +4,7 @@
 
 #include "arch/x86/percpu.h"
 #include "ds/activate.h"
+#include "ds/arch_pebs_context.h"
 #include "ds/context.h"
 #include "ds/drain.h"
 #include "ds/ds.h"
@@ -28,6 +29,7 @@ void ds_switch_in(const struct switch_task *prev, const struct switch_task *next
 	ds_lock_irqs_off();
 	ds_apply(ds_context_for(next->index));
 	ds_unlock_irqs_off();
+	ds_arch_pebs_switch_in(next);
 }
 
 void ds_task_exit(const struct switch_task *task)
@@ -35,4 +37,5 @@ void ds_task_exit(const struct switch_task *task)
 	struct ds_target target = { false, task->index };
 
 	ds_release_all(&target);
+	ds_arch_pebs_release(task->index);
 }

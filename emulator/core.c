@@ -306,9 +306,10 @@ static void check_write_order(struct emulator_cpu *cpu, uint32_t index, uint64_t
 {
 	const struct emulator_registers *r = &cpu->registers;
 	bool bts_on = (r->debugctl & (DEBUGCTL_TR | DEBUGCTL_BTS)) == (DEBUGCTL_TR | DEBUGCTL_BTS);
+	bool ds_pebs_on = r->pebs_enable && !emulator_profile()->arch_pebs; /* rule 25 */
 	uint64_t groups;
 
-	if (index == MSR_IA32_DS_AREA && value != r->ds_area && (bts_on || r->pebs_enable))
+	if (index == MSR_IA32_DS_AREA && value != r->ds_area && (bts_on || ds_pebs_on))
 		emulator_violation(4,
 				   "IA32_DS_AREA 0x%llx -> 0x%llx while DEBUGCTL=0x%llx "
 				   "PEBS_ENABLE=0x%llx",
@@ -338,6 +339,8 @@ static bool emulator_write_msr_hook(struct cpu_regs *regs, uint32_t index, uint6
 	if (emulator_write_msr(&cpu->registers, emulator_profile(), index, value))
 		return true;
 	emulator_pebs_write_check(cpu, &before, index, value);
+	if (emulator_profile()->arch_pebs)
+		emulator_arch_pebs_write_check(cpu, &before);
 	if (index >= MSR_IA32_PERFEVTSEL0 && index < MSR_IA32_PERFEVTSEL0 + EMULATOR_MAX_GP)
 		cpu->edge_asserted &= ~(1u << (index - MSR_IA32_PERFEVTSEL0));
 	if (emulator_msr_enables_counters(index))

@@ -122,6 +122,19 @@ void emulator_bts_store_transfer(struct emulator_cpu *cpu, uint64_t from, bool f
 				 uint64_t to, bool to_user);
 bool emulator_pebs_assist(struct emulator_cpu *cpu, uint64_t bits, uint64_t eventing_ip,
 			  struct cpu_regs *regs);
+/* The architectural state a PEBS record captures, from a stepped context's frame. */
+struct pebs_machine_state;
+void emulator_machine_state(const struct cpu_regs *regs, struct pebs_machine_state *state);
+/*
+ * Rule 25: the assist on an arch-PEBS part (arch_pebs_store.c), as emulator_pebs_assist() is
+ * for the DS area's PEBS: one record at IA32_PEBS_INDEX.WR in the buffer IA32_PEBS_BASE names,
+ * the counters reloaded from their CFG_C, the threshold PMI with GLOBAL_STATUS bit 54.
+ */
+bool emulator_arch_pebs_assist(struct emulator_cpu *cpu, uint64_t bits, uint64_t eventing_ip,
+			       struct cpu_regs *regs);
+/* Rules 17 and 18 for a CFG_C written while its counter counts, after the WRMSR took effect. */
+void emulator_arch_pebs_write_check(struct emulator_cpu *cpu,
+				    const struct emulator_registers *before);
 /* Rules 2 and 3 while a feature is on; called at every step and when a feature turns on. */
 void emulator_ds_check_fields(struct emulator_cpu *cpu);
 bool emulator_pebs_buffered_groups(struct emulator_cpu *cpu, uint64_t *groups);

@@ -220,6 +220,35 @@ static const struct emulator_profile profiles[] = {
 		.kvm_debugctl = true,
 	},
 	/*
+	 * Panther Lake P-core (Cougar Cove; Linux INTEL_PANTHERLAKE_L, 06_CCH; stepping 0 is the
+	 * model's choice): architectural PEBS, "PEBS fmt0-" no more: PERF_CAPABILITIES PEBS_FMT is
+	 * 0xF and CPUID leaf 23H enumerates the PEBS counters and groups (emulator/arch_pebs.c),
+	 * so IA32_PEBS_ENABLE and MSR_PEBS_DATA_CFG do not exist. BTS keeps the DS area (Linux
+	 * split its BTS set-up from its PEBS set-up for these parts). Perfmon version 5, the
+	 * model's highest; 8 GP counters (the kernel's limit; the part has more) and 4 fixed, as
+	 * arrowlake (choice). PEBS baseline (bit 14) clear: arch-PEBS needs no adaptive bits.
+	 */
+	{
+		.name = "pantherlake",
+		.perfmon_version = 5,
+		.gp_counters = 8,
+		.gp_width = 48,
+		.fixed_counters = 4,
+		.fixed_width = 48,
+		.fixed_bitmap = 0xf,
+		.ds = true,
+		.dtes64 = true,
+		.ds_cpl = true,
+		.pdcm = true,
+		.bts = true,
+		.pebs = true,
+		.pebs_format = EMULATOR_ARCH_PEBS_FORMAT,
+		.full_width = true,
+		.pebs_enable_mask = 0,
+		.family_model_stepping = 0x000c06c0,
+		.arch_pebs = true,
+	},
+	/*
 	 * Zen 2 (EPYC 7702, family 17h model 31h stepping 0): "Performance Events: Fam17h+ core
 	 * perfctr, AMD PMU driver." PerfCtrExtCore with six 48-bit counters, no PerfMonV2 (CPUID
 	 * 0x80000022 is beyond its highest extended leaf), no Debug Store. AMD APM Vol. 2 §13.2.
@@ -266,7 +295,7 @@ const struct emulator_profile *emulator_profile_default(void)
 
 const char *emulator_profile_names(void)
 {
-	return "core2|nehalem|haswell|skylake|icelake|arrowlake|kvm_pebs|zen2|zen4";
+	return "core2|nehalem|haswell|skylake|icelake|arrowlake|kvm_pebs|pantherlake|zen2|zen4";
 }
 
 bool emulator_gp_counter_exists(const struct emulator_profile *profile, unsigned int i)
@@ -320,8 +349,8 @@ uint64_t emulator_profile_pebs_enable_mask(const struct emulator_profile *profil
 {
 	uint64_t mask = 0;
 
-	if (!profile->pebs)
-		return 0;
+	if (!profile->pebs || profile->arch_pebs)
+		return 0; /* arch-PEBS: no IA32_PEBS_ENABLE (CFG_C.EN per counter) */
 	if (profile->pebs_format == 0)
 		return emulator_gp_counter_exists(profile, 0) ? 1ull << 0 : 0;
 	if (profile->pebs_format >= 4) {
@@ -411,8 +440,18 @@ bool emulator_profile_check(const struct emulator_profile *p, char *err, size_t 
 	if (any_fixed && (p->fixed_width < EMULATOR_MIN_COUNTER_WIDTH ||
 			  p->fixed_width > EMULATOR_MAX_COUNTER_WIDTH))
 		return fail(err, err_size, "fixed counter width must be 32 to 48 bits");
-	if (p->pebs_format > EMULATOR_MAX_PEBS_FORMAT)
-		return fail(err, err_size, "PEBS formats 0 to 6 are modelled");
+	if (p->arch_pebs != (p->pebs_format == EMULATOR_ARCH_PEBS_FORMAT))
+		return fail(err, err_size, "PEBS format 15 is architectural PEBS, and only it");
+	if (p->pebs_format > EMULATOR_MAX_PEBS_FORMAT && !p->arch_pebs)
+		return fail(err, err_size, "PEBS formats 0 to 6 and 15 are modelled");
+	if (p->arch_pebs && (!p->pebs || p->pebs_baseline || p->perfmon_version < 5))
+		return fail(err, err_size,
+			    "architectural PEBS needs PEBS, perfmon version 5 and no baseline");
+	if (p->arch_pebs_stray && !p->arch_pebs)
+		return fail(err, err_size, "arch_pebs_stray needs architectural PEBS");
+	if (p->arch_pebs_fragments > EMULATOR_MAX_ARCH_PEBS_FRAGMENTS ||
+	    (p->arch_pebs_fragments && !p->arch_pebs))
+		return fail(err, err_size, "fragments:0..2 needs architectural PEBS");
 	if ((p->dtes64 || p->ds_cpl || p->bts || p->pebs) && !p->ds)
 		return fail(err, err_size, "DTES64, DS-CPL, BTS and PEBS need the Debug Store");
 	if ((p->bts || p->pebs) && !p->dtes64)
@@ -491,6 +530,8 @@ static unsigned int *number_field(struct emulator_profile *p, const char *key)
 		return &p->pebs_format;
 	if (strcmp(key, "skid") == 0)
 		return &p->pmi_skid;
+	if (strcmp(key, "fragments") == 0)
+		return &p->arch_pebs_fragments;
 	return NULL;
 }
 
@@ -512,6 +553,8 @@ static bool *bool_field(struct emulator_profile *p, const char *key)
 		return &p->perfctr_core;
 	if (strcmp(key, "perfmon_v2") == 0)
 		return &p->perfmon_v2;
+	if (strcmp(key, "arch_pebs_stray") == 0)
+		return &p->arch_pebs_stray;
 	return NULL;
 }
 
@@ -556,7 +599,8 @@ bool emulator_profile_override(struct emulator_profile *profile, const char *key
 			err, err_size, key, value,
 			"unknown key (perfmon, gp, gp_width, fixed, fixed_width, "
 			"pebs_format, baseline, full_width, bts, pebs, ds_cpl, leftovers, "
-			"perfmon_available, skid, perfctr_core, perfmon_v2)");
+			"perfmon_available, skid, perfctr_core, perfmon_v2, fragments, "
+			"arch_pebs_stray)");
 	if (strcmp(key, "perfmon") == 0 || strcmp(key, "fixed") == 0)
 		copy.fixed_bitmap =
 			copy.perfmon_version >= 5 && copy.fixed_counters <= EMULATOR_MAX_FIXED

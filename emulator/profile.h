@@ -10,6 +10,8 @@
 #define EMULATOR_MAX_GP 8 /* IA32_PERFEVTSEL0-7, IA32_PMC0-7: what the kernel drives */
 #define EMULATOR_MAX_FIXED 4 /* IA32_FIXED_CTR0-3 */
 #define EMULATOR_MAX_PEBS_FORMAT 6 /* 6: format 5's records, as Linux ds.c reads them */
+#define EMULATOR_ARCH_PEBS_FORMAT 0xf /* architectural PEBS (arch/x86/arch-pebs.h) */
+#define EMULATOR_MAX_ARCH_PEBS_FRAGMENTS 2 /* enum arch_pebs_split */
 #define EMULATOR_MIN_COUNTER_WIDTH 32 /* a legacy PMC write carries 32 bits (choice) */
 #define EMULATOR_MAX_PMI_SKID 64 /* instructions: a generous skid (choice) */
 #define EMULATOR_MAX_COUNTER_WIDTH 48 /* the widest any Intel part enumerates (choice) */
@@ -72,6 +74,15 @@ struct emulator_profile {
 	uint32_t arch_lbr_depths;
 	bool perfctr_core; /* CPUID 0x80000001 ECX[23]: six counters at 0xC0010200 */
 	bool perfmon_v2; /* CPUID 0x80000022 EAX[0]: the global MSRs; EBX[3:0] = gp_counters */
+	/*
+	 * Architectural PEBS (rule 25; emulator/arch_pebs.c): PEBS_FMT 0xF, CPUID leaf 23H,
+	 * IA32_PEBS_BASE/_INDEX and CFG_C instead of the DS area's PEBS fields, PEBS_ENABLE and
+	 * PEBS_DATA_CFG. arch_pebs_stray: 23H.5 names a GP counter 23H.1 lacks (override
+	 * arch_pebs_stray:1, for the detection that refuses it). arch_pebs_fragments: how the
+	 * model splits a record (enum arch_pebs_split; override fragments:0..2).
+	 */
+	bool arch_pebs, arch_pebs_stray;
+	unsigned int arch_pebs_fragments;
 };
 
 /* A named profile (the list is in profile.c), or NULL. */
@@ -107,7 +118,8 @@ bool emulator_profile_check(const struct emulator_profile *profile, char *err, s
  * (Nehalem to Skylake) PMC0-3 and their load-latency bits 32-35, plus precise store (bit 63)
  * from format 2 (the Sandy Bridge table; Sandy Bridge itself is format 1, a profile of it
  * would add bit 63); format 4 and up every GP counter and fixed counter i at bit 32 + i (PEBS
- * baseline, and Tremont without it). Only counters that exist count. 0 without PEBS.
+ * baseline, and Tremont without it). Only counters that exist count. 0 without PEBS, and
+ * with architectural PEBS, which has no IA32_PEBS_ENABLE (rule 25).
  */
 uint64_t emulator_profile_pebs_enable_mask(const struct emulator_profile *profile);
 

@@ -4,9 +4,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/x86/arch-pebs.h"
 #include "arch/x86/cpuid.h"
 #include "arch/x86/msr-index.h"
 #include "emulator/amd.h"
+#include "emulator/arch_pebs.h"
 #include "emulator/profile.h"
 #include "emulator/registers.h"
 
@@ -175,7 +177,7 @@ static uint64_t fixed_ctrl_defined(const struct emulator_profile *p)
 static uint64_t ovf_ctrl_defined(const struct emulator_profile *p)
 {
 	uint64_t bits = emulator_counter_bits(p) | PERF_GLOBAL_STATUS_BUFFER_OVF |
-			PERF_GLOBAL_STATUS_COND_CHANGED;
+			PERF_GLOBAL_STATUS_COND_CHANGED | emulator_arch_pebs_status_bits(p);
 
 	if (p->perfmon_version >= 4)
 		bits |= PERF_GLOBAL_STATUS_LBRS_FROZEN | PERF_GLOBAL_STATUS_COUNTERS_FROZEN;
@@ -262,12 +264,20 @@ void emulator_registers_reset(struct emulator_registers *r, const struct emulato
 		emulator_amd_reset(r, p);
 }
 
+/* Every AMD MSR the model owns lies at or above this; every Intel one below 0x2000. */
+#define AMD_MSR_FLOOR 0xc0000000u
+
 bool emulator_owns_msr(uint32_t index)
 {
 	unsigned int i;
 
-	/* AMD's first, by its range: AMD's counted paths skip Intel's checks (rule 26). */
-	if (index >= MSR_AMD64_PERF_CNTR_GLOBAL_STATUS)
+	/*
+	 * Every accessor asks this, also in counted code (ds.partial_pebs_*, pmu.instructions_*,
+	 * emulator.amd_counters_count_by_amds_event_encodings, whose 64-instruction slack an
+	 * arch-PEBS check before AMD's overran by 16): AMD's range goes straight to AMD's table,
+	 * and LBR's and arch-PEBS's CFG_C families come last.
+	 */
+	if (index >= AMD_MSR_FLOOR)
 		return emulator_amd_owns_msr(index);
 	switch (index) {
 	case MSR_IA32_DEBUGCTL:
@@ -284,12 +294,11 @@ bool emulator_owns_msr(uint32_t index)
 	case MSR_IA32_PERF_GLOBAL_INUSE:
 		return true;
 	}
-	/* LBR's last: every accessor asks this, also in counted code (ds.partial_pebs_*). */
 	return in_family(index, MSR_IA32_PERFEVTSEL0, EMULATOR_MAX_GP, &i) ||
 	       in_family(index, MSR_IA32_PMC0, EMULATOR_MAX_GP, &i) ||
 	       in_family(index, MSR_IA32_A_PMC0, EMULATOR_MAX_GP, &i) ||
 	       in_family(index, MSR_IA32_FIXED_CTR0, EMULATOR_MAX_FIXED, &i) ||
-	       emulator_lbr_owns_msr(index);
+	       emulator_lbr_owns_msr(index) || emulator_arch_pebs_owns_msr(index);
 }
 
 bool emulator_msr_enables_counters(uint32_t index)
@@ -338,6 +347,8 @@ bool emulator_read_msr(const struct emulator_registers *r, const struct emulator
 		return true;
 	if (emulator_lbr_owns_msr(index))
 		return emulator_lbr_read_msr(r, p, index, value);
+	if (emulator_arch_pebs_serves_msr(p, index)) /* rule 25 */
+		return emulator_arch_pebs_read_msr(r, p, index, value);
 
 	switch (index) {
 	case MSR_IA32_DEBUGCTL:
@@ -447,6 +458,8 @@ bool emulator_write_msr(struct emulator_registers *r, const struct emulator_prof
 		return true;
 	if (emulator_lbr_owns_msr(index))
 		return emulator_lbr_write_msr(r, p, index, value);
+	if (emulator_arch_pebs_serves_msr(p, index)) /* rule 25 */
+		return emulator_arch_pebs_write_msr(r, p, index, value);
 	switch (index) {
 	case MSR_IA32_DEBUGCTL:
 		return write_debugctl(r, p, value);
@@ -536,7 +549,7 @@ bool emulator_owns_cpuid(uint32_t leaf)
 	return leaf == CPUID_LEAF_VENDOR || leaf == CPUID_LEAF_FEATURES ||
 	       leaf == CPUID_LEAF_PERFMON || leaf == CPUID_LEAF_EXTENDED_FEATURES ||
 	       leaf == CPUID_LEAF_HYBRID || leaf == CPUID_LEAF_ARCH_LBR ||
-	       emulator_amd_owns_cpuid(leaf);
+	       emulator_amd_owns_cpuid(leaf) || emulator_arch_pebs_owns_cpuid(leaf);
 }
 
 static uint32_t set_bit_if(uint32_t word, uint32_t bit, bool set)
@@ -579,6 +592,8 @@ struct cpuid_result emulator_cpuid(const struct emulator_profile *p, uint32_t le
 			real.eax = p->core_type ? CPUID_LEAF_HYBRID : CPUID_LEAF_PERFMON;
 		if (emulator_arch_lbr(p) && real.eax < CPUID_LEAF_ARCH_LBR)
 			real.eax = CPUID_LEAF_ARCH_LBR;
+		if (real.eax < emulator_arch_pebs_max_leaf(p))
+			real.eax = emulator_arch_pebs_max_leaf(p);
 		real.ebx = CPUID_VENDOR_INTEL_EBX;
 		real.edx = CPUID_VENDOR_INTEL_EDX;
 		real.ecx = CPUID_VENDOR_INTEL_ECX;
@@ -611,6 +626,8 @@ struct cpuid_result emulator_cpuid(const struct emulator_profile *p, uint32_t le
 		/* The core type, and a native model id of 0 (SDM Vol. 2A CPUID leaf 1AH). */
 		return (struct cpuid_result){ p->core_type ? (uint32_t)p->core_type << 24 : 0, 0, 0,
 					      0 };
+	case CPUID_LEAF_PERFMON_EXT:
+		return emulator_arch_pebs_cpuid(p, subleaf);
 	default:
 		return emulator_amd_cpuid(p, leaf, real);
 	}

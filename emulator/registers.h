@@ -29,6 +29,12 @@ struct emulator_registers {
 	 */
 	uint64_t amd_ctl[EMULATOR_MAX_GP];
 	struct emulator_lbr lbr; /* the model-specific LBR stack and its MSRs */
+	/*
+	 * Architectural PEBS (emulator/arch_pebs.c): IA32_PEBS_BASE, IA32_PEBS_INDEX and the CFG_C
+	 * of each counter. pebs_enable then holds CFG_C.EN in PEBS_ENABLE numbering, for the
+	 * engine; software cannot reach it (IA32_PEBS_ENABLE raises #GP).
+	 */
+	uint64_t pebs_base, pebs_index, cfg_c[EMULATOR_MAX_GP], fixed_cfg_c[EMULATOR_MAX_FIXED];
 };
 
 /*

@@ -194,7 +194,7 @@ void emulator_ds_features_changed(struct emulator_cpu *cpu, uint64_t old_debugct
 	if (!r->pebs_enable) {
 		cpu->pebs_tracking = false;
 		cpu->pebs_armed = 0;
-	} else if (!old_pebs_enable) {
+	} else if (!old_pebs_enable && !emulator_profile()->arch_pebs) {
 		start_tracking(cpu, FEATURE_PEBS);
 	}
 }
@@ -237,8 +237,8 @@ bool emulator_pebs_buffered_groups(struct emulator_cpu *cpu, uint64_t *groups)
 	struct emulator_ds_fields f;
 	uint64_t bad;
 
-	if (emulator_profile()->pebs_format < 4 || !cpu->registers.ds_area ||
-	    !canonical(cpu->registers.ds_area) ||
+	if (emulator_profile()->pebs_format < 4 || emulator_profile()->arch_pebs ||
+	    !cpu->registers.ds_area || !canonical(cpu->registers.ds_area) ||
 	    !page_usable(cpu->registers.ds_area + DS_PEBS_FIELDS, &bad))
 		return false;
 	f = *(const struct emulator_ds_fields *)(cpu->registers.ds_area + DS_PEBS_FIELDS);
@@ -333,7 +333,7 @@ static bool event_adaptive(const struct emulator_registers *r, unsigned int bit)
 				<< (FIXED_CTR_CTRL_FIELD_BITS * (bit - PEBS_ENABLE_FIXED_SHIFT)));
 }
 
-static void machine_state(const struct cpu_regs *regs, struct pebs_machine_state *state)
+void emulator_machine_state(const struct cpu_regs *regs, struct pebs_machine_state *state)
 {
 	*state = (struct pebs_machine_state){
 		.rflags = regs->rflags & ~RFLAGS_TF,
@@ -393,7 +393,9 @@ bool emulator_pebs_assist(struct emulator_cpu *cpu, uint64_t bits, uint64_t even
 	size_t bytes;
 	uint64_t reset;
 
-	machine_state(regs, &assist.state);
+	if (p->arch_pebs) /* rule 25: not in the DS area */
+		return emulator_arch_pebs_assist(cpu, bits, eventing_ip, regs);
+	emulator_machine_state(regs, &assist.state);
 	assist.lbr = cpu->pebs_lbr;
 	assist.lbr_valid = emulator_lbr_newest(r, p, cpu->pebs_lbr, LBR_LEGACY_MAX_DEPTH);
 	bytes = pebs_record_bytes(&assist);

@@ -329,6 +329,29 @@ static void pmu_stop(void)
 	pmu_shadow_update(&cpu->held, &cpu->caps, cpu->global_msr, 0);
 }
 
+/*
+ * Before a switch to a task that samples with PEBS, with the counters stopped: no select keeps
+ * the outgoing task's PMI bit, since ds/'s switch-in enables PEBS on the incoming task's
+ * counters (PEBS_ENABLE, or CFG_C.EN) before pmu_switch_in() rewrites their selects, and a
+ * PEBS counter must not have INT set ("Do NOT set local counter PMI/INT bit", SDM "Requirements
+ * to Program PEBS"; the model's rule 15). Linux disables each outgoing event at sched-out
+ * (intel_pmu_disable_event()); here only a select with INT loses INT and EN, and
+ * pmu_switch_in() writes it again as its plan says.
+ */
+static void selects_quiet_for_pebs(void)
+{
+	struct pmu_cpu *cpu = this_pmu_cpu();
+
+	for (unsigned int i = 0; i < cpu->caps.gp; i++) {
+		uint64_t select = cpu->held.evtsel[i] & ~(EVTSEL_INT | EVTSEL_EN);
+
+		if (!(cpu->held.evtsel[i] & EVTSEL_INT))
+			continue;
+		pmu_wrmsr(pmu_evtsel_msr(&cpu->caps, i), select);
+		pmu_shadow_update(&cpu->held, &cpu->caps, pmu_evtsel_msr(&cpu->caps, i), select);
+	}
+}
+
 /* Whether task's set holds a PEBS event (one ds/ has a PEBS_ENABLE bit for). */
 static bool pmu_task_pebs(unsigned int task)
 {
@@ -352,6 +375,8 @@ void pmu_switch_out(const struct switch_task *prev, const struct switch_task *ne
 		return;
 	if (pmu_task_pebs(prev->index) || pmu_task_pebs(next->index))
 		pmu_stop();
+	if (pmu_task_pebs(next->index) && !this_pmu_cpu()->caps.amd)
+		selects_quiet_for_pebs();
 	if (tasks[prev->index].used)
 		pmu_account(prev->index);
 }

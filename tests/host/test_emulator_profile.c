@@ -49,7 +49,7 @@ HOST_TEST(emulator_profile_names_list_every_profile)
 
 		host_checkf(p && strcmp(p->name, name) == 0, "'%s' not found", name);
 	}
-	host_check_eq_u64(9, count);
+	host_check_eq_u64(10, count);
 	host_check(emulator_profile_find("pentium4") == NULL);
 	host_check(emulator_profile_find("") == NULL);
 	host_check(emulator_profile_find("icelake ") == NULL);
@@ -64,7 +64,7 @@ HOST_TEST(emulator_profile_names_list_every_profile)
  * - model: Linux arch/x86/include/asm/intel-family.h (family 6): INTEL_FAM6_CORE2_PENRYN 0x17,
  *   INTEL_FAM6_NEHALEM_EP 0x1A, INTEL_FAM6_HASWELL 0x3C, INTEL_FAM6_SKYLAKE 0x5E,
  *   INTEL_FAM6_ICELAKE_L 0x7E, INTEL_FAM6_ARROWLAKE_H 0xC5, INTEL_FAM6_ICELAKE_X 0x6A (the host
- *   kvm_pebs stands for);
+ *   kvm_pebs stands for), INTEL_PANTHERLAKE_L 0xCC;
  * - perfmon version: SDM Vol. 3B "Architectural Performance Monitoring Version 2" (Core 2 Duo
  *   T7700 and later Core 2), "Version 3" (Nehalem and later), "Version 4" (Skylake), "Version 5"
  *   (Ice Lake and later); KVM enumerates at most version 2 (kvm_pmu_cap.version, pmu.c);
@@ -73,7 +73,8 @@ HOST_TEST(emulator_profile_names_list_every_profile)
  *   processor of 48 bits; Ice Lake eight GP and four fixed (Linux intel_pmu_init(),
  *   "Icelake events"); KVM three fixed (KVM_MAX_NR_INTEL_FIXED_COUNTERS before 6.10);
  * - PEBS format: Linux intel_ds_init(): 0 Core 2, 1 Nehalem, 2 Haswell, 3 Skylake, 4 Ice Lake
- *   (adaptive, PERF_CAPABILITIES bit 14), 6 Arrow Lake (b8c3a2502a20);
+ *   (adaptive, PERF_CAPABILITIES bit 14), 6 Arrow Lake (b8c3a2502a20), 0xF architectural PEBS
+ *   (Panther Lake; Linux intel_pmu_init() with the arch-PEBS series);
  * - CPUID.1 DS, DTES64 and PDCM on every part with PEBS, DS-CPL on silicon; KVM sets DS and
  *   DTES64 but not DS-CPL for a guest with PEBS (vmx_set_cpu_caps()).
  */
@@ -108,6 +109,7 @@ HOST_TEST(emulator_profile_parts_have_their_real_numbers)
 		{ "icelake", 0x7e, 5, 8, 48, 4, 48, 4, true, true },
 		{ "arrowlake", 0xc5, 5, 8, 48, 4, 48, 6, true, true },
 		{ "kvm_pebs", 0x6a, 2, 8, 48, 3, 48, 4, true, false },
+		{ "pantherlake", 0xcc, 5, 8, 48, 4, 48, 0xf, false, true },
 	};
 	const struct cpuid_result none = { 0 };
 
@@ -160,6 +162,7 @@ HOST_TEST(emulator_profile_pebs_enable_masks_follow_rule_6)
 		{ "icelake", 0x0000000f000000ffull },
 		{ "arrowlake", 0x0000000f000000ffull },
 		{ "kvm_pebs", 0x00000007000000ffull },
+		{ "pantherlake", 0 }, /* architectural PEBS: no IA32_PEBS_ENABLE */
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

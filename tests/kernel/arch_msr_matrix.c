@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arch/x86/arch-pebs.h"
 #include "arch/x86/cpuid.h"
 #include "arch/x86/exceptions.h"
 #include "arch/x86/extable.h"
@@ -47,6 +48,7 @@ struct part {
 	bool intel, amd;
 	/* Intel */
 	bool ds, pdcm, pebs, baseline, full_width, misc_known;
+	bool arch_pebs; /* PERF_CAPABILITIES PEBS_FMT 0xF: PEBS_BASE/INDEX/CFG_C, no PEBS_ENABLE */
 	unsigned int version, gp, fixed_count;
 	uint32_t fixed_bitmap;
 	/* AMD */
@@ -79,6 +81,8 @@ static struct part find_part(void)
 	if (p.pdcm && rdmsr_safe(MSR_IA32_PERF_CAPABILITIES, &caps) == 0) {
 		p.baseline = caps & PERF_CAP_PEBS_BASELINE;
 		p.full_width = caps & PERF_CAP_FULL_WIDTH_WRITE;
+		p.arch_pebs = ((caps & PERF_CAP_PEBS_FORMAT_MASK) >> PERF_CAP_PEBS_FORMAT_SHIFT) ==
+			      PERF_CAP_PEBS_FORMAT_ARCH;
 	}
 	if (extended >= CPUID_LEAF_AMD_FEATURES) {
 		uint32_t ecx = cpuid(CPUID_LEAF_AMD_FEATURES, 0).ecx;
@@ -109,6 +113,14 @@ static enum promise intel_msr(const struct part *p, bool present)
 	if (p->amd)
 		return ABSENT;
 	return p->intel ? yes_no(present) : OPEN;
+}
+
+/* A row for an architectural-PEBS MSR (arch/x86/arch-pebs.h): present with it where counter. */
+static enum promise arch_pebs_msr(const struct part *p, bool counter)
+{
+	if (p->arch_pebs)
+		return intel_msr(p, counter);
+	return emulator_active() || p->amd ? ABSENT : OPEN;
 }
 
 /* A row for an AMD MSR: on Intel it raises #GP. */
@@ -182,9 +194,23 @@ TEST(arch, every_pmu_ds_lbr_and_debug_msr_exists_as_cpuid_promises)
 	row("IA32_MISC_ENABLE", single, MSR_IA32_MISC_ENABLE, p.intel ? PRESENT : OPEN);
 	row("IA32_DS_AREA", single, MSR_IA32_DS_AREA, intel_msr(&p, p.ds));
 	row("IA32_PERF_CAPABILITIES", single, MSR_IA32_PERF_CAPABILITIES, intel_msr(&p, p.pdcm));
+	/* Architectural PEBS has no PEBS_ENABLE or PEBS_DATA_CFG (Linux's arch-PEBS series). */
 	row("IA32_PEBS_ENABLE", single, MSR_IA32_PEBS_ENABLE,
-	    p.misc_known || p.amd ? intel_msr(&p, p.pebs) : OPEN);
-	row("MSR_PEBS_DATA_CFG", single, MSR_PEBS_DATA_CFG, intel_msr(&p, p.baseline));
+	    p.misc_known || p.amd ? intel_msr(&p, p.pebs && !p.arch_pebs) : OPEN);
+	row("MSR_PEBS_DATA_CFG", single, MSR_PEBS_DATA_CFG,
+	    intel_msr(&p, p.baseline && !p.arch_pebs));
+	/*
+	 * Its MSRs exist with it; without it the model raises #GP, and silicon is not judged (a
+	 * perfmon-v6 part may have the 0x1900 block for other uses).
+	 */
+	row("IA32_PEBS_BASE", single, MSR_IA32_PEBS_BASE, arch_pebs_msr(&p, true));
+	row("IA32_PEBS_INDEX", single, MSR_IA32_PEBS_INDEX, arch_pebs_msr(&p, true));
+	for (unsigned int i = 0; i < 8; i++)
+		row("IA32_PMC_GP_CFG_C", i, MSR_IA32_PMC_GP0_CFG_C + MSR_IA32_PMC_CFG_C_STRIDE * i,
+		    arch_pebs_msr(&p, i < p.gp));
+	for (unsigned int i = 0; i < 4; i++)
+		row("IA32_PMC_FX_CFG_C", i, MSR_IA32_PMC_FX0_CFG_C + MSR_IA32_PMC_CFG_C_STRIDE * i,
+		    arch_pebs_msr(&p, fixed_exists(&p, i)));
 	for (unsigned int i = 0; i < 8; i++) {
 		row("IA32_PERFEVTSEL", i, MSR_IA32_PERFEVTSEL0 + i, intel_msr(&p, i < p.gp));
 		row("IA32_PMC", i, MSR_IA32_PMC0 + i, intel_msr(&p, i < p.gp));

@@ -477,3 +477,23 @@ user_trap_flag_into_syscall:
 	syscall				; the instruction after POPF: TF applies to it
 	nop
 	exit_with USER_NOT_FAULTED
+
+; rdi = where to store two qwords: the first record's header (format qword) and its eventing
+; IP (the basic group's first qword, after the 16-byte header), read through the read-only view
+; of its architectural-PEBS buffer at USER_DS_BASE + USER_DS_PEBS_OFFSET, after 400 DEC/JNZ
+; rounds of its own; exit(0).
+USER_DS_PEBS_OFFSET	equ 0x200000
+ARCH_PEBS_HEADER_BYTES	equ 16
+
+global user_arch_pebs_peek
+user_arch_pebs_peek:
+	mov rsi, rdi
+	mov ecx, 400
+.loop:
+	dec ecx
+	jnz .loop
+	mov rax, [USER_DS_BASE + USER_DS_PEBS_OFFSET]
+	mov [rsi], rax
+	mov rax, [USER_DS_BASE + USER_DS_PEBS_OFFSET + ARCH_PEBS_HEADER_BYTES]
+	mov [rsi + 8], rax
+	exit_with 0

@@ -30,6 +30,8 @@
  *                                   read through its read-only view at USER_DS_BASE; exit(0)
  *   user_ds_read_loop(counter)      read the view at USER_DS_BASE and ++*counter, forever: only
  *                                   a fault (the view unmapped) ends it
+ *   user_arch_pebs_peek(out)        400 DEC/JNZ rounds, then out[0..1] = the first record's
+ *                                   header and eventing IP in its arch-PEBS view; exit(0)
  *   user_set_trap_flag()            set RFLAGS.TF itself (POPF), so it traps with DR6.BS
  *   user_icebp()                    ICEBP (INT1): #DB without a DR6 condition bit
  *   user_trap_flag_into_syscall()   set RFLAGS.TF, then a system call: stepped into the kernel
@@ -75,7 +77,8 @@ extern const char user_fault_entry_report[], user_syscall_script[], user_trap_fl
 extern const char user_register_pattern[], user_yield_timing[];
 extern const char user_write_message[], user_sleep[], user_exit_with_vector[];
 extern const char user_counted_rounds[];
-extern const char user_dr_script[], user_dr_target[], user_ds_poll[], user_ds_read_loop[];
+extern const char user_dr_script[], user_dr_target[], user_ds_poll[], user_ds_read_loop[],
+	user_arch_pebs_peek[];
 
 /*
  * Shared with user_dr_script; the offsets are fixed in tests/kernel/lib/user_programs.asm. hits
