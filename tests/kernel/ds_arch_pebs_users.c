@@ -430,7 +430,7 @@ static void share_and_move(void *arg)
 	s->credit = ds_credit(target.index);
 }
 
-TEST_OBSERVING(ds, arch_pebs_and_bts_on_one_task_follow_it_across_switches_and_cpus, 6000)
+TEST_OBSERVING(ds, arch_pebs_and_bts_on_one_task_follow_it_across_switches_and_cpus, 22000)
 {
 	struct sharer s = { 0 };
 	struct task *task;
