@@ -8,8 +8,9 @@ CPUs; "tcg-apic", "kvm-xapic", "kvm-x2apic-firmware": the arch suite's APIC test
 with the local APIC in xAPIC mode (TCG has no x2APIC; apic=xapic) and with firmware's x2APIC handover played
 (selftest.firmware_x2apic); "tcg-smp16": the smp suite with 16 CPUs, per-CPU data sized at boot for more than the 8 it
 once allowed (about 2 s under TCG on this 2-core host); "tcg-pebs-fmtN", "tcg-kvm-pebs" and
-"tcg-skid": the bts, ds, pebs, pmu and emulator suites on the emulated CPU playing another part,
-or with a PMI skid; "tcg-ds-hardware": the same suites with the model refused;
+"tcg-skid": the bts, ds, pebs, pmu, emulator and lbr suites on the emulated CPU playing another
+part, or with a PMI skid; "tcg-zen2", "tcg-zen4" and "tcg-arch-pebs*": the same on AMD parts and
+on an architectural-PEBS part; "tcg-ds-hardware": the same suites with the model refused;
 "tcg-lab": every suite as the LAVA jobs boot it (deploy/lava/*.yaml: tests=* ds=hardware), on
 2 CPUs.
 A missing kernel image is a failure, never a skip.
@@ -119,6 +120,16 @@ AMD_PROFILES = ("zen2", "zen4")
 for _profile in AMD_PROFILES:
     BOOTS[f"tcg-{_profile}"] = ("tcg", 2, f"emulate=cpu:{_profile} {EMULATED_SUITES},"
                                 "arch.every_pmu_ds_lbr_and_debug_msr_exists_as_cpuid_promises")
+# Architectural PEBS (docs/emulated-cpu.md, rule 25): PEBS beside the DS area, its records in
+# fragments on request, and a leaf 0x23.5 that names a counter 0x23.1 lacks (refused as Linux).
+ARCH_PEBS_PROFILES = {
+    "arch-pebs": "pantherlake",
+    "arch-pebs-fragments": "pantherlake,fragments:2",
+    "arch-pebs-stray": "pantherlake,arch_pebs_stray:1",
+}
+for _name, _profile in ARCH_PEBS_PROFILES.items():
+    BOOTS[f"tcg-{_name}"] = ("tcg", 2, f"emulate=cpu:{_profile} {EMULATED_SUITES},"
+                                 "arch.every_pmu_ds_lbr_and_debug_msr_exists_as_cpuid_promises")
 # The same suites where the model is refused: each skips with the silicon's exact reason.
 BOOTS["tcg-ds-hardware"] = ("tcg", 1, f"ds=hardware {EMULATED_SUITES}")
 
