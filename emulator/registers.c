@@ -262,6 +262,16 @@ void emulator_registers_reset(struct emulator_registers *r, const struct emulato
 		emulator_amd_reset(r, p);
 }
 
+void emulator_status_change(struct emulator_registers *r, const struct emulator_profile *p,
+			    uint64_t set, uint64_t clear)
+{
+	uint64_t status = (r->global_status | set) & ~clear;
+
+	if (status != r->global_status && !p->amd && has_global_msrs(p))
+		status |= PERF_GLOBAL_STATUS_COND_CHANGED;
+	r->global_status = status;
+}
+
 bool emulator_owns_msr(uint32_t index)
 {
 	unsigned int i;

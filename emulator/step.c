@@ -190,7 +190,8 @@ void emulator_pmi_request(struct emulator_cpu *cpu)
 	if (r->debugctl & DEBUGCTL_FREEZE_PERFMON_ON_PMI) {
 		cpu->pmi_froze = true;
 		if (emulator_profile()->perfmon_version >= 4) {
-			r->global_status |= PERF_GLOBAL_STATUS_COUNTERS_FROZEN;
+			emulator_status_change(r, emulator_profile(),
+					       PERF_GLOBAL_STATUS_COUNTERS_FROZEN, 0);
 		} else {
 			r->global_ctrl = 0;
 			emulator_counters_changed(cpu, emulator_profile());
@@ -225,7 +226,7 @@ static void overflow(struct emulator_cpu *cpu, unsigned int status_bit, bool int
 	struct emulator_registers *r = &cpu->registers;
 	uint64_t bit = 1ull << status_bit;
 
-	r->global_status |= bit;
+	emulator_status_change(r, emulator_profile(), bit, 0);
 	if (r->pebs_enable & bit)
 		cpu->pebs_armed |= bit;
 	if (interrupt)

@@ -311,7 +311,8 @@ static void bts_store(struct emulator_cpu *cpu, uint64_t from, uint64_t to)
 	index_write(cpu, FEATURE_BTS, f.index);
 	if (interrupt && f.index == f.threshold) {
 		if (emulator_bts_sets_status())
-			r->global_status |= PERF_GLOBAL_STATUS_BUFFER_OVF;
+			emulator_status_change(r, emulator_profile(), PERF_GLOBAL_STATUS_BUFFER_OVF,
+					       0);
 		emulator_pmi_request(cpu);
 	}
 }
@@ -422,9 +423,9 @@ bool emulator_pebs_assist(struct emulator_cpu *cpu, uint64_t bits, uint64_t even
 			r->fixed_counter[bit - PEBS_ENABLE_FIXED_SHIFT] =
 				reset & emulator_counter_mask(p, true);
 	}
-	r->global_status &= ~bits;
+	emulator_status_change(r, p, 0, bits);
 	if (f.index < f.threshold && f.index + bytes >= f.threshold) {
-		r->global_status |= PERF_GLOBAL_STATUS_BUFFER_OVF;
+		emulator_status_change(r, p, PERF_GLOBAL_STATUS_BUFFER_OVF, 0);
 		emulator_pmi_request(cpu);
 	}
 	return true;
