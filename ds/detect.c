@@ -134,6 +134,7 @@ void ds_detect(void)
 		support.pebs_format = (unsigned int)((value & PERF_CAP_PEBS_FORMAT_MASK) >>
 						     PERF_CAP_PEBS_FORMAT_SHIFT);
 		support.pebs_baseline = value & PERF_CAP_PEBS_BASELINE;
+		support.pebs_arch_regs = value & PERF_CAP_PEBS_ARCH_REGS;
 	}
 	detect_pebs_counters();
 	/* Probe only where CPUID promises a DS area: elsewhere the write may #GP or vanish. */

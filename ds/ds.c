@@ -10,9 +10,10 @@ void ds_init(void)
 
 	ds_detect();
 	support = ds_support();
-	ktap_diag(0, "ds: bts=%s pebs=%s pebs_format=%u",
+	ktap_diag(0, "ds: bts=%s pebs=%s pebs_format=%u pebs_arch_regs=%u",
 		  support->bts_reason[0] ? support->bts_reason : "yes",
-		  support->pebs_reason[0] ? support->pebs_reason : "yes", support->pebs_format);
+		  support->pebs_reason[0] ? support->pebs_reason : "yes", support->pebs_format,
+		  support->pebs_arch_regs ? 1u : 0u);
 }
 
 void ds_init_cpu(void)

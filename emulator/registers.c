@@ -59,13 +59,20 @@ static uint64_t misc_enable_value(const struct emulator_profile *p)
 	       (p->pebs ? 0 : MISC_ENABLE_PEBS_UNAVAILABLE);
 }
 
-/* Rule 9. PEBS trap is set with PEBS: every profile's part prints "fmtN+". */
+/*
+ * Rule 9. PEBS trap is set with PEBS: every profile's part prints "fmtN+". PEBSSaveArchRegs
+ * (bit 7) is set with PEBS: every part the profiles play writes the general-purpose registers
+ * into its records (SDM "PEBS Record Format": RFLAGS, RIP and RAX-R15 in every format 0-3
+ * record; the GPR group of an adaptive one), Linux's setup_pebs_fixed_sample_data() takes
+ * them from every format 0-3 record without asking, and KVM passes the host's bit to a PEBS
+ * guest (PERF_CAP_PEBS_MASK in vmx_get_perf_capabilities()).
+ */
 static uint64_t perf_capabilities_value(const struct emulator_profile *p)
 {
 	uint64_t value = 0;
 
 	if (p->pebs)
-		value |= PERF_CAP_PEBS_TRAP |
+		value |= PERF_CAP_PEBS_TRAP | PERF_CAP_PEBS_ARCH_REGS |
 			 ((uint64_t)p->pebs_format << PERF_CAP_PEBS_FORMAT_SHIFT);
 	if (p->full_width)
 		value |= PERF_CAP_FULL_WIDTH_WRITE;

@@ -38,6 +38,7 @@
 
 #define MSR_IA32_PERF_CAPABILITIES 0x00000345 /* exists when CPUID.1:ECX.PDCM=1 */
 #define PERF_CAP_PEBS_TRAP (1ull << 6) /* a PEBS record's IP is the next instruction's */
+#define PERF_CAP_PEBS_ARCH_REGS (1ull << 7) /* PEBSSaveArchRegs: records hold the registers */
 #define PERF_CAP_PEBS_FORMAT_SHIFT 8
 #define PERF_CAP_PEBS_FORMAT_MASK (0xfull << PERF_CAP_PEBS_FORMAT_SHIFT)
 #define PERF_CAP_FULL_WIDTH_WRITE (1ull << 13) /* counts writable through IA32_A_PMCx */

@@ -206,18 +206,29 @@ HOST_TEST(emulator_perf_capabilities_enumerate_format_trap_width_baseline)
 {
 	static const struct {
 		const char *profile;
-		uint64_t value; /* format << 8 | trap (6) | full width (13) | baseline (14) */
+		/* format << 8 | trap (6) | arch regs (7) | full width (13) | baseline (14) */
+		uint64_t value;
 	} cases[] = {
-		{ "core2", 0x0040 },	{ "nehalem", 0x0140 }, { "haswell", 0x2240 },
-		{ "skylake", 0x2340 },	{ "icelake", 0x6440 }, { "arrowlake", 0x6640 },
-		{ "kvm_pebs", 0x6440 },
+		{ "core2", 0x00c0 },	{ "nehalem", 0x01c0 }, { "haswell", 0x22c0 },
+		{ "skylake", 0x23c0 },	{ "icelake", 0x64c0 }, { "arrowlake", 0x66c0 },
+		{ "kvm_pebs", 0x64c0 },
 	};
+	struct emulator_profile no_pebs = named("icelake");
+	char err[96] = "";
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct emulator_profile p = named(cases[i].profile);
 		struct emulator_registers r = fresh(&p);
 
 		expect_read(&p, &r, 0x345, cases[i].value);
+	}
+	/* Without PEBS neither PEBS trap nor PEBSSaveArchRegs, nor a format. */
+	host_check(emulator_profile_override(&no_pebs, "baseline", "0", err, sizeof(err)));
+	host_check(emulator_profile_override(&no_pebs, "pebs", "0", err, sizeof(err)));
+	{
+		struct emulator_registers r = fresh(&no_pebs);
+
+		expect_read(&no_pebs, &r, 0x345, 0x2000);
 	}
 }
 
