@@ -238,6 +238,7 @@ struct emulator_stats emulator_stats_all(void)
 		sum.taken_branches += s->taken_branches;
 		sum.bts_records += s->bts_records;
 		sum.pebs_records += s->pebs_records;
+		sum.pebs_late += s->pebs_late;
 		sum.pmis += s->pmis;
 		sum.pmis_masked += s->pmis_masked;
 		sum.resyncs += s->resyncs;
@@ -286,6 +287,7 @@ static bool emulator_owns_cpuid_hook(uint32_t leaf)
 static bool emulator_read_msr_hook(struct cpu_regs *regs, uint32_t index, uint64_t *value)
 {
 	(void)regs;
+	emulator_pebs_land(emulator_this_cpu());
 	emulator_this_cpu()->stats.diverted++;
 	return emulator_read_msr(&emulator_this_cpu()->registers, emulator_profile(), index, value);
 }
@@ -333,11 +335,14 @@ static bool emulator_write_msr_hook(struct cpu_regs *regs, uint32_t index, uint6
 	struct emulator_registers before = cpu->registers;
 	unsigned int observed;
 
+	emulator_pebs_land(cpu);
 	cpu->stats.diverted++;
 	check_write_order(cpu, index, value);
 	if (emulator_write_msr(&cpu->registers, emulator_profile(), index, value))
 		return true;
 	emulator_pebs_write_check(cpu, &before, index, value);
+	if (index == MSR_IA32_PEBS_ENABLE)
+		emulator_pebs_in_flight(cpu, old_pebs_enable & ~value & cpu->pebs_armed, regs);
 	if (index >= MSR_IA32_PERFEVTSEL0 && index < MSR_IA32_PERFEVTSEL0 + EMULATOR_MAX_GP)
 		cpu->edge_asserted &= ~(1u << (index - MSR_IA32_PERFEVTSEL0));
 	if (emulator_msr_enables_counters(index))
@@ -354,8 +359,16 @@ static bool emulator_write_msr_hook(struct cpu_regs *regs, uint32_t index, uint6
 static struct cpuid_result emulator_cpuid_hook(uint32_t leaf, uint32_t subleaf,
 					       struct cpuid_result real)
 {
+	emulator_pebs_land(emulator_this_cpu());
 	emulator_this_cpu()->stats.diverted++;
 	return emulator_cpuid(emulator_profile(), leaf, subleaf, real);
+}
+
+/* A single-step #DB: a PEBS record in flight may land first (store.c). */
+static bool emulator_debug_trap_hook(struct cpu_regs *regs, unsigned long dr7)
+{
+	emulator_pebs_land(emulator_this_cpu());
+	return emulator_step(regs, dr7);
 }
 
 /*
@@ -431,6 +444,7 @@ static void emulator_interrupted_hook(struct cpu_regs *regs)
 	struct emulator_cpu *cpu = emulator_this_cpu();
 	const struct emulator_registers *r = &cpu->registers;
 
+	emulator_pebs_land(cpu);
 	emulator_delivery(regs);
 	if (!regs_from_user(regs))
 		cpu->tf_interrupted[switch_task_current()->index] = cpu->tf_kernel;
@@ -553,7 +567,7 @@ static const struct cpu_model_ops emulator_ops = {
 	.write_msr = emulator_write_msr_hook,
 	.cpuid = emulator_cpuid_hook,
 	.retired = emulator_retired_hook,
-	.debug_trap = emulator_step,
+	.debug_trap = emulator_debug_trap_hook,
 	.interrupted = emulator_interrupted_hook,
 	.system_call = emulator_system_call,
 	.exception = emulator_exception_hook,

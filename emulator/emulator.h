@@ -29,6 +29,7 @@ struct emulator_stats {
 	uint64_t instructions; /* instructions seen retiring */
 	uint64_t branches, taken_branches;
 	uint64_t bts_records, pebs_records;
+	uint64_t pebs_late; /* of pebs_records, those that landed after PEBS was turned off */
 	uint64_t pmis, pmis_masked;
 	uint64_t resyncs; /* steps after an exception, a far transfer or a lost step */
 	uint64_t diverted; /* RDMSR, WRMSR and CPUID served */
