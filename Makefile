@@ -89,6 +89,7 @@ OBJS := \
 	emulator/profile.o \
 	emulator/registers.o \
 	emulator/amd.o \
+	emulator/nmi.o \
 	emulator/step.o \
 	emulator/store.o \
 	dr/bpext.o \

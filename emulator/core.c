@@ -239,6 +239,8 @@ struct emulator_stats emulator_stats_all(void)
 		sum.bts_records += s->bts_records;
 		sum.pebs_records += s->pebs_records;
 		sum.pebs_late += s->pebs_late;
+		sum.nmis_recorded += s->nmis_recorded;
+		sum.nmis_unobserved += s->nmis_unobserved;
 		sum.pmis += s->pmis;
 		sum.pmis_masked += s->pmis_masked;
 		sum.resyncs += s->resyncs;
@@ -573,6 +575,7 @@ static const struct cpu_model_ops emulator_ops = {
 	.exception = emulator_exception_hook,
 	.resume = emulator_resume_hook,
 	.rdpmc = emulator_rdpmc_hook,
+	.nmi = emulator_nmi,
 };
 
 /* The small core of a hybrid part: fewer counters, the same PEBS format. */

@@ -56,6 +56,15 @@ struct emulator_cpu {
 	uint64_t pebs_armed;
 	struct emulator_pebs_flight pebs_flight;
 	/*
+	 * NMIs taken inside the model's own service of the stepped flow (nmi.c): recorded where the
+	 * flow's records put them. nmis_before came after the service's step was processed (DR6.BS
+	 * clear), so before the next instruction's record; nmis_after before it was (BS set), so
+	 * after that step's record. Written from NMI context: atomic.
+	 */
+	unsigned int nmis_before, nmis_after;
+	/* An exception delivered to the stepped flow has not returned to it (its handler runs). */
+	bool flow_in_exception;
+	/*
 	 * What the counting registers (EVTSEL, FIXED_CTR_CTRL, GLOBAL_CTRL) enable, worked out
 	 * when they change (emulator_counters_changed()), not at every step.
 	 */
@@ -124,6 +133,13 @@ void emulator_system_call(struct cpu_regs *regs);
  */
 void emulator_delivery(struct cpu_regs *regs);
 void emulator_iret(struct cpu_regs *regs, uint64_t iret_site);
+/* Rule 21 for NMIs (nmi.c): the cpu_model_ops hook, and the deferred records of those taken in
+ * the model's service, flushed from the flow's instruction at, in ring user, at the flow's next
+ * record point (step.c). */
+void emulator_nmi(struct cpu_regs *regs);
+void emulator_nmi_flush(struct emulator_cpu *cpu, unsigned int *deferred, uint64_t at, bool user,
+			struct cpu_regs *regs);
+bool emulator_steps_context(const struct emulator_cpu *cpu, const struct cpu_regs *regs);
 /* Count one retired instruction at the given privilege (a diverted RDMSR/WRMSR/CPUID too). */
 void emulator_retire(struct emulator_cpu *cpu, bool user, bool branch, uint64_t eventing_ip,
 		     struct cpu_regs *regs);

@@ -507,6 +507,7 @@ void emulator_system_call(struct cpu_regs *regs)
 	    !insn.two_byte || insn.opcode != OPCODE_SYSCALL ||
 	    regs->rip != cpu->pending_rip + insn.length)
 		return;
+	emulator_nmi_flush(cpu, &cpu->nmis_before, cpu->pending_rip, true, regs);
 	cpu->pending_valid = false;
 	cpu->stats.taken_branches++;
 	emulator_retire(cpu, true, true, cpu->pending_rip, regs);
@@ -539,6 +540,11 @@ static bool steps_context(const struct emulator_cpu *cpu, const struct cpu_regs 
 	return regs_from_user(regs) ? cpu->tf_user[switch_task_current()->index] : cpu->tf_kernel;
 }
 
+bool emulator_steps_context(const struct emulator_cpu *cpu, const struct cpu_regs *regs)
+{
+	return steps_context(cpu, regs);
+}
+
 /*
  * Rule 21: the IRETQ at iret_site resumes a context the model steps: it retires in ring 0 as a
  * far branch and records its transfer. Not after the model's own service (its single step, a
@@ -550,6 +556,7 @@ void emulator_iret(struct cpu_regs *regs, uint64_t iret_site)
 
 	if (!steps_context(cpu, regs))
 		return;
+	cpu->flow_in_exception = false;
 	cpu->stats.taken_branches++;
 	emulator_retire(cpu, false, true, iret_site, regs);
 	emulator_bts_store_transfer(cpu, iret_site, false, regs->rip, regs_from_user(regs));
@@ -571,6 +578,9 @@ void emulator_delivery(struct cpu_regs *regs)
 
 	if (!steps_context(cpu, regs))
 		return;
+	emulator_nmi_flush(cpu, &cpu->nmis_before, cpu->pending_valid ? cpu->pending_rip : from,
+			   cpu->pending_valid ? cpu->pending_user : user, regs);
+	cpu->flow_in_exception = regs->vector < X86_EXC_COUNT;
 	if (cpu->pending_valid && cpu->pending_user == user &&
 	    read_instruction(cpu->pending_rip, &insn) &&
 	    software_vector(&insn, cpu->pending_rip) == (int)regs->vector &&
@@ -613,6 +623,9 @@ bool emulator_step(struct cpu_regs *regs, unsigned long dr7)
 		cpu->stats.user_steps += user;
 	}
 	if (observed || btf) {
+		if (cpu->pending_valid)
+			emulator_nmi_flush(cpu, &cpu->nmis_before, cpu->pending_rip,
+					   cpu->pending_user, regs);
 		if (cpu->pending_valid &&
 		    cpu->exceptions_seen + 1 == this_cpu()->stepped_exceptions)
 			branched = complete_pending(cpu, regs);
@@ -623,6 +636,7 @@ bool emulator_step(struct cpu_regs *regs, unsigned long dr7)
 		}
 		if (observed)
 			emulator_ds_check_fields(cpu);
+		emulator_nmi_flush(cpu, &cpu->nmis_after, regs->rip, user, regs);
 	}
 	cpu->pending_valid = observed != 0 || btf;
 	cpu->pending_user = user;

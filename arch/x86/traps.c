@@ -315,13 +315,16 @@ void __noinstr handle_exception(struct cpu_regs *regs)
 		if (interrupt_handlers[vector])
 			interrupt_handlers[vector](regs);
 		this_cpu()->interrupt_depth--;
-	} else if (!dispatch_owned(regs, 0)) {
-		dispatch_unowned(regs);
+	} else {
+		if (vector == X86_EXC_NMI)
+			divert_nmi(regs);
+		if (!dispatch_owned(regs, 0))
+			dispatch_unowned(regs);
 	}
 	/*
 	 * An NMI comes between any two instructions, the #DB handler's and a CPU model's own
-	 * included, and returns to exactly what it interrupted: the model neither counts it nor
-	 * sees it resume (it would set TF in a handler it interrupted).
+	 * included, and returns to exactly what it interrupted: the model sees its delivery
+	 * (divert_nmi()) but not its resume (it would set TF in a handler it interrupted).
 	 */
 	if (vector != X86_EXC_NMI)
 		divert_resume(regs);
