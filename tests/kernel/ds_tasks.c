@@ -4,9 +4,8 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/witness_marker.h"
-#include "emulator/emulator.h"
-#include "platform/pc/nmi_timer.h"
 #include "tests/kernel/lib/ds_util.h"
+#include "tests/kernel/lib/nmi_margin.h"
 
 #define TRACING (DEBUGCTL_TR | DEBUGCTL_BTS)
 #define PROBE_ROUNDS 4
@@ -63,11 +62,9 @@ TEST_OBSERVING(ds, area_prepared_for_a_stopped_task_is_activated_when_it_runs, 2
  * At the end the task notes its own credit: what its exit records later is credited too, but
  * is long (its stack is freed) and not what this test is about. IF does not hold off an NMI
  * (the watchdog's): one in a fill adds its delivery and its IRETQ (rule 21), and on silicon its
- * handler's branches, so a fill is FILL records and at most NMI_RECORDS more for each NMI the
- * watchdog counted meanwhile (nmi_timer_ticks(), read around the index reads).
+ * handler's branches, so a fill is FILL records and at most nmi_extra_records() more for the
+ * NMIs the watchdog counted meanwhile (tests/kernel/lib/nmi_margin.h).
  */
-#define NMI_RECORDS_MODEL 2 /* the delivery and the IRETQ: the model steps no handler */
-#define NMI_RECORDS_SILICON 300 /* stated tolerance: the watchdog's handler, ~780 instructions */
 
 struct filler {
 	const struct ds_area *area;
@@ -108,10 +105,7 @@ static void check_credit(const char *name, const struct filler *filler, uint64_t
 		  filler->rounds, (unsigned long long)at_exit);
 	test_diag("%s: %lu NMIs during its fills", name, filler->nmis);
 	check(filler->filled >= filler->rounds * FILL &&
-		      filler->filled <= filler->rounds * FILL +
-						filler->nmis * (emulator_active()
-									? NMI_RECORDS_MODEL
-									: NMI_RECORDS_SILICON),
+		      filler->filled <= filler->rounds * FILL + nmi_extra_records(filler->nmis),
 	      "%s: %llu records in %u fills of %u branches, with %lu NMIs", name,
 	      (unsigned long long)filler->filled, filler->rounds, FILL, filler->nmis);
 	check(filler->credited >= filler->filled &&
