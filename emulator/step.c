@@ -623,6 +623,8 @@ bool emulator_step(struct cpu_regs *regs, unsigned long dr7)
 		cpu->stats.user_steps += user;
 	}
 	if (observed || btf) {
+		/* A step of the flow: no handler of it runs (nmi.c), whatever ended the last. */
+		cpu->flow_in_exception = false;
 		if (cpu->pending_valid)
 			emulator_nmi_flush(cpu, &cpu->nmis_before, cpu->pending_rip,
 					   cpu->pending_user, regs);
