@@ -253,7 +253,11 @@ static bool dispatch_owned(struct cpu_regs *regs, unsigned long dr7)
 	}
 	if (vector != X86_EXC_NMI)
 		divert_exception(regs);
-	fixup = regs_from_user(regs) ? 0 : extable_find(regs->rip);
+	/*
+	 * A fix-up answers a fault of the instruction at regs->rip. An NMI is no fault: it comes
+	 * between any two instructions, also just before a _safe accessor's, which must then run.
+	 */
+	fixup = regs_from_user(regs) || vector == X86_EXC_NMI ? 0 : extable_find(regs->rip);
 	if (fixup) {
 		regs->rdi = EXINFO(vector, regs->error_code);
 		regs->rip = fixup;
