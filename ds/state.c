@@ -17,8 +17,8 @@
 #include "kernel/switch_hooks.h"
 
 /* The longest quiescent period after PEBS goes off with an assist armed (choice: the SDM gives
- * none; twice the emulated CPU's flight, docs/emulated-cpu.md). */
-#define DS_PEBS_QUIESCENT_US 10000
+ * none; twice the emulated CPU's flight of 1 ms, docs/emulated-cpu.md). */
+#define DS_PEBS_QUIESCENT_US 2000
 
 static struct spinlock lock = SPINLOCK_INIT("ds");
 static struct ds_context contexts[SWITCH_TASKS_MAX];

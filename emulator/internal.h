@@ -157,7 +157,7 @@ bool emulator_pebs_assist(struct emulator_cpu *cpu, uint64_t bits, uint64_t even
  * EMULATOR_PEBS_FLIGHT_US later, at the model's first entry on this CPU from then
  * (emulator_pebs_land(), at each diverted access, step and interrupt). docs/emulated-cpu.md.
  */
-#define EMULATOR_PEBS_FLIGHT_US 5000 /* choice: the SDM gives the quiescent period no length */
+#define EMULATOR_PEBS_FLIGHT_US 1000 /* choice: the SDM gives the quiescent period no length */
 void emulator_pebs_in_flight(struct emulator_cpu *cpu, uint64_t bits, struct cpu_regs *regs);
 void emulator_pebs_land(struct emulator_cpu *cpu);
 /* Rules 2 and 3 while a feature is on; called at every step and when a feature turns on. */

@@ -25,7 +25,7 @@ extern const char user_pebs_overflow_at_exit[]; /* tests/kernel/lib/pebs_user_ar
 #define RECORDS 16 /* one page in every format */
 #define CANARY 0xca11ab1e5afe0dd5ull
 #define CANARY_PAGES 2 /* the buffer's page and the DS save area's, freed by the detach */
-#define LANDING_WAIT_US 20000 /* 4 x EMULATOR_PEBS_FLIGHT_US: what is in flight has landed */
+#define LANDING_WAIT_US 4000 /* 4 x EMULATOR_PEBS_FLIGHT_US: what is in flight has landed */
 
 /*
  * Take the two pages the detach freed back from the first-fit allocator, as the next user of
