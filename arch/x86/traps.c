@@ -320,8 +320,10 @@ void __noinstr handle_exception(struct cpu_regs *regs)
 			interrupt_handlers[vector](regs);
 		this_cpu()->interrupt_depth--;
 	} else {
-		if (vector == X86_EXC_NMI)
+		if (vector == X86_EXC_NMI) {
+			this_cpu()->nmis++;
 			divert_nmi(regs);
+		}
 		if (!dispatch_owned(regs, 0))
 			dispatch_unowned(regs);
 	}

@@ -63,7 +63,7 @@ TEST_OBSERVING(ds, area_prepared_for_a_stopped_task_is_activated_when_it_runs, 2
  * is long (its stack is freed) and not what this test is about. IF does not hold off an NMI
  * (the watchdog's): one in a fill adds its delivery and its IRETQ (rule 21), and on silicon its
  * handler's branches, so a fill is FILL records and at most nmi_extra_records() more for the
- * NMIs the watchdog counted meanwhile (tests/kernel/lib/nmi_margin.h).
+ * NMIs this CPU took meanwhile (tests/kernel/lib/nmi_margin.h).
  */
 
 struct filler {
@@ -80,12 +80,12 @@ static void fill_and_yield(void *arg)
 
 	for (unsigned int round = 0; round < filler->rounds; round++) {
 		unsigned long flags = local_irq_save();
-		unsigned long ticks = nmi_timer_ticks();
+		unsigned long ticks = nmi_count();
 		uint64_t before = filler->area->bts_index, after;
 
 		counted_loop(FILL + 1, &span);
 		after = filler->area->bts_index;
-		filler->nmis += nmi_timer_ticks() - ticks;
+		filler->nmis += nmi_count() - ticks;
 		local_irq_restore(flags);
 		filler->filled += (after - before) / BTS_RECORD_SIZE;
 		sched_yield();

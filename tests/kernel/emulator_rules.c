@@ -23,10 +23,10 @@
 #include "emulator/emulator.h"
 #include "lib/format.h"
 #include "lib/string.h"
-#include "platform/pc/nmi_timer.h"
 #include "runner/test.h"
 #include "tests/kernel/lib/ds_util.h"
 #include "tests/kernel/lib/emulator_util.h"
+#include "tests/kernel/lib/nmi_margin.h"
 #include "tests/kernel/lib/user_script.h"
 
 #define BTS_RECORD 24
@@ -227,7 +227,7 @@ TEST(emulator, rule_21_an_nmi_is_recorded_to_its_gate_and_its_iretq_back)
 	const struct bts_record *records = (const struct bts_record *)buffer;
 	uint64_t gate = idt_gate_target(X86_EXC_NMI), iret = entry_iret_site(X86_EXC_NMI);
 	unsigned int claimed = nmis_claimed, rounds = 0;
-	unsigned long ticks, flags;
+	unsigned long nmis, flags;
 	long used, deliveries = 0, returns = 0, last_delivery = -1;
 	struct emulator_stats before, after;
 
@@ -237,19 +237,18 @@ TEST(emulator, rule_21_an_nmi_is_recorded_to_its_gate_and_its_iretq_back)
 	registered = true;
 	area_fill_bts((uint64_t)buffer, sizeof(buffer) / BTS_RECORD);
 	flags = local_irq_save();
-	ticks = nmi_timer_ticks();
+	nmis = nmi_count();
 	before = emulator_stats();
 	__atomic_store_n(&nmi_armed, true, __ATOMIC_RELEASE);
 	witness_begin(WITNESS_BTS_NMI);
 	bts_on();
 	apic_send_nmi(apic_id());
-	while (__atomic_load_n(&nmis_claimed, __ATOMIC_ACQUIRE) == claimed &&
-	       rounds < NMI_WAIT_ROUNDS)
+	while (nmi_count() == nmis && rounds < NMI_WAIT_ROUNDS)
 		rounds++;
 	bts_off();
 	witness_end(WITNESS_BTS_NMI);
 	after = emulator_stats();
-	ticks = nmi_timer_ticks() - ticks;
+	nmis = nmi_count() - nmis;
 	local_irq_restore(flags);
 	nmi_armed = false;
 	used = (long)((area.bts_index - area.bts_base) / BTS_RECORD);
@@ -266,16 +265,18 @@ TEST(emulator, rule_21_an_nmi_is_recorded_to_its_gate_and_its_iretq_back)
 			returns++;
 		}
 	}
-	test_diag("%u NMI claimed after %u rounds, %lu of the watchdog's; %llu recorded, %llu in "
-		  "handlers",
-		  nmis_claimed - claimed, rounds, ticks,
+	test_diag("%lu NMIs after %u rounds (%u claimed by the test's handler); %llu recorded, "
+		  "%llu in handlers",
+		  nmis, rounds, nmis_claimed - claimed,
 		  (unsigned long long)(after.nmis_recorded - before.nmis_recorded),
 		  (unsigned long long)(after.nmis_unobserved - before.nmis_unobserved));
-	/* The watchdog's count may take in NMIs just outside the traced span: at most. */
-	check_eq(1, nmis_claimed - claimed);
-	check(deliveries >= 1 && deliveries <= (long)(1 + ticks),
-	      "%ld NMI deliveries recorded, expected 1 and at most %lu of the watchdog's",
-	      deliveries, ticks);
+	/*
+	 * The count may take in NMIs just outside the traced span (the watchdog's), and another
+	 * test's NMI handler may claim this one: every NMI counts, claimed by anyone.
+	 */
+	check(deliveries >= 1 && deliveries <= (long)nmis,
+	      "%ld NMI deliveries recorded, expected 1 and at most the %lu NMIs taken", deliveries,
+	      nmis);
 	check_eq(deliveries, returns);
 	check_eq((uint64_t)deliveries, after.nmis_recorded - before.nmis_recorded);
 	check_eq(0, emulator_take_violations(NULL, 0));

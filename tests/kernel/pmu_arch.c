@@ -170,19 +170,19 @@ static void fixed_program(unsigned int i, uint64_t field, uint64_t start)
 						       << shift);
 }
 
-/* The watchdog's NMIs during the last run_loop() (tests/kernel/lib/nmi_margin.h). */
+/* The NMIs during the last run_loop() (tests/kernel/lib/nmi_margin.h). */
 static unsigned long loop_nmis;
 
 /* The known loop under the counters global_ctrl enables, interrupts off; the TSC it took. */
 static uint64_t run_loop(uint64_t global_ctrl)
 {
 	unsigned long flags = local_irq_save();
-	unsigned long ticks = nmi_timer_ticks();
+	unsigned long ticks = nmi_count();
 	uint64_t start = rdtsc_ordered(), tsc;
 
 	probe_counted_loop(global_ctrl, ITERATIONS);
 	tsc = rdtsc_ordered() - start;
-	loop_nmis = nmi_timer_ticks() - ticks;
+	loop_nmis = nmi_count() - ticks;
 	local_irq_restore(flags);
 	return tsc;
 }
@@ -405,9 +405,9 @@ TEST_OBSERVING(pmu, an_overflow_wraps_sets_and_clears_its_status_and_interrupts_
 		else /* a legacy PMCx write sign-extends bit 31: the same value at any width */
 			gp_program(i, arch_events[INSTRUCTIONS_RETIRED].select,
 				   interrupt ? PERFEVTSEL_INT : 0, (0 - k) & 0xffffffffull);
-		ticks = nmi_timer_ticks();
+		ticks = nmi_count();
 		probe_counted_loop(bit, ITERATIONS);
-		nmis = nmi_timer_ticks() - ticks;
+		nmis = nmi_count() - ticks;
 		count = rdmsr(fixed ? MSR_IA32_FIXED_CTR0 : MSR_IA32_PMC0 + i);
 		status = rdmsr(MSR_IA32_PERF_GLOBAL_STATUS);
 		wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, status & bit);
@@ -541,7 +541,7 @@ TEST_OBSERVING(pmu, a_write_to_a_running_counter_takes_effect_at_once, 600)
 
 	counters_reset(&p);
 	flags = local_irq_save();
-	ticks = nmi_timer_ticks();
+	ticks = nmi_count();
 	gp_program(0, select, 0, 0);
 	probe_counted_loop(1, ITERATIONS);
 	first = rdmsr(MSR_IA32_PMC0);
@@ -551,7 +551,7 @@ TEST_OBSERVING(pmu, a_write_to_a_running_counter_takes_effect_at_once, 600)
 	wrapped = written_while_counting(counter, top); /* a legacy write sign-extends all ones */
 	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
 	status = rdmsr(MSR_IA32_PERF_GLOBAL_STATUS);
-	nmis = nmi_timer_ticks() - ticks;
+	nmis = nmi_count() - ticks;
 	local_irq_restore(flags);
 	counters_reset(&p);
 	test_diag("after the loop %llu; written 0: %llu, %u: %llu, 0x%llx: %llu",

@@ -120,7 +120,7 @@ static inline struct pmu_event instructions_retired(void) /* in the kernel, for 
 struct probe_run {
 	uint64_t base, records; /* the buffer, as it was */
 	uint64_t index_before, index_after;
-	unsigned long nmis; /* the watchdog's meanwhile (nmi_margin.h) */
+	unsigned long nmis; /* NMIs meanwhile (nmi_margin.h) */
 	uint64_t call_site, return_site, loop_branch; /* the loop's head is call_site */
 	struct bts_record buffer[PROBE_RECORDS_MAX];
 };
@@ -139,7 +139,7 @@ static inline void probe_run(const struct ds_area *area, unsigned long rounds,
 	run->base = area->bts_base;
 	run->records = (area->bts_max - area->bts_base) / BTS_RECORD_SIZE;
 	flags = local_irq_save();
-	run->nmis = nmi_timer_ticks();
+	run->nmis = nmi_count();
 	asm volatile("lea 1f(%%rip), %[call]\n\t"
 		     "lea 2f(%%rip), %[back]\n\t"
 		     "lea 3f(%%rip), %[loop]\n\t"
@@ -155,7 +155,7 @@ static inline void probe_run(const struct ds_area *area, unsigned long rounds,
 		       "+S"(source), "+D"(copy)
 		     : [area] "r"(area), [index] "i"(offsetof(struct ds_area, bts_index))
 		     : "cc", "memory");
-	run->nmis = nmi_timer_ticks() - run->nmis;
+	run->nmis = nmi_count() - run->nmis;
 	local_irq_restore(flags);
 }
 
@@ -245,7 +245,7 @@ static inline void check_probe_run(const struct probe_run *run, unsigned long ro
 struct fill_run {
 	uint64_t index_before, index_after, loop_head, loop_branch;
 	struct bts_record newest;
-	unsigned long nmis; /* the watchdog's meanwhile (nmi_margin.h) */
+	unsigned long nmis; /* NMIs meanwhile (nmi_margin.h) */
 };
 
 static inline void bts_fill_to_threshold(const struct ds_area *area, struct fill_run *run)
@@ -253,7 +253,7 @@ static inline void bts_fill_to_threshold(const struct ds_area *area, struct fill
 	uint64_t left, scratch, divisor;
 	unsigned long flags = local_irq_save();
 
-	run->nmis = nmi_timer_ticks();
+	run->nmis = nmi_count();
 
 	asm volatile("lea 1f(%%rip), %[head]\n\t"
 		     "lea 2f(%%rip), %[loop]\n\t"
@@ -277,7 +277,7 @@ static inline void bts_fill_to_threshold(const struct ds_area *area, struct fill
 		     : "cc", "memory");
 	if (run->index_after > area->bts_base)
 		run->newest = ((const struct bts_record *)run->index_after)[-1];
-	run->nmis = nmi_timer_ticks() - run->nmis;
+	run->nmis = nmi_count() - run->nmis;
 	local_irq_restore(flags);
 }
 
