@@ -286,8 +286,8 @@ TEST_OBSERVING(pmu, each_fixed_counter_counts_the_known_loop, 320)
 		test_diag("fixed counter %u (%s): %llu", i, arch_events[fixed_events[i]].name,
 			  (unsigned long long)count);
 		ok = judge(fixed_events[i], count, tsc, &why);
-		check(ok, "fixed counter %u: %llu, expected %s (%llu TSC cycles)", i,
-		      (unsigned long long)count, why, (unsigned long long)tsc);
+		check(ok, "fixed counter %u: %llu, expected %s (%llu TSC cycles, %lu NMIs)", i,
+		      (unsigned long long)count, why, (unsigned long long)tsc, loop_nmis);
 	}
 	if (p.fixed > FIXED_JUDGED)
 		test_diag(
