@@ -286,10 +286,23 @@ static bool emulator_owns_cpuid_hook(uint32_t leaf)
 	return emulator_owns_cpuid(leaf);
 }
 
+/*
+ * NMIs deferred in the stepped flow (nmi.c) came before the diverted access at regs->rip: they
+ * are recorded from it now, before the access can end the observation and leave them to a
+ * later window.
+ */
+static void nmis_before_access(struct emulator_cpu *cpu, struct cpu_regs *regs)
+{
+	if (!cpu->pending_valid)
+		return;
+	emulator_nmi_flush(cpu, &cpu->nmis_after, regs->rip, regs_from_user(regs), regs);
+	emulator_nmi_flush(cpu, &cpu->nmis_before, regs->rip, regs_from_user(regs), regs);
+}
+
 static bool emulator_read_msr_hook(struct cpu_regs *regs, uint32_t index, uint64_t *value)
 {
-	(void)regs;
 	emulator_pebs_land(emulator_this_cpu());
+	nmis_before_access(emulator_this_cpu(), regs);
 	emulator_this_cpu()->stats.diverted++;
 	return emulator_read_msr(&emulator_this_cpu()->registers, emulator_profile(), index, value);
 }
@@ -338,6 +351,7 @@ static bool emulator_write_msr_hook(struct cpu_regs *regs, uint32_t index, uint6
 	unsigned int observed;
 
 	emulator_pebs_land(cpu);
+	nmis_before_access(cpu, regs);
 	cpu->stats.diverted++;
 	check_write_order(cpu, index, value);
 	if (emulator_write_msr(&cpu->registers, emulator_profile(), index, value))
