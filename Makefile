@@ -93,6 +93,7 @@ OBJS := \
 	emulator/arch_pebs.o \
 	emulator/arch_pebs_record.o \
 	emulator/arch_pebs_store.o \
+	emulator/nmi.o \
 	emulator/step.o \
 	emulator/store.o \
 	dr/bpext.o \

@@ -139,6 +139,7 @@ void ds_detect(void)
 		support.pebs_format = (unsigned int)((value & PERF_CAP_PEBS_FORMAT_MASK) >>
 						     PERF_CAP_PEBS_FORMAT_SHIFT);
 		support.pebs_baseline = value & PERF_CAP_PEBS_BASELINE;
+		support.pebs_arch_regs = value & PERF_CAP_PEBS_ARCH_REGS;
 	}
 	detect_pebs_counters();
 	ds_arch_pebs_detect(support.pdcm, support.pebs_format, &support.arch_pebs);

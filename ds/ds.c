@@ -12,9 +12,10 @@ void ds_init(void)
 	ds_detect();
 	ds_arch_pebs_init_cpu();
 	support = ds_support();
-	ktap_diag(0, "ds: bts=%s pebs=%s pebs_format=%u arch_pebs=%s",
+	ktap_diag(0, "ds: bts=%s pebs=%s pebs_format=%u pebs_arch_regs=%u arch_pebs=%s",
 		  support->bts_reason[0] ? support->bts_reason : "yes",
 		  support->pebs_reason[0] ? support->pebs_reason : "yes", support->pebs_format,
+		  support->pebs_arch_regs ? 1u : 0u,
 		  support->arch_pebs.usable ? "yes" : support->arch_pebs.reason);
 }
 

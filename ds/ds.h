@@ -150,6 +150,12 @@ struct ds_support {
 	bool ds_area_keeps_value; /* the read-back probe */
 	unsigned int pebs_format;
 	bool pebs_baseline; /* PERF_CAPABILITIES bit 14: PEBS on every counter, adaptive records */
+	/*
+	 * PERF_CAPABILITIES bit 7, PEBSSaveArchRegs: a record's RFLAGS, RIP and GPR fields (every
+	 * format 0-3 record; an adaptive record's GPR group) hold the registers at the assist.
+	 * Without it they are not the task's registers, and a reader must not take them as such.
+	 */
+	bool pebs_arch_regs;
 	unsigned int gp_counters, fixed_counters; /* CPUID.0AH: what PEBS_ENABLE may name */
 	uint64_t pebs_enable_valid; /* the PEBS_ENABLE bits this driver may set on this CPU */
 	char bts_reason[96], pebs_reason[96];

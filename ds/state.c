@@ -4,14 +4,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/x86/cpu.h"
 #include "arch/x86/debugctl.h"
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
+#include "arch/x86/tsc.h"
 #include "ds/ds.h"
+#include "ds/save_area.h"
 #include "ds/state.h"
 #include "kernel/spinlock.h"
 #include "kernel/switch_hooks.h"
+
+/* The longest quiescent period after PEBS goes off with an assist armed (choice: the SDM gives
+ * none; twice the emulated CPU's flight of 1 ms, docs/emulated-cpu.md). */
+#define DS_PEBS_QUIESCENT_US 2000
 
 static struct spinlock lock = SPINLOCK_INIT("ds");
 static struct ds_context contexts[SWITCH_TASKS_MAX];
@@ -89,10 +96,59 @@ void ds_write_pebs_data_cfg(uint64_t value)
 	this_cpu_ptr(held)->pebs_data_cfg = value;
 }
 
+/*
+ * The PEBS-enabled counters in bits whose overflow armed an assist that has not come: the assist
+ * clears a counter's overflow status when it stores its record (SDM "PEBS" of the Core
+ * microarchitecture: "store the data record ..., clear the counter overflow status, and reload
+ * the counter"), so a PEBS counter whose GLOBAL_STATUS bit is set still has a record to come.
+ * GLOBAL_STATUS numbers the counters as PEBS_ENABLE does. Read with the counters stopped.
+ */
+static uint64_t pebs_armed(uint64_t bits)
+{
+	uint64_t status;
+
+	if (rdmsr_safe(MSR_IA32_PERF_GLOBAL_STATUS, &status) != 0) /* none: nothing to wait for */
+		return 0;
+	return status & bits;
+}
+
+/*
+ * SDM "Re-configuring PEBS Facilities": after PEBS is turned off, "a quiescent period" lets
+ * "latent residual PEBS records ... complete its capture at their previously specified buffer
+ * address (provided by IA32_DS_AREA)". Its length is not given. Until it is over the buffer, the
+ * DS save area and the index must stay as they were: nothing may be freed, reused or reset
+ * (the caller holds ds_lock). It ends when the index moves (the record landed) or after
+ * DS_PEBS_QUIESCENT_US. Each pass reads PEBS_ENABLE back: a pause on silicon, and the moment an
+ * emulated CPU, which acts only when an instruction reaches it, lands what it has in flight
+ * (docs/emulated-cpu.md).
+ */
+static void pebs_quiescent_period(const volatile struct ds_area *area, uint64_t index)
+{
+	uint64_t end = rdtsc_ordered() + tsc_hz() / 1000000 * DS_PEBS_QUIESCENT_US;
+	uint64_t value;
+
+	while (area->pebs_index == index && rdtsc_ordered() < end) {
+		(void)rdmsr_safe(MSR_IA32_PEBS_ENABLE, &value);
+		cpu_relax();
+	}
+}
+
+/*
+ * PEBS_ENABLE, with the counters stopped (ds_apply(), ds_quiesce()). A counter whose PEBS bit
+ * goes while its assist is armed may still have its record in flight: the quiescent period
+ * follows. Without an armed counter no record is due, and no time is spent.
+ */
 void ds_write_pebs_enable(uint64_t value)
 {
+	struct ds_registers *now = this_cpu_ptr(held);
+	uint64_t armed = pebs_armed(now->pebs_enable & ~value);
+	const volatile struct ds_area *area = (const volatile struct ds_area *)now->ds_area;
+	uint64_t index = armed && area ? area->pebs_index : 0;
+
 	wrmsr(MSR_IA32_PEBS_ENABLE, value);
-	this_cpu_ptr(held)->pebs_enable = value;
+	now->pebs_enable = value;
+	if (armed && area)
+		pebs_quiescent_period(area, index);
 }
 
 /*

@@ -238,6 +238,9 @@ struct emulator_stats emulator_stats_all(void)
 		sum.taken_branches += s->taken_branches;
 		sum.bts_records += s->bts_records;
 		sum.pebs_records += s->pebs_records;
+		sum.pebs_late += s->pebs_late;
+		sum.nmis_recorded += s->nmis_recorded;
+		sum.nmis_unobserved += s->nmis_unobserved;
 		sum.pmis += s->pmis;
 		sum.pmis_masked += s->pmis_masked;
 		sum.resyncs += s->resyncs;
@@ -283,9 +286,23 @@ static bool emulator_owns_cpuid_hook(uint32_t leaf)
 	return emulator_owns_cpuid(leaf);
 }
 
+/*
+ * NMIs deferred in the stepped flow (nmi.c) came before the diverted access at regs->rip: they
+ * are recorded from it now, before the access can end the observation and leave them to a
+ * later window.
+ */
+static void nmis_before_access(struct emulator_cpu *cpu, struct cpu_regs *regs)
+{
+	if (!cpu->pending_valid)
+		return;
+	emulator_nmi_flush(cpu, &cpu->nmis_after, regs->rip, regs_from_user(regs), regs);
+	emulator_nmi_flush(cpu, &cpu->nmis_before, regs->rip, regs_from_user(regs), regs);
+}
+
 static bool emulator_read_msr_hook(struct cpu_regs *regs, uint32_t index, uint64_t *value)
 {
-	(void)regs;
+	emulator_pebs_land(emulator_this_cpu());
+	nmis_before_access(emulator_this_cpu(), regs);
 	emulator_this_cpu()->stats.diverted++;
 	return emulator_read_msr(&emulator_this_cpu()->registers, emulator_profile(), index, value);
 }
@@ -330,10 +347,11 @@ static bool emulator_write_msr_hook(struct cpu_regs *regs, uint32_t index, uint6
 	struct emulator_cpu *cpu = emulator_this_cpu();
 	uint64_t old_debugctl = cpu->registers.debugctl;
 	uint64_t old_pebs_enable = cpu->registers.pebs_enable;
-
 	struct emulator_registers before = cpu->registers;
 	unsigned int observed;
 
+	emulator_pebs_land(cpu);
+	nmis_before_access(cpu, regs);
 	cpu->stats.diverted++;
 	check_write_order(cpu, index, value);
 	if (emulator_write_msr(&cpu->registers, emulator_profile(), index, value))
@@ -341,6 +359,8 @@ static bool emulator_write_msr_hook(struct cpu_regs *regs, uint32_t index, uint6
 	emulator_pebs_write_check(cpu, &before, index, value);
 	if (emulator_profile()->arch_pebs)
 		emulator_arch_pebs_write_check(cpu, &before);
+	if (index == MSR_IA32_PEBS_ENABLE)
+		emulator_pebs_in_flight(cpu, old_pebs_enable & ~value & cpu->pebs_armed, regs);
 	if (index >= MSR_IA32_PERFEVTSEL0 && index < MSR_IA32_PERFEVTSEL0 + EMULATOR_MAX_GP)
 		cpu->edge_asserted &= ~(1u << (index - MSR_IA32_PERFEVTSEL0));
 	if (emulator_msr_enables_counters(index))
@@ -357,8 +377,16 @@ static bool emulator_write_msr_hook(struct cpu_regs *regs, uint32_t index, uint6
 static struct cpuid_result emulator_cpuid_hook(uint32_t leaf, uint32_t subleaf,
 					       struct cpuid_result real)
 {
+	emulator_pebs_land(emulator_this_cpu());
 	emulator_this_cpu()->stats.diverted++;
 	return emulator_cpuid(emulator_profile(), leaf, subleaf, real);
+}
+
+/* A single-step #DB: a PEBS record in flight may land first (store.c). */
+static bool emulator_debug_trap_hook(struct cpu_regs *regs, unsigned long dr7)
+{
+	emulator_pebs_land(emulator_this_cpu());
+	return emulator_step(regs, dr7);
 }
 
 /*
@@ -434,6 +462,7 @@ static void emulator_interrupted_hook(struct cpu_regs *regs)
 	struct emulator_cpu *cpu = emulator_this_cpu();
 	const struct emulator_registers *r = &cpu->registers;
 
+	emulator_pebs_land(cpu);
 	emulator_delivery(regs);
 	if (!regs_from_user(regs))
 		cpu->tf_interrupted[switch_task_current()->index] = cpu->tf_kernel;
@@ -556,12 +585,13 @@ static const struct cpu_model_ops emulator_ops = {
 	.write_msr = emulator_write_msr_hook,
 	.cpuid = emulator_cpuid_hook,
 	.retired = emulator_retired_hook,
-	.debug_trap = emulator_step,
+	.debug_trap = emulator_debug_trap_hook,
 	.interrupted = emulator_interrupted_hook,
 	.system_call = emulator_system_call,
 	.exception = emulator_exception_hook,
 	.resume = emulator_resume_hook,
 	.rdpmc = emulator_rdpmc_hook,
+	.nmi = emulator_nmi,
 };
 
 /* The small core of a hybrid part: fewer counters, the same PEBS format. */

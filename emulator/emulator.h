@@ -29,6 +29,9 @@ struct emulator_stats {
 	uint64_t instructions; /* instructions seen retiring */
 	uint64_t branches, taken_branches;
 	uint64_t bts_records, pebs_records;
+	uint64_t pebs_late; /* of pebs_records, those that landed after PEBS was turned off */
+	uint64_t nmis_recorded; /* NMIs in the stepped flow: delivery, IRETQ recorded (rule 21) */
+	uint64_t nmis_unobserved; /* NMIs inside a handler of it, which the model does not step */
 	uint64_t pmis, pmis_masked;
 	uint64_t resyncs; /* steps after an exception, a far transfer or a lost step */
 	uint64_t diverted; /* RDMSR, WRMSR and CPUID served */

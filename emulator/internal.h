@@ -9,6 +9,7 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/regs.h"
 #include "emulator/emulator.h"
+#include "emulator/pebs_record.h"
 #include "emulator/profile.h"
 #include "emulator/registers.h"
 #include "kernel/switch_hooks.h"
@@ -20,6 +21,19 @@
 /* One buffer's four DS fields as the model last wrote or accepted them (rule 3). */
 struct emulator_ds_fields {
 	uint64_t base, index, max, threshold;
+};
+
+/*
+ * A PEBS record in flight when PEBS was turned off (SDM "Re-configuring PEBS Facilities":
+ * "latent residual PEBS records" complete "at their previously specified buffer address"):
+ * where it and the index update land, and when (store.c, emulator_pebs_in_flight()).
+ */
+struct emulator_pebs_flight {
+	bool pending;
+	struct pebs_assist assist;
+	uint64_t at, bytes; /* the record's place, checked against the fields at the disable */
+	uint64_t area, threshold; /* IA32_DS_AREA and the PEBS threshold at the disable */
+	uint64_t lands; /* TSC: the first model entry from here lands it */
 };
 
 struct emulator_cpu {
@@ -40,6 +54,16 @@ struct emulator_cpu {
 	uint32_t edge_asserted;
 	/* Counters whose overflow armed PEBS: the assist comes with their next event. */
 	uint64_t pebs_armed;
+	struct emulator_pebs_flight pebs_flight;
+	/*
+	 * NMIs taken inside the model's own service of the stepped flow (nmi.c): recorded where the
+	 * flow's records put them. nmis_before came after the service's step was processed (DR6.BS
+	 * clear), so before the next instruction's record; nmis_after before it was (BS set), so
+	 * after that step's record. Written from NMI context: atomic.
+	 */
+	unsigned int nmis_before, nmis_after;
+	/* An exception delivered to the stepped flow has not returned to it (its handler runs). */
+	bool flow_in_exception;
 	/*
 	 * What the counting registers (EVTSEL, FIXED_CTR_CTRL, GLOBAL_CTRL) enable, worked out
 	 * when they change (emulator_counters_changed()), not at every step.
@@ -111,6 +135,13 @@ void emulator_system_call(struct cpu_regs *regs);
  */
 void emulator_delivery(struct cpu_regs *regs);
 void emulator_iret(struct cpu_regs *regs, uint64_t iret_site);
+/* Rule 21 for NMIs (nmi.c): the cpu_model_ops hook, and the deferred records of those taken in
+ * the model's service, flushed from the flow's instruction at, in ring user, at the flow's next
+ * record point (step.c). */
+void emulator_nmi(struct cpu_regs *regs);
+void emulator_nmi_flush(struct emulator_cpu *cpu, unsigned int *deferred, uint64_t at, bool user,
+			struct cpu_regs *regs);
+bool emulator_steps_context(const struct emulator_cpu *cpu, const struct cpu_regs *regs);
 /* Count one retired instruction at the given privilege (a diverted RDMSR/WRMSR/CPUID too). */
 void emulator_retire(struct emulator_cpu *cpu, bool user, bool branch, uint64_t eventing_ip,
 		     struct cpu_regs *regs);
@@ -135,6 +166,15 @@ bool emulator_arch_pebs_assist(struct emulator_cpu *cpu, uint64_t bits, uint64_t
 /* Rules 17 and 18 for a CFG_C written while its counter counts, after the WRMSR took effect. */
 void emulator_arch_pebs_write_check(struct emulator_cpu *cpu,
 				    const struct emulator_registers *before);
+/*
+ * PEBS turned off (PEBS_ENABLE lost bits) for the armed counters in bits: their assist completes
+ * as the disabling WRMSR retires, but its record and index update are in flight and land only
+ * EMULATOR_PEBS_FLIGHT_US later, at the model's first entry on this CPU from then
+ * (emulator_pebs_land(), at each diverted access, step and interrupt). docs/emulated-cpu.md.
+ */
+#define EMULATOR_PEBS_FLIGHT_US 1000 /* choice: the SDM gives the quiescent period no length */
+void emulator_pebs_in_flight(struct emulator_cpu *cpu, uint64_t bits, struct cpu_regs *regs);
+void emulator_pebs_land(struct emulator_cpu *cpu);
 /* Rules 2 and 3 while a feature is on; called at every step and when a feature turns on. */
 void emulator_ds_check_fields(struct emulator_cpu *cpu);
 bool emulator_pebs_buffered_groups(struct emulator_cpu *cpu, uint64_t *groups);

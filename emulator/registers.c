@@ -60,13 +60,20 @@ static uint64_t misc_enable_value(const struct emulator_profile *p)
 	       (p->pebs ? 0 : MISC_ENABLE_PEBS_UNAVAILABLE);
 }
 
-/* Rule 9. PEBS trap is set with PEBS: every profile's part prints "fmtN+". */
+/*
+ * Rule 9. PEBS trap is set with PEBS: every profile's part prints "fmtN+". PEBSSaveArchRegs
+ * (bit 7) is set with PEBS: every part the profiles play writes the general-purpose registers
+ * into its records (SDM "PEBS Record Format": RFLAGS, RIP and RAX-R15 in every format 0-3
+ * record; the GPR group of an adaptive one), Linux's setup_pebs_fixed_sample_data() takes
+ * them from every format 0-3 record without asking, and KVM passes the host's bit to a PEBS
+ * guest (PERF_CAP_PEBS_MASK in vmx_get_perf_capabilities()).
+ */
 static uint64_t perf_capabilities_value(const struct emulator_profile *p)
 {
 	uint64_t value = 0;
 
 	if (p->pebs)
-		value |= PERF_CAP_PEBS_TRAP |
+		value |= PERF_CAP_PEBS_TRAP | PERF_CAP_PEBS_ARCH_REGS |
 			 ((uint64_t)p->pebs_format << PERF_CAP_PEBS_FORMAT_SHIFT);
 	if (p->full_width)
 		value |= PERF_CAP_FULL_WIDTH_WRITE;
@@ -266,6 +273,16 @@ void emulator_registers_reset(struct emulator_registers *r, const struct emulato
 
 /* Every AMD MSR the model owns lies at or above this; every Intel one below 0x2000. */
 #define AMD_MSR_FLOOR 0xc0000000u
+
+void emulator_status_change(struct emulator_registers *r, const struct emulator_profile *p,
+			    uint64_t set, uint64_t clear)
+{
+	uint64_t status = (r->global_status | set) & ~clear;
+
+	if (status != r->global_status && !p->amd && has_global_msrs(p))
+		status |= PERF_GLOBAL_STATUS_COND_CHANGED;
+	r->global_status = status;
+}
 
 bool emulator_owns_msr(uint32_t index)
 {

@@ -54,6 +54,19 @@ void emulator_registers_reset(struct emulator_registers *registers,
 			      const struct emulator_profile *profile);
 
 /*
+ * The hardware itself sets the GLOBAL_STATUS bits set and clears those in clear (an overflow, a
+ * PEBS assist, OvfBuf, CTR_Frz). Where that changes a bit, it also sets CondChgd, bit 63: "status
+ * bits of this register has changed" (SDM Vol. 4 Table 2-2, IA32_PERF_GLOBAL_STATUS; Vol. 3B
+ * "Global Counter Control Facilities": it indicates "changes to the state of performance
+ * monitoring hardware"; the uncore's CHG bit, defined in the same words, "indicates that at
+ * least one status bit ... has changed state"). Software's own writes (GLOBAL_OVF_CTRL,
+ * GLOBAL_STATUS_SET) never set it, and only bit 63 of GLOBAL_OVF_CTRL / STATUS_RESET clears it.
+ * Not on an AMD part, whose GlobalStatus has no such bit.
+ */
+void emulator_status_change(struct emulator_registers *registers,
+			    const struct emulator_profile *profile, uint64_t set, uint64_t clear);
+
+/*
  * Does the model own this MSR number? The whole family, also members this profile lacks
  * (those raise #GP): IA32_DEBUGCTL, IA32_DS_AREA, IA32_PEBS_ENABLE, MSR_PEBS_DATA_CFG,
  * IA32_PERF_CAPABILITIES, IA32_MISC_ENABLE, IA32_PERFEVTSEL0-7, IA32_PMC0-7, IA32_A_PMC0-7,

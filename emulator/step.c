@@ -198,7 +198,8 @@ void emulator_pmi_request(struct emulator_cpu *cpu)
 	if (r->debugctl & DEBUGCTL_FREEZE_PERFMON_ON_PMI) {
 		cpu->pmi_froze = true;
 		if (emulator_profile()->perfmon_version >= 4) {
-			r->global_status |= PERF_GLOBAL_STATUS_COUNTERS_FROZEN;
+			emulator_status_change(r, emulator_profile(),
+					       PERF_GLOBAL_STATUS_COUNTERS_FROZEN, 0);
 		} else {
 			r->global_ctrl = 0;
 			emulator_counters_changed(cpu, emulator_profile());
@@ -233,7 +234,7 @@ static void overflow(struct emulator_cpu *cpu, unsigned int status_bit, bool int
 	struct emulator_registers *r = &cpu->registers;
 	uint64_t bit = 1ull << status_bit;
 
-	r->global_status |= bit;
+	emulator_status_change(r, emulator_profile(), bit, 0);
 	if (r->pebs_enable & bit)
 		cpu->pebs_armed |= bit;
 	if (interrupt)
@@ -529,6 +530,7 @@ void emulator_system_call(struct cpu_regs *regs)
 	    !insn.two_byte || insn.opcode != OPCODE_SYSCALL ||
 	    regs->rip != cpu->pending_rip + insn.length)
 		return;
+	emulator_nmi_flush(cpu, &cpu->nmis_before, cpu->pending_rip, true, regs);
 	cpu->pending_valid = false;
 	cpu->stats.taken_branches++;
 	emulator_retire(cpu, true, true, cpu->pending_rip, regs);
@@ -561,6 +563,11 @@ static bool steps_context(const struct emulator_cpu *cpu, const struct cpu_regs 
 	return regs_from_user(regs) ? cpu->tf_user[switch_task_current()->index] : cpu->tf_kernel;
 }
 
+bool emulator_steps_context(const struct emulator_cpu *cpu, const struct cpu_regs *regs)
+{
+	return steps_context(cpu, regs);
+}
+
 /*
  * Rule 21: the IRETQ at iret_site resumes a context the model steps: it retires in ring 0 as a
  * far branch and records its transfer. Not after the model's own service (its single step, a
@@ -572,6 +579,7 @@ void emulator_iret(struct cpu_regs *regs, uint64_t iret_site)
 
 	if (!steps_context(cpu, regs))
 		return;
+	cpu->flow_in_exception = false;
 	cpu->stats.taken_branches++;
 	emulator_retire(cpu, false, true, iret_site, regs);
 	branch_observed(cpu, iret_site, false, regs->rip, regs_from_user(regs), EMULATOR_LBR_FAR);
@@ -593,6 +601,9 @@ void emulator_delivery(struct cpu_regs *regs)
 
 	if (!steps_context(cpu, regs))
 		return;
+	emulator_nmi_flush(cpu, &cpu->nmis_before, cpu->pending_valid ? cpu->pending_rip : from,
+			   cpu->pending_valid ? cpu->pending_user : user, regs);
+	cpu->flow_in_exception = regs->vector < X86_EXC_COUNT;
 	if (cpu->pending_valid && cpu->pending_user == user &&
 	    read_instruction(cpu->pending_rip, &insn) &&
 	    software_vector(&insn, cpu->pending_rip) == (int)regs->vector &&
@@ -635,6 +646,11 @@ bool emulator_step(struct cpu_regs *regs, unsigned long dr7)
 		cpu->stats.user_steps += user;
 	}
 	if (observed || btf) {
+		/* A step of the flow: no handler of it runs (nmi.c), whatever ended the last. */
+		cpu->flow_in_exception = false;
+		if (cpu->pending_valid)
+			emulator_nmi_flush(cpu, &cpu->nmis_before, cpu->pending_rip,
+					   cpu->pending_user, regs);
 		if (cpu->pending_valid &&
 		    cpu->exceptions_seen + 1 == this_cpu()->stepped_exceptions)
 			branched = complete_pending(cpu, regs);
@@ -645,6 +661,7 @@ bool emulator_step(struct cpu_regs *regs, unsigned long dr7)
 		}
 		if (observed)
 			emulator_ds_check_fields(cpu);
+		emulator_nmi_flush(cpu, &cpu->nmis_after, regs->rip, user, regs);
 	}
 	cpu->pending_valid = observed != 0 || btf;
 	cpu->pending_user = user;

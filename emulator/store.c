@@ -8,6 +8,7 @@
 #include "arch/x86/msr-index.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/processor-flags.h"
+#include "arch/x86/tsc.h"
 #include "emulator/internal.h"
 #include "emulator/pebs_record.h"
 
@@ -311,7 +312,8 @@ static void bts_store(struct emulator_cpu *cpu, uint64_t from, uint64_t to)
 	index_write(cpu, FEATURE_BTS, f.index);
 	if (interrupt && f.index == f.threshold) {
 		if (emulator_bts_sets_status())
-			r->global_status |= PERF_GLOBAL_STATUS_BUFFER_OVF;
+			emulator_status_change(r, emulator_profile(), PERF_GLOBAL_STATUS_BUFFER_OVF,
+					       0);
 		emulator_pmi_request(cpu);
 	}
 }
@@ -374,8 +376,8 @@ void emulator_machine_state(const struct cpu_regs *regs, struct pebs_machine_sta
  * adaptive as the lowest counter's event asks (choice: the SDM does not say for a mix). False
  * when no record could be written (reported).
  */
-bool emulator_pebs_assist(struct emulator_cpu *cpu, uint64_t bits, uint64_t eventing_ip,
-			  struct cpu_regs *regs)
+static bool assist(struct emulator_cpu *cpu, uint64_t bits, uint64_t eventing_ip,
+		   struct cpu_regs *regs, bool late)
 {
 	unsigned int lowest = (unsigned int)__builtin_ctzll(bits);
 	const struct emulator_profile *p = emulator_profile();
@@ -413,9 +415,21 @@ bool emulator_pebs_assist(struct emulator_cpu *cpu, uint64_t bits, uint64_t even
 	if (!range_usable(1, "the PEBS record", f.index, bytes) ||
 	    !range_usable(1, "the PEBS reset slot", cpu->registers.ds_area + DS_PEBS_RESET, 8 * 48))
 		return false;
-	pebs_record_write(&assist, (void *)f.index, bytes);
-	cpu->stats.pebs_records++;
-	index_write(cpu, FEATURE_PEBS, f.index + bytes);
+	if (late) {
+		cpu->pebs_flight = (struct emulator_pebs_flight){
+			.pending = true,
+			.assist = assist,
+			.at = f.index,
+			.bytes = bytes,
+			.area = cpu->registers.ds_area,
+			.threshold = f.threshold,
+			.lands = assist.tsc + tsc_hz() / 1000000 * EMULATOR_PEBS_FLIGHT_US,
+		};
+	} else {
+		pebs_record_write(&assist, (void *)f.index, bytes);
+		cpu->stats.pebs_records++;
+		index_write(cpu, FEATURE_PEBS, f.index + bytes);
+	}
 	for (uint64_t left = bits; left; left &= left - 1) {
 		unsigned int bit = (unsigned int)__builtin_ctzll(left);
 
@@ -426,10 +440,62 @@ bool emulator_pebs_assist(struct emulator_cpu *cpu, uint64_t bits, uint64_t even
 			r->fixed_counter[bit - PEBS_ENABLE_FIXED_SHIFT] =
 				reset & emulator_counter_mask(p, true);
 	}
-	r->global_status &= ~bits;
-	if (f.index < f.threshold && f.index + bytes >= f.threshold) {
-		r->global_status |= PERF_GLOBAL_STATUS_BUFFER_OVF;
+	emulator_status_change(r, p, 0, bits);
+	if (!late && f.index < f.threshold && f.index + bytes >= f.threshold) {
+		emulator_status_change(r, p, PERF_GLOBAL_STATUS_BUFFER_OVF, 0);
 		emulator_pmi_request(cpu);
 	}
 	return true;
+}
+
+bool emulator_pebs_assist(struct emulator_cpu *cpu, uint64_t bits, uint64_t eventing_ip,
+			  struct cpu_regs *regs)
+{
+	return assist(cpu, bits, eventing_ip, regs, false);
+}
+
+/*
+ * Which record is still in flight when PEBS goes off the SDM does not say; the model plays the
+ * assist of a counter armed at that moment (its overflow came, its next event did not): it
+ * completes as the disabling WRMSR retires (its IP and registers), reloading the counter and
+ * clearing its status then, and its bounds are checked against the fields as they are then.
+ * Its record and the index update land later, at the addresses the fields gave then, whatever
+ * the memory holds by then: so software must not free or reuse the buffer or the DS save area,
+ * nor reset the index, until the quiescent period is over. One record is in flight at a time:
+ * an earlier one lands first.
+ */
+void emulator_pebs_in_flight(struct emulator_cpu *cpu, uint64_t bits, struct cpu_regs *regs)
+{
+	if (!bits)
+		return;
+	if (cpu->pebs_flight.pending) {
+		cpu->pebs_flight.lands = 0;
+		emulator_pebs_land(cpu);
+	}
+	assist(cpu, bits, regs->rip, regs, true);
+	cpu->pebs_armed &= ~bits;
+}
+
+void emulator_pebs_land(struct emulator_cpu *cpu)
+{
+	struct emulator_pebs_flight *f = &cpu->pebs_flight;
+	uint64_t index_at = f->area + DS_PEBS_FIELDS + 8, index = f->at + f->bytes;
+
+	if (!f->pending || rdtsc_ordered() < f->lands)
+		return;
+	f->pending = false;
+	if (!range_usable(1, "a PEBS record in flight", f->at, f->bytes) ||
+	    !range_usable(1, "the PEBS index of a record in flight", index_at, 8))
+		return;
+	pebs_record_write(&f->assist, (void *)f->at, f->bytes);
+	*(volatile uint64_t *)index_at = index;
+	if (f->area == cpu->registers.ds_area)
+		cpu->pebs_seen.index = index;
+	cpu->stats.pebs_records++;
+	cpu->stats.pebs_late++;
+	if (f->at < f->threshold && index >= f->threshold) {
+		emulator_status_change(&cpu->registers, emulator_profile(),
+				       PERF_GLOBAL_STATUS_BUFFER_OVF, 0);
+		emulator_pmi_request(cpu);
+	}
 }

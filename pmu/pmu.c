@@ -463,7 +463,13 @@ uint64_t pmu_pmi_status(void)
  * overflow in status (a sampling event's or not: a bit left set is found again by every later
  * PMI; a counting event's wrap is already in its delta). A PEBS event's status bit is
  * acknowledged and otherwise ignored, as handle_pmi_common() ignores the PEBS-enabled bits: its
- * overflow only armed PEBS, and the assist reloads the counter from its reset slot.
+ * overflow only armed PEBS, and the assist reloads the counter from its reset slot. CondChgd
+ * (bit 63: "status bits of this register has changed", SDM Vol. 4 Table 2-2) comes with the
+ * overflows the hardware records; it is acknowledged with them and is no overflow itself, as
+ * intel_pmu_handle_irq() acknowledges every bit it read (intel_pmu_ack_status()) and
+ * handle_pmi_common() then drops GLOBAL_STATUS_COND_CHG. Left set, the handler would return
+ * with a bit it was called for (docs/emulated-cpu.md rule 14). AMD's GlobalStatus has no such
+ * bit.
  */
 void pmu_pmi_reload_and_acknowledge(uint64_t status)
 {
@@ -487,6 +493,8 @@ void pmu_pmi_reload_and_acknowledge(uint64_t status)
 		pmu_shadow_update(&this_pmu_cpu()->held, &this_pmu_cpu()->caps, msr,
 				  (0 - state->period[i]) & gp_mask);
 	}
+	if (!this_pmu_cpu()->caps.amd)
+		overflowed |= status & PERF_GLOBAL_STATUS_COND_CHANGED;
 	if (overflowed && !this_pmu_cpu()->caps.no_global_ctrl)
 		wrmsr(this_pmu_cpu()->caps.amd ? MSR_AMD64_PERF_CNTR_GLOBAL_STATUS_CLR
 					       : MSR_IA32_PERF_GLOBAL_OVF_CTRL,

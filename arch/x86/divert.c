@@ -153,6 +153,12 @@ void divert_exception(struct cpu_regs *regs)
 		model->exception(regs);
 }
 
+void divert_nmi(struct cpu_regs *regs)
+{
+	if (model && model->nmi)
+		model->nmi(regs);
+}
+
 void divert_resume(struct cpu_regs *regs)
 {
 	if (model)

@@ -61,6 +61,12 @@ struct cpu_model_ops {
 	 * to raise #GP(0) instead; then nothing changed. Optional.
 	 */
 	bool (*rdpmc)(struct cpu_regs *regs, unsigned int length);
+	/*
+	 * An NMI arrived, regs its frame, before its handler runs: between any two instructions,
+	 * the model's own included, so it must only note or record what it interrupted, and never
+	 * resumes through resume(). Optional.
+	 */
+	void (*nmi)(struct cpu_regs *regs);
 };
 
 /* UD2 and the two bytes of the real instruction. */
@@ -93,6 +99,7 @@ bool divert_debug_trap(struct cpu_regs *regs, unsigned long dr7);
 void divert_interrupted(struct cpu_regs *regs);
 void divert_system_call(struct cpu_regs *regs);
 void divert_exception(struct cpu_regs *regs);
+void divert_nmi(struct cpu_regs *regs);
 void divert_resume(struct cpu_regs *regs);
 /* The system-call entry's resume: it returns by its own IRETQ. */
 void divert_resume_system_call(struct cpu_regs *regs);

@@ -101,6 +101,7 @@
 #define PERF_CAP_LBR_FORMAT_INFO 0x05 /* flags in MSR_LBR_INFO_x (Skylake and later) */
 #define PERF_CAP_LBR_FORMAT_ARCH 0x3f /* architectural LBR (CPUID.(7,0):EDX[19]) */
 #define PERF_CAP_PEBS_TRAP (1ull << 6) /* a PEBS record's IP is the next instruction's */
+#define PERF_CAP_PEBS_ARCH_REGS (1ull << 7) /* PEBSSaveArchRegs: records hold the registers */
 #define PERF_CAP_PEBS_FORMAT_SHIFT 8
 #define PERF_CAP_PEBS_FORMAT_MASK (0xfull << PERF_CAP_PEBS_FORMAT_SHIFT)
 #define PERF_CAP_FULL_WIDTH_WRITE (1ull << 13) /* counts writable through IA32_A_PMCx */

@@ -60,6 +60,8 @@ struct cpu {
 	/* Exceptions (vectors 0-31) taken from a context with RFLAGS.TF set: single steps, and the
 	 * faults of code being stepped. A CPU model that steps code tells them apart by it. */
 	uint64_t stepped_exceptions;
+	/* NMIs taken on this CPU, whatever their source (traps.c). */
+	uint64_t nmis;
 	/* Interrupt handlers under way in the running task's flow (saved per task at a switch). */
 	unsigned int interrupt_depth;
 	/* Spinlocks this CPU holds (kernel/spinlock.h): a frame cannot be unwound past one. The

@@ -253,7 +253,11 @@ static bool dispatch_owned(struct cpu_regs *regs, unsigned long dr7)
 	}
 	if (vector != X86_EXC_NMI)
 		divert_exception(regs);
-	fixup = regs_from_user(regs) ? 0 : extable_find(regs->rip);
+	/*
+	 * A fix-up answers a fault of the instruction at regs->rip. An NMI is no fault: it comes
+	 * between any two instructions, also just before a _safe accessor's, which must then run.
+	 */
+	fixup = regs_from_user(regs) || vector == X86_EXC_NMI ? 0 : extable_find(regs->rip);
 	if (fixup) {
 		regs->rdi = EXINFO(vector, regs->error_code);
 		regs->rip = fixup;
@@ -315,13 +319,18 @@ void __noinstr handle_exception(struct cpu_regs *regs)
 		if (interrupt_handlers[vector])
 			interrupt_handlers[vector](regs);
 		this_cpu()->interrupt_depth--;
-	} else if (!dispatch_owned(regs, 0)) {
-		dispatch_unowned(regs);
+	} else {
+		if (vector == X86_EXC_NMI) {
+			this_cpu()->nmis++;
+			divert_nmi(regs);
+		}
+		if (!dispatch_owned(regs, 0))
+			dispatch_unowned(regs);
 	}
 	/*
 	 * An NMI comes between any two instructions, the #DB handler's and a CPU model's own
-	 * included, and returns to exactly what it interrupted: the model neither counts it nor
-	 * sees it resume (it would set TF in a handler it interrupted).
+	 * included, and returns to exactly what it interrupted: the model sees its delivery
+	 * (divert_nmi()) but not its resume (it would set TF in a handler it interrupted).
 	 */
 	if (vector != X86_EXC_NMI)
 		divert_resume(regs);

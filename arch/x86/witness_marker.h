@@ -33,6 +33,7 @@ enum witness_id {
 	WITNESS_PMU_USER_COUNTED = 23,
 	WITNESS_PEBS_EVENTING = 24,
 	WITNESS_BTS_USER = 25,
+	WITNESS_BTS_NMI = 26,
 };
 
 #define WITNESS_DISP(op, id) ((WITNESS_MAGIC << 24) | ((op) << 16) | (id))

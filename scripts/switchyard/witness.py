@@ -31,12 +31,12 @@ STEP_CONSUMED = 1
 WINDOW_IDS = {"dr_writes": 10, "dr_benchmark": 11, "ds_switch_writes": 12,
               "pmu_switch_writes": 13, "sched_switch_writes": 14, "pmu_counted": 20,
               "bts_traced": 21, "pmu_branches": 22, "pmu_user_counted": 23,
-              "pebs_eventing": 24, "bts_user": 25}
+              "pebs_eventing": 24, "bts_user": 25, "bts_nmi": 26}
 HOW = {0: "closed", 1: "superseded", 2: "truncated", 3: "open at exit"}
 
 KERNEL_HALF = 0xFFFF800000000000
 STUB_SIZE = 16  # arch/x86/entry.asm
-VECTOR_DB, VECTOR_UD, VECTOR_GP = 1, 6, 13
+VECTOR_DB, VECTOR_NMI, VECTOR_UD, VECTOR_GP = 1, 2, 6, 13
 # Exceptions delivered before the instruction completes (SDM Vol. 3A Table 6-1, "Fault"): the
 # instruction seen before their entry did not retire.
 FAULT_VECTORS = {0, 5, 6, 7, 10, 11, 12, 13, 14, 16, 17, 19, 20, 21}
@@ -298,37 +298,59 @@ def _service_end(stream, start, facts):
     return None, consumed
 
 
-def silicon(window, witness, image):
-    """The window's stream with switchyard's services removed (see the module's comment)."""
-    facts = _facts(witness, image)
-    insns = witness.insns
-    stream = window.stream
-    result = Silicon([])
-    kept = []
-    i, n = 0, len(stream)
-    while i < n:
+def _nested_nmis(stream, start, end, facts):
+    """(first, last) index of each NMI entered directly inside the entry at stream[start],
+    which its IRETQ at stream[end] ends."""
+    nmis, depth, first = [], 0, None
+    for i in range(start, end + 1):
+        ident = stream[i]
+        if ident in facts.vector:
+            depth += 1
+            if depth == 2 and facts.vector[ident] == VECTOR_NMI:
+                first = i
+        elif ident in facts.iretq:
+            if depth == 2 and first is not None:
+                nmis.append((first, i))
+                first = None
+            depth -= 1
+    return nmis
+
+
+def _strip(stream, lo, hi, facts, insns, result, kept):
+    """Append stream[lo:hi] to kept without switchyard's services. An NMI that came inside a
+    removed service stays, where the service was: silicon would have taken it between the two
+    instructions the service came between (rule 21 records it there)."""
+    i = lo
+    while i < hi:
         ident = stream[i]
         vector = facts.vector.get(ident)
         if vector == VECTOR_DB:
             end, consumed = _service_end(stream, i, facts)
-            if end is not None and consumed:
+            if end is not None and end < hi and consumed:
                 result.step_services += 1
                 result.step_service_insns += end - i + 1
+                for first, last in _nested_nmis(stream, i, end, facts):
+                    result.step_service_insns -= last - first + 1
+                    _strip(stream, first, last + 1, facts, insns, result, kept)
                 i = end + 1
                 continue
         real = facts.diverted.get(ident)
-        if real is not None and i + 1 < n and facts.vector.get(stream[i + 1]) == VECTOR_UD:
+        if real is not None and i + 1 < hi and facts.vector.get(stream[i + 1]) == VECTOR_UD:
             end, _ = _service_end(stream, i + 1, facts)
             site = insns[ident].vaddr
             # Resumed after the site, or at an interrupt that was pending when the IRETQ set IF.
-            after = stream[end + 1] if end is not None and end + 1 < n else None
-            if end is not None and (after is None or insns[after].vaddr == site + 4
-                                    or facts.vector.get(after, 0) >= 32
-                                    or facts.vector.get(after) == 2):
+            after = stream[end + 1] if end is not None and end + 1 < len(stream) else None
+            if end is not None and end < hi and (
+                    after is None or insns[after].vaddr == site + 4
+                    or facts.vector.get(after, 0) >= 32
+                    or facts.vector.get(after) == VECTOR_NMI):
                 name = {RDMSR: "rdmsr", WRMSR: "wrmsr", CPUID: "cpuid"}[real]
                 result.diverted[name] += 1
                 result.divert_service_insns += end - i
                 kept.append(Insn(-1, site, real, name, diverted=True))
+                for first, last in _nested_nmis(stream, i + 1, end, facts):
+                    result.divert_service_insns -= last - first + 1
+                    _strip(stream, first, last + 1, facts, insns, result, kept)
                 i = end + 1
                 continue
         insn = insns[ident]
@@ -338,6 +360,16 @@ def silicon(window, witness, image):
         else:
             kept.append(insn)
         i += 1
+
+
+def silicon(window, witness, image):
+    """The window's stream with switchyard's services removed (see the module's comment)."""
+    facts = _facts(witness, image)
+    insns = witness.insns
+    stream = window.stream
+    result = Silicon([])
+    kept = []
+    _strip(stream, 0, len(stream), facts, insns, result, kept)
     depth = 0  # interrupt and exception entries not yet returned from by IRETQ
     entered = []  # their vectors, innermost last (those entered inside the window)
     for i, insn in enumerate(kept):

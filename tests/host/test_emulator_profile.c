@@ -76,7 +76,10 @@ HOST_TEST(emulator_profile_names_list_every_profile)
  *   (adaptive, PERF_CAPABILITIES bit 14), 6 Arrow Lake (b8c3a2502a20), 0xF architectural PEBS
  *   (Panther Lake; Linux intel_pmu_init() with the arch-PEBS series);
  * - CPUID.1 DS, DTES64 and PDCM on every part with PEBS, DS-CPL on silicon; KVM sets DS and
- *   DTES64 but not DS-CPL for a guest with PEBS (vmx_set_cpu_caps()).
+ *   DTES64 but not DS-CPL for a guest with PEBS (vmx_set_cpu_caps());
+ * - PEBSSaveArchRegs (PERF_CAPABILITIES bit 7) on every part with PEBS: Linux's
+ *   setup_pebs_fixed_sample_data() takes the registers from every format 0-3 record, and KVM
+ *   passes the host's bit to a PEBS guest (PERF_CAP_PEBS_MASK).
  */
 /* TYPED_: typed here from the SDM, apart from arch/x86/cpuid.h, so a slip there shows. */
 #define TYPED_CPUID_1_EAX_MODEL(eax) \
@@ -94,6 +97,7 @@ HOST_TEST(emulator_profile_names_list_every_profile)
 #define TYPED_CPUID_1_ECX_PDCM_BIT BIT(15)
 #define TYPED_PERF_CAP_PEBS_FORMAT(value) (((value) >> 8) & 0xf)
 #define TYPED_PERF_CAP_BASELINE BIT(14)
+#define TYPED_PERF_CAP_ARCH_REGS BIT(7)
 
 HOST_TEST(emulator_profile_parts_have_their_real_numbers)
 {
@@ -134,7 +138,8 @@ HOST_TEST(emulator_profile_parts_have_their_real_numbers)
 			    "%s: CPUID.0AH eax 0x%x edx 0x%x", p.name, leaf0a.eax, leaf0a.edx);
 		host_checkf(TYPED_PERF_CAP_PEBS_FORMAT(r.perf_capabilities) == parts[i].format &&
 				    !!(r.perf_capabilities & TYPED_PERF_CAP_BASELINE) ==
-					    parts[i].baseline,
+					    parts[i].baseline &&
+				    (r.perf_capabilities & TYPED_PERF_CAP_ARCH_REGS),
 			    "%s: PERF_CAPABILITIES 0x%llx", p.name,
 			    (unsigned long long)r.perf_capabilities);
 		host_checkf((leaf1.edx & TYPED_CPUID_1_EDX_DS_BIT) &&

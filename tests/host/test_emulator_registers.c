@@ -210,20 +210,31 @@ HOST_TEST(emulator_perf_capabilities_enumerate_format_trap_width_baseline)
 {
 	static const struct {
 		const char *profile;
-		/* PEBS format << 8 | trap (6) | full width (13) | baseline (14) | LBR format (5:0)
-		 */
+		/* PEBS format << 8 | trap (6) | arch regs (7) | full width (13) | baseline (14) |
+		 * LBR format (5:0) */
 		uint64_t value;
 	} cases[] = {
-		{ "core2", 0x0042 },	{ "nehalem", 0x0143 }, { "haswell", 0x2244 },
-		{ "skylake", 0x2345 },	{ "icelake", 0x6445 }, { "arrowlake", 0x667f },
-		{ "kvm_pebs", 0x6440 },
+		{ "core2", 0x00c2 },	{ "nehalem", 0x01c3 }, { "haswell", 0x22c4 },
+		{ "skylake", 0x23c5 },	{ "icelake", 0x64c5 }, { "arrowlake", 0x66ff },
+		{ "kvm_pebs", 0x64c0 },
 	};
+	struct emulator_profile no_pebs = named("icelake");
+	char err[96] = "";
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct emulator_profile p = named(cases[i].profile);
 		struct emulator_registers r = fresh(&p);
 
 		expect_read(&p, &r, 0x345, cases[i].value);
+	}
+	/* Without PEBS neither PEBS trap nor PEBSSaveArchRegs, nor a format: the LBR format stays.
+	 */
+	host_check(emulator_profile_override(&no_pebs, "baseline", "0", err, sizeof(err)));
+	host_check(emulator_profile_override(&no_pebs, "pebs", "0", err, sizeof(err)));
+	{
+		struct emulator_registers r = fresh(&no_pebs);
+
+		expect_read(&no_pebs, &r, 0x345, 0x2005);
 	}
 }
 

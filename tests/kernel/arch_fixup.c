@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /* arch suite: faults taken through .extable fix-ups report the right vector and error code. */
 #include "arch/x86/apic.h"
+#include "arch/x86/cpu.h"
 #include "arch/x86/debug-registers.h"
 #include "arch/x86/exceptions.h"
+#include "arch/x86/extable.h"
+#include "arch/x86/gdt.h"
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
+#include "arch/x86/nmi.h"
 #include "arch/x86/probe.h"
+#include "arch/x86/processor-flags.h"
+#include "arch/x86/traps.h"
 #include "runner/test.h"
 
 /* x2APIC MSRs #GP(0) while the APIC is in xAPIC mode (SDM Vol. 3 §11.12.1); in x2APIC mode
@@ -88,4 +94,63 @@ TEST(arch, dr7_write_with_upper_bits_set_is_reported_as_gp)
 	check_eq(EXINFO(X86_EXC_GP, 0), write_dr7_safe(DR7_RESET | (1ul << 40)));
 	check_eq(DR7_RESET, read_dr7());
 	check_eq(before + 1, this_cpu()->writes.dr);
+}
+
+static volatile bool fixup_nmi_armed;
+
+/* Claims one NMI while armed (the test's own frame); every other goes on. */
+static bool claim_fixup_nmi(struct cpu_regs *regs)
+{
+	bool armed = true;
+
+	(void)regs;
+	return __atomic_compare_exchange_n(&fixup_nmi_armed, &armed, false, false, __ATOMIC_ACQ_REL,
+					   __ATOMIC_RELAXED);
+}
+
+/* The address of an instruction with a fix-up (_ASM_EXTABLE), and of its fix-up. */
+static void fixup_site(uint64_t *site, uint64_t *fixup)
+{
+	asm volatile("lea 1f(%%rip), %0\n\t"
+		     "lea 2f(%%rip), %1\n\t"
+		     "jmp 2f\n"
+		     "1: nop\n"
+		     "2:\n" _ASM_EXTABLE(1b, 2b)
+		     : "=r"(*site), "=r"(*fixup));
+}
+
+/*
+ * An NMI comes between any two instructions, also just before one that has a fix-up (a _safe
+ * accessor's). It is no fault of that instruction: the dispatcher must hand it to the NMI
+ * handlers and return to the instruction, which then runs. An NMI frame at such a site, given
+ * to the real dispatcher (handle_exception()), must come back with its RIP unchanged, the NMI
+ * claimed by its handler. Before, the dispatcher took the fix-up for the NMI: a wrmsr_safe()
+ * of DEBUGCTL returned 0x80000002 (an "NMI" fault) and skipped its WRMSR, when the watchdog's
+ * NMI happened to come right before it.
+ */
+TEST(arch, an_nmi_at_an_instruction_with_a_fixup_returns_to_it)
+{
+	static bool registered;
+	struct cpu_regs regs = { 0 };
+	uint64_t site, fixup;
+	unsigned long flags;
+
+	fixup_site(&site, &fixup);
+	if (!registered)
+		nmi_register(claim_fixup_nmi);
+	registered = true;
+	regs.vector = X86_EXC_NMI;
+	regs.rip = site;
+	regs.cs = GDT_KERNEL_CODE;
+	regs.rflags = read_rflags() & ~RFLAGS_IF;
+	regs.rsp = (uint64_t)&regs;
+	regs.ss = GDT_KERNEL_DATA;
+	flags = local_irq_save();
+	__atomic_store_n(&fixup_nmi_armed, true, __ATOMIC_RELEASE);
+	handle_exception(&regs);
+	local_irq_restore(flags);
+	check(!fixup_nmi_armed, "the NMI was not handed to the NMI handlers");
+	fixup_nmi_armed = false;
+	check(regs.rip == site, "the NMI at 0x%llx resumes at 0x%llx (the fix-up is 0x%llx)",
+	      (unsigned long long)site, (unsigned long long)regs.rip, (unsigned long long)fixup);
 }

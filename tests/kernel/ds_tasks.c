@@ -5,6 +5,7 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/witness_marker.h"
 #include "tests/kernel/lib/ds_util.h"
+#include "tests/kernel/lib/nmi_margin.h"
 
 #define TRACING (DEBUGCTL_TR | DEBUGCTL_BTS)
 #define PROBE_ROUNDS 4
@@ -61,12 +62,17 @@ TEST_OBSERVING(ds, area_prepared_for_a_stopped_task_is_activated_when_it_runs, 2
  * Each round: FILL taken branches with interrupts off, counted by the index before and after
  * (one record each), then a yield to the other task. PMIs drain the CPU's area now and then.
  * At the end the task notes its own credit: what its exit records later is credited too, but
- * is long (its stack is freed) and not what this test is about.
+ * is long (its stack is freed) and not what this test is about. IF does not hold off an NMI
+ * (the watchdog's): one in a fill adds its delivery and its IRETQ (rule 21), and on silicon its
+ * handler's branches, so a fill is FILL records and at most nmi_extra_records() more for the
+ * NMIs this CPU took meanwhile (tests/kernel/lib/nmi_margin.h).
  */
+
 struct filler {
 	const struct ds_area *area;
 	unsigned int rounds;
 	uint64_t filled, credited;
+	unsigned long nmis;
 };
 
 static void fill_and_yield(void *arg)
@@ -76,10 +82,12 @@ static void fill_and_yield(void *arg)
 
 	for (unsigned int round = 0; round < filler->rounds; round++) {
 		unsigned long flags = local_irq_save();
+		unsigned long ticks = nmi_count();
 		uint64_t before = filler->area->bts_index, after;
 
 		counted_loop(FILL + 1, &span);
 		after = filler->area->bts_index;
+		filler->nmis += nmi_count() - ticks;
 		local_irq_restore(flags);
 		filler->filled += (after - before) / BTS_RECORD_SIZE;
 		sched_yield();
@@ -97,7 +105,11 @@ static void check_credit(const char *name, const struct filler *filler, uint64_t
 	test_diag("%s: %llu records credited for %llu of its own in %u rounds, %llu at its exit",
 		  name, (unsigned long long)filler->credited, (unsigned long long)filler->filled,
 		  filler->rounds, (unsigned long long)at_exit);
-	check_eq(filler->rounds * FILL, filler->filled);
+	test_diag("%s: %lu NMIs during its fills", name, filler->nmis);
+	check(filler->filled >= filler->rounds * FILL &&
+		      filler->filled <= filler->rounds * FILL + nmi_extra_records(filler->nmis),
+	      "%s: %llu records in %u fills of %u branches, with %lu NMIs", name,
+	      (unsigned long long)filler->filled, filler->rounds, FILL, filler->nmis);
 	check(filler->credited >= filler->filled &&
 		      filler->credited < filler->filled + filler->rounds * FILL,
 	      "%s: %llu records credited for %llu of its own in %u rounds", name,

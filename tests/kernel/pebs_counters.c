@@ -137,14 +137,16 @@ static void counter_program(unsigned int bit, const struct pebs_case *c)
 static uint64_t run_case(const struct pebs_case *c)
 {
 	unsigned long flags = local_irq_save();
-	uint64_t saved_area = rdmsr(MSR_IA32_DS_AREA), status;
+	uint64_t saved_area = rdmsr(MSR_IA32_DS_AREA), saved_data_cfg = 0, status;
 	uint32_t lvtpc = apic_read_lvtpc();
 
 	area_prepare(c);
 	apic_write_lvtpc(lvtpc | APIC_LVT_MASKED);
 	wrmsr(MSR_IA32_DS_AREA, (uint64_t)&area);
-	if (adaptive_format())
+	if (adaptive_format()) {
+		saved_data_cfg = rdmsr(MSR_PEBS_DATA_CFG);
 		wrmsr(MSR_PEBS_DATA_CFG, c->data_cfg);
+	}
 	for (uint64_t bits = c->counters; bits; bits &= bits - 1)
 		counter_program((unsigned int)__builtin_ctzll(bits), c);
 	wrmsr(MSR_IA32_PEBS_ENABLE, c->counters);
@@ -164,8 +166,13 @@ static uint64_t run_case(const struct pebs_case *c)
 	status = rdmsr(MSR_IA32_PERF_GLOBAL_STATUS);
 	wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, status);
 	wrmsr(MSR_IA32_DS_AREA, saved_area);
+	/*
+	 * PEBS_DATA_CFG back as ds/ holds it: ds/ writes it only when its own copy changes, so a
+	 * 0 left here made the next ds/ user with the same groups get basic records only
+	 * (pebs.records_hold_the_registers_as_perf_capabilities_promises: "no registers").
+	 */
 	if (adaptive_format())
-		wrmsr(MSR_PEBS_DATA_CFG, 0);
+		wrmsr(MSR_PEBS_DATA_CFG, saved_data_cfg);
 	apic_write_lvtpc(lvtpc);
 	local_irq_restore(flags);
 	/*

@@ -14,9 +14,11 @@
 #include "arch/x86/traps.h"
 #include "arch/x86/tsc.h"
 #include "arch/x86/user.h"
+#include "emulator/emulator.h"
 #include "pmu/pmu.h"
 #include "runner/test.h"
 #include "sched/sched.h"
+#include "tests/kernel/lib/nmi_margin.h"
 
 /*
  * Each check counts ITERATIONS of the known loop (arch/x86/probe_pmu.h): 2 x 50 + 4 = 104
@@ -168,28 +170,39 @@ static void fixed_program(unsigned int i, uint64_t field, uint64_t start)
 						       << shift);
 }
 
+/* The NMIs during the last run_loop() (tests/kernel/lib/nmi_margin.h). */
+static unsigned long loop_nmis;
+
 /* The known loop under the counters global_ctrl enables, interrupts off; the TSC it took. */
 static uint64_t run_loop(uint64_t global_ctrl)
 {
 	unsigned long flags = local_irq_save();
+	unsigned long ticks = nmi_count();
 	uint64_t start = rdtsc_ordered(), tsc;
 
 	probe_counted_loop(global_ctrl, ITERATIONS);
 	tsc = rdtsc_ordered() - start;
+	loop_nmis = nmi_count() - ticks;
 	local_irq_restore(flags);
 	return tsc;
 }
 
-/* Whether count is what the SDM allows for event e over the known loop; why not in why. */
+/*
+ * Whether count is what the SDM allows for event e over the known loop; why not in why. An NMI
+ * in the loop is counted too (nmi_margin.h): exact without one.
+ */
 static bool judge(enum arch_event e, uint64_t count, uint64_t tsc, const char **why)
 {
 	switch (e) {
 	case INSTRUCTIONS_RETIRED:
-		*why = "exactly the loop's instructions";
-		return count == INSTRUCTIONS;
+		*why = loop_nmis ? "the loop's instructions and its NMIs'"
+				 : "exactly the loop's instructions";
+		return count >= INSTRUCTIONS &&
+		       count <= INSTRUCTIONS + nmi_extra_instructions(loop_nmis);
 	case BRANCHES_RETIRED:
-		*why = "exactly the loop's branches";
-		return count == BRANCHES;
+		*why = loop_nmis ? "the loop's branches and its NMIs'"
+				 : "exactly the loop's branches";
+		return count >= BRANCHES && count <= BRANCHES + nmi_extra_branches(loop_nmis);
 	case CORE_CYCLES:
 		*why = "instructions/8 to 50 x instructions + 20000";
 		return count >= INSTRUCTIONS / RETIRE_WIDTH_MAX &&
@@ -202,7 +215,7 @@ static bool judge(enum arch_event e, uint64_t count, uint64_t tsc, const char **
 	case BRANCH_MISSES:
 		/* Mispredicted branches retired are branches retired (SDM Table 20-1). */
 		*why = "at most the loop's branches";
-		return count <= BRANCHES;
+		return count <= BRANCHES + nmi_extra_branches(loop_nmis);
 	default:
 		/*
 		 * LLC references and misses: the loop reads no data, and the SDM counts prefetches
@@ -273,8 +286,8 @@ TEST_OBSERVING(pmu, each_fixed_counter_counts_the_known_loop, 320)
 		test_diag("fixed counter %u (%s): %llu", i, arch_events[fixed_events[i]].name,
 			  (unsigned long long)count);
 		ok = judge(fixed_events[i], count, tsc, &why);
-		check(ok, "fixed counter %u: %llu, expected %s (%llu TSC cycles)", i,
-		      (unsigned long long)count, why, (unsigned long long)tsc);
+		check(ok, "fixed counter %u: %llu, expected %s (%llu TSC cycles, %lu NMIs)", i,
+		      (unsigned long long)count, why, (unsigned long long)tsc, loop_nmis);
 	}
 	if (p.fixed > FIXED_JUDGED)
 		test_diag(
@@ -379,7 +392,7 @@ TEST_OBSERVING(pmu, an_overflow_wraps_sets_and_clears_its_status_and_interrupts_
 		uint64_t bit = fixed ? PERF_GLOBAL_FIXED_CTR0 : 1ull << i;
 		uint64_t mask = width_mask(fixed ? p.fixed_width : p.gp_width);
 		uint64_t count, status, cleared;
-		unsigned long flags;
+		unsigned long flags, ticks, nmis;
 
 		if (fixed && p.fixed == 0)
 			break;
@@ -392,16 +405,20 @@ TEST_OBSERVING(pmu, an_overflow_wraps_sets_and_clears_its_status_and_interrupts_
 		else /* a legacy PMCx write sign-extends bit 31: the same value at any width */
 			gp_program(i, arch_events[INSTRUCTIONS_RETIRED].select,
 				   interrupt ? PERFEVTSEL_INT : 0, (0 - k) & 0xffffffffull);
+		ticks = nmi_count();
 		probe_counted_loop(bit, ITERATIONS);
+		nmis = nmi_count() - ticks;
 		count = rdmsr(fixed ? MSR_IA32_FIXED_CTR0 : MSR_IA32_PMC0 + i);
 		status = rdmsr(MSR_IA32_PERF_GLOBAL_STATUS);
 		wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, status & bit);
 		cleared = rdmsr(MSR_IA32_PERF_GLOBAL_STATUS);
 		wrmsr(fixed ? MSR_IA32_FIXED_CTR_CTRL : MSR_IA32_PERFEVTSEL0 + i, 0);
 		local_irq_restore(flags);
-		check(count == INSTRUCTIONS - k,
-		      "%s counter %u: %llu after the wrap, expected %llu", fixed ? "fixed" : "GP",
-		      i, (unsigned long long)count, (unsigned long long)(INSTRUCTIONS - k));
+		check(count >= INSTRUCTIONS - k &&
+			      count <= INSTRUCTIONS - k + nmi_extra_instructions(nmis),
+		      "%s counter %u: %llu after the wrap, expected %llu (%lu NMIs)",
+		      fixed ? "fixed" : "GP", i, (unsigned long long)count,
+		      (unsigned long long)(INSTRUCTIONS - k), nmis);
 		check(status & bit, "%s counter %u: GLOBAL_STATUS 0x%llx lacks 0x%llx",
 		      fixed ? "fixed" : "GP", i, (unsigned long long)status,
 		      (unsigned long long)bit);
@@ -415,6 +432,50 @@ TEST_OBSERVING(pmu, an_overflow_wraps_sets_and_clears_its_status_and_interrupts_
 }
 
 /*
+ * CondChgd, IA32_PERF_GLOBAL_STATUS bit 63 ("status bits of this register has changed", SDM Vol. 4
+ * Table 2-2; Vol. 3B "Global Counter Control Facilities": "changes to the state of performance
+ * monitoring hardware"). It is cleared by bit 63 of IA32_PERF_GLOBAL_OVF_CTRL (STATUS_RESET from
+ * v4) and by no other bit: a counter's overflow bit acknowledged alone leaves it set. The SDM
+ * does not list what sets it; the emulated CPU reads the table literally (the hardware changed a
+ * status bit: GP counter 0 overflowing here) and must show it. Elsewhere (silicon, a KVM vPMU,
+ * which never sets it) the clearing is checked where the bit came, and its absence is reported.
+ * Steps: 104.
+ */
+TEST_OBSERVING(pmu, cond_chgd_is_cleared_only_by_its_own_ovf_ctrl_bit, 150)
+{
+	struct perfmon p = require_global_ctrl();
+	uint64_t k = INSTRUCTIONS / 2, status, after_counter, after_cond;
+	unsigned long flags;
+
+	counters_reset(&p);
+	flags = local_irq_save();
+	gp_program(0, arch_events[INSTRUCTIONS_RETIRED].select, 0, (0 - k) & 0xffffffffull);
+	probe_counted_loop(1, ITERATIONS);
+	wrmsr(MSR_IA32_PERFEVTSEL0, 0);
+	status = rdmsr(MSR_IA32_PERF_GLOBAL_STATUS);
+	wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, 1);
+	after_counter = rdmsr(MSR_IA32_PERF_GLOBAL_STATUS);
+	wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, PERF_GLOBAL_STATUS_COND_CHANGED);
+	after_cond = rdmsr(MSR_IA32_PERF_GLOBAL_STATUS);
+	local_irq_restore(flags);
+	counters_reset(&p);
+	test_diag("GLOBAL_STATUS 0x%llx after the overflow, 0x%llx with bit 0 cleared, 0x%llx with "
+		  "bit 63 cleared",
+		  (unsigned long long)status, (unsigned long long)after_counter,
+		  (unsigned long long)after_cond);
+	check(status & 1, "GLOBAL_STATUS 0x%llx: no overflow of PMC0", (unsigned long long)status);
+	if (emulator_active())
+		check(status & PERF_GLOBAL_STATUS_COND_CHANGED,
+		      "GLOBAL_STATUS 0x%llx: the emulated CPU changed bit 0 and left CondChgd "
+		      "clear",
+		      (unsigned long long)status);
+	else if (!(status & PERF_GLOBAL_STATUS_COND_CHANGED))
+		test_diag("this platform did not set CondChgd at an overflow");
+	check_eq(status & ~1ull, after_counter);
+	check_eq(status & ~(1ull | PERF_GLOBAL_STATUS_COND_CHANGED), after_cond);
+}
+
+/*
  * Item 4: EVTSEL.CMASK (SDM §20.2.1.1 "IA32_PERFEVTSELx"): with a CMask the counter counts the
  * cycles in which the event occurred at least CMask times. With CMask 2 each counted cycle
  * retired 2 or more of the loop's instructions: at most half of them, and fewer than the plain
@@ -424,14 +485,17 @@ TEST_OBSERVING(pmu, a_cmask_above_the_per_cycle_increment_counts_less_than_the_e
 {
 	struct perfmon p = require_global_ctrl();
 	uint64_t select = arch_events[INSTRUCTIONS_RETIRED].select, plain, cmask1, cmask2;
+	unsigned long nmis;
 
 	counters_reset(&p);
 	gp_program(0, select, 0, 0);
 	run_loop(1);
 	plain = rdmsr(MSR_IA32_PMC0);
+	nmis = loop_nmis;
 	gp_program(0, select, 1ull << PERFEVTSEL_CMASK_SHIFT, 0);
 	run_loop(1);
 	cmask1 = rdmsr(MSR_IA32_PMC0);
+	nmis += loop_nmis;
 	gp_program(0, select, 2ull << PERFEVTSEL_CMASK_SHIFT, 0);
 	run_loop(1);
 	cmask2 = rdmsr(MSR_IA32_PMC0);
@@ -439,9 +503,13 @@ TEST_OBSERVING(pmu, a_cmask_above_the_per_cycle_increment_counts_less_than_the_e
 	test_diag("instructions %llu, cycles with >= 1: %llu, with >= 2: %llu",
 		  (unsigned long long)plain, (unsigned long long)cmask1,
 		  (unsigned long long)cmask2);
-	check_eq(INSTRUCTIONS, plain);
-	check(cmask1 >= 1 && cmask1 <= INSTRUCTIONS, "CMask 1: %llu, expected 1 to %llu",
-	      (unsigned long long)cmask1, (unsigned long long)INSTRUCTIONS);
+	check(plain >= INSTRUCTIONS && plain <= INSTRUCTIONS + nmi_extra_instructions(nmis),
+	      "instructions: %llu, expected %llu and at most %llu more for %lu NMIs",
+	      (unsigned long long)plain, (unsigned long long)INSTRUCTIONS,
+	      (unsigned long long)nmi_extra_instructions(nmis), nmis);
+	check(cmask1 >= 1 && cmask1 <= INSTRUCTIONS + nmi_extra_instructions(nmis),
+	      "CMask 1: %llu, expected 1 to %llu", (unsigned long long)cmask1,
+	      (unsigned long long)(INSTRUCTIONS + nmi_extra_instructions(nmis)));
 	check(cmask2 <= INSTRUCTIONS / 2 && cmask2 < plain, "CMask 2: %llu, expected at most %llu",
 	      (unsigned long long)cmask2, (unsigned long long)INSTRUCTIONS / 2);
 }
@@ -469,10 +537,11 @@ TEST_OBSERVING(pmu, a_write_to_a_running_counter_takes_effect_at_once, 600)
 	uint64_t select = arch_events[INSTRUCTIONS_RETIRED].select, first, from_0, from_v;
 	uint64_t top = p.full_width ? width_mask(p.gp_width) : 0xffffffffull, wrapped, status;
 	uint32_t counter = p.full_width ? MSR_IA32_A_PMC0 : MSR_IA32_PMC0;
-	unsigned long flags;
+	unsigned long flags, ticks, nmis;
 
 	counters_reset(&p);
 	flags = local_irq_save();
+	ticks = nmi_count();
 	gp_program(0, select, 0, 0);
 	probe_counted_loop(1, ITERATIONS);
 	first = rdmsr(MSR_IA32_PMC0);
@@ -482,11 +551,31 @@ TEST_OBSERVING(pmu, a_write_to_a_running_counter_takes_effect_at_once, 600)
 	wrapped = written_while_counting(counter, top); /* a legacy write sign-extends all ones */
 	wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
 	status = rdmsr(MSR_IA32_PERF_GLOBAL_STATUS);
+	nmis = nmi_count() - ticks;
 	local_irq_restore(flags);
 	counters_reset(&p);
 	test_diag("after the loop %llu; written 0: %llu, %u: %llu, 0x%llx: %llu",
 		  (unsigned long long)first, (unsigned long long)from_0, WRITE_VALUE,
 		  (unsigned long long)from_v, (unsigned long long)top, (unsigned long long)wrapped);
+	if (nmis) {
+		/* An NMI in one of the spans counts there too (nmi_margin.h): d differs by it. */
+		uint64_t extra = nmi_extra_instructions(nmis);
+
+		test_diag("%lu NMIs: each span's d may be up to %llu more", nmis,
+			  (unsigned long long)extra);
+		check(first >= INSTRUCTIONS && first <= INSTRUCTIONS + extra,
+		      "after the loop %llu, expected %llu", (unsigned long long)first,
+		      (unsigned long long)INSTRUCTIONS);
+		check(from_0 <= WRITE_READ_MAX + extra, "written 0 while counting, it read %llu",
+		      (unsigned long long)from_0);
+		check(from_v - WRITE_VALUE + extra >= from_0 &&
+			      from_v - WRITE_VALUE <= from_0 + extra,
+		      "d %llu written 0, %llu written %u", (unsigned long long)from_0,
+		      (unsigned long long)(from_v - WRITE_VALUE), WRITE_VALUE);
+		check(status & 1, "GLOBAL_STATUS 0x%llx: no overflow after a write of 0x%llx",
+		      (unsigned long long)status, (unsigned long long)top);
+		return;
+	}
 	check_eq(INSTRUCTIONS, first);
 	check(from_0 <= WRITE_READ_MAX, "written 0 while counting, it read %llu",
 	      (unsigned long long)from_0);

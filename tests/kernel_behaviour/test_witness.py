@@ -207,8 +207,8 @@ def retired_between_reads(run, test, pattern, window_name):
     RDMSR after it has read the counter, as silicon counts an instruction once it retires.
     Interrupts are off, but an NMI (the watchdog) can come: silicon would count its handler's
     ring-0 instructions; the model steps no handler (docs/emulated-cpu.md). Those are listed.
-    Counted as the model counts them (rule 21): the IRETQ that leaves an outermost handler
-    other than an NMI's, back to the counted flow."""
+    Counted as the model counts them (rule 21): the IRETQ that leaves an outermost handler, an
+    NMI's too, back to the counted flow."""
     (line,) = matches(run, test, pattern)
     ((window, match),) = pair(run, window_name, [line], "counted")
     silicon = witness.silicon(window, run.data, run.image)
@@ -220,7 +220,7 @@ def retired_between_reads(run, test, pattern, window_name):
           f"({silicon.divert_service_insns} instructions of #UD service)")
     list_handlers(between)
     return int(match[1]), [s.insn for s in between if s.insn is not None and (
-        not s.depth or (s.depth == 1 and s.returns_from not in (None, 2)))]
+        not s.depth or (s.depth == 1 and s.returns_from is not None))]
 
 
 def list_handlers(steps):
@@ -288,8 +288,10 @@ def test_pebs_records_point_at_the_instruction_after_each_overflow(run):
     (window,) = run.windows("pebs_eventing")
     silicon = witness.silicon(window, run.data, run.image)
     list_handlers(silicon.steps)
+    # The IRETQ that leaves an NMI's handler retires in the counted flow (rule 21).
     kernel = [s.insn for s in silicon.steps
-              if s.insn is not None and not s.insn.user and not s.depth]
+              if s.insn is not None and not s.insn.user
+              and (not s.depth or (s.depth == 1 and s.returns_from is not None))]
     reads = [i for i, insn in enumerate(kernel) if insn.diverted and insn.disas == "rdmsr"]
     stops = [i for i, insn in enumerate(kernel) if insn.diverted and insn.disas == "wrmsr"
              and reads and i > reads[0]]
@@ -316,7 +318,6 @@ def test_pebs_records_point_at_the_instruction_after_each_overflow(run):
 # the model differs from silicon"); SDM Vol. 3B "Branch Trace Store": a record for every
 # "taken branch, interrupt, or exception".
 MODEL_OMITS = {
-    "nmi": "an NMI's delivery or return: traps.c calls the model for neither",
     "handler": "a branch or delivery inside an interrupt or exception handler, which runs "
                "with TF clear (rule 21, not yet observed)",
 }
@@ -330,12 +331,9 @@ def bts_expected(silicon, start, end):
     for step in silicon.steps[start:end]:
         if step.insn is not None:
             continue
-        nmi = step.vector == 2 if step.kind != "branch" else step.returns_from == 2
-        # The IRETQ that leaves an outermost handler returns to the stepped flow.
+        # The IRETQ that leaves an outermost handler (an NMI's too) returns to the stepped flow.
         leaves = step.returns_from is not None and step.depth == 1
-        if nmi:
-            omitted.append(("nmi", step))
-        elif step.depth and not leaves:
+        if step.depth and not leaves:
             omitted.append(("handler", step))
         else:
             recorded.append((step.source, step.target))
@@ -345,10 +343,23 @@ def bts_expected(silicon, start, end):
 def test_bts_records_are_the_branches_the_witness_saw(run):
     """Between the WRMSR that sets DEBUGCTL.TR|BTS and the one that clears them (the second
     and third of the window's four: DS_AREA, on, off, DS_AREA), with no CPL filter."""
-    test = "emulator.a_kept_rule_reports_nothing_and_every_branch_is_recorded"
+    compare_bts(run, "emulator.a_kept_rule_reports_nothing_and_every_branch_is_recorded",
+                "bts_traced")
+
+
+def test_bts_records_of_an_nmi_are_its_delivery_and_iretq_where_the_witness_saw_it(run):
+    """emulator.rule_21_an_nmi_*: an NMI sent to the CPU in a traced window (and any of the
+    watchdog's) is taken, on silicon, between two instructions of the flow; the model takes it
+    inside its own single-step service and records it there. The witness keeps an NMI nested in
+    a removed service where the service was, and compares as above."""
+    compare_bts(run, "emulator.rule_21_an_nmi_is_recorded_to_its_gate_and_its_iretq_back",
+                "bts_nmi")
+
+
+def compare_bts(run, test, window_name):
     records = [(int(m[2], 16), int(m[3], 16)) for m in matches(run, test, BTS_RECORD)]
     assert records, f"{test} printed no records"
-    (window,) = run.windows("bts_traced")
+    (window,) = run.windows(window_name)
     silicon = witness.silicon(window, run.data, run.image)
     writes = diverted_indices(silicon, "wrmsr")
     assert len(writes) == 4, f"expected 4 WRMSRs in the BTS window, saw {len(writes)}"
@@ -385,12 +396,12 @@ def test_bts_off_os_records_are_the_ring_3_branches_the_witness_saw(run):
         if step.insn is not None and step.insn.user and step.insn.vaddr > poll + POLL_LOOP_JNZ:
             break  # the read of the index
         # Ring 3's branches, and (rule 21) the transfers out of it and into it: under
-        # BTS_OFF_OS a transfer across the ring boundary is still stored; not an NMI's.
+        # BTS_OFF_OS a transfer across the ring boundary is still stored, an NMI's too.
         ring_3 = step.insn is None and (step.source < witness.KERNEL_HALF
                                         or step.target < witness.KERNEL_HALF)
-        if ring_3 and step.depth == 0 and (step.kind == "branch" or step.vector != 2):
+        if ring_3 and step.depth == 0:
             branches.append((step.source, step.target))
-        elif step.insn is None and step.depth == 1 and step.returns_from not in (None, 2) \
+        elif step.insn is None and step.depth == 1 and step.returns_from is not None \
                 and step.target < witness.KERNEL_HALF:
             branches.append((step.source, step.target))  # an IRETQ back to ring 3
     seen = (int(match[1]), int(match[2], 16), int(match[3], 16))
