@@ -9,6 +9,7 @@
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
+#include "arch/x86/xsave.h"
 #include "kernel/switch_hooks.h"
 #include "lbr/detect.h"
 #include "lbr/lbr.h"
@@ -41,6 +42,17 @@ const char *lbr_error_name(enum lbr_error error)
 }
 
 static bool lazy = true;
+static bool use_xsaves = true;
+
+void lbr_set_xsaves(bool use)
+{
+	use_xsaves = use;
+}
+
+bool lbr_uses_xsaves(void)
+{
+	return use_xsaves && lbr_support()->xsaves;
+}
 
 void lbr_set_lazy(bool value)
 {
@@ -217,6 +229,71 @@ static void stack_restore(const struct lbr_stack *stack)
 	stack_write(MSR_LBR_TOS, stack->tos);
 }
 
+/* IA32_XSS bit 15 on this CPU, once, before its first XSAVES (detection left it as found). */
+static void xss_enable(struct lbr_cpu *cpu)
+{
+	if (cpu->xss_set)
+		return;
+	wrmsr(MSR_IA32_XSS, rdmsr(MSR_IA32_XSS) | XSS_ARCH_LBR);
+	cpu->xss_set = true;
+	cpu->stats.xss_writes++;
+}
+
+/*
+ * A call-stack task's save (Linux __intel_pmu_lbr_save()): one XSAVES of component 15 into the
+ * task's area (intel_pmu_arch_lbr_xsaves()), whose entries then fill saved as the MSR loop
+ * would, up to the first FROM of 0; or the MSR loop. An XSAVES that faults falls back to it.
+ */
+static void stack_save(struct lbr_cpu *cpu, unsigned int task, struct lbr_task *t)
+{
+	struct lbr_xsave_area *area = lbr_task_xsave(task);
+	const struct xsave_arch_lbr *x =
+		(const struct xsave_arch_lbr *)(area->bytes + XSAVE_ARCH_LBR_OFFSET);
+	unsigned int i;
+
+	t->saved_by_xsaves = false;
+	if (lbr_uses_xsaves()) {
+		xss_enable(cpu);
+		t->saved_by_xsaves = xsaves_safe(area, XSS_ARCH_LBR) == 0;
+	}
+	if (!t->saved_by_xsaves) {
+		stack_read(&t->saved);
+		return;
+	}
+	cpu->stats.xsaves++;
+	t->saved.tos = 0;
+	for (i = 0; i < x->lbr_depth && i < LBR_LEGACY_MAX_DEPTH && x->entries[i].from; i++) {
+		t->saved.from[i] = x->entries[i].from;
+		t->saved.to[i] = x->entries[i].to;
+		t->saved.info[i] = x->entries[i].info;
+	}
+	t->saved.valid = i;
+}
+
+/*
+ * A call-stack task's restore: one XRSTORS of the area its save wrote
+ * (intel_pmu_arch_lbr_xrstors()), which loads LBR_CTL (as the save left it: LBREN clear, the
+ * task's filters), DEPTH and every entry; or the MSR loop.
+ */
+static void stack_load(struct lbr_cpu *cpu, unsigned int task, const struct lbr_task *t)
+{
+	const struct lbr_xsave_area *area = lbr_task_xsave(task);
+	const struct xsave_arch_lbr *x =
+		(const struct xsave_arch_lbr *)(area->bytes + XSAVE_ARCH_LBR_OFFSET);
+
+	if (t->saved_by_xsaves && lbr_support()->xsaves) {
+		xss_enable(cpu);
+		if (xrstors_safe(area, XSS_ARCH_LBR) == 0) {
+			cpu->select = x->lbr_ctl;
+			cpu->select_known = true;
+			cpu->stats.xrstors++;
+			return;
+		}
+	}
+	stack_restore(&t->saved);
+	cpu->stats.restored_entries += t->saved.valid;
+}
+
 static inline __attribute__((always_inline)) void debugctl_set(struct lbr_cpu *cpu, uint64_t bits)
 {
 	if ((debugctl_shadow() & LBR_DEBUGCTL_BITS) == bits)
@@ -316,7 +393,7 @@ void lbr_switch_out(const struct switch_task *prev, const struct switch_task *ne
 	lbr_lock_irqs_off();
 	unload(cpu);
 	if (t->attached && t->config.call_stack) {
-		stack_read(&t->saved);
+		stack_save(cpu, prev->index, t);
 		t->stack_saved = true;
 		cpu->last_task = prev->index + 1;
 		cpu->last_log_id = ++t->log_id;
@@ -345,9 +422,8 @@ void lbr_switch_in(const struct switch_task *prev, const struct switch_task *nex
 		if (still_held(cpu, next->index, t)) {
 			cpu->stats.restores_elided++;
 		} else {
-			stack_restore(&t->saved);
+			stack_load(cpu, next->index, t);
 			cpu->stats.restores++;
-			cpu->stats.restored_entries += t->saved.valid;
 		}
 		load(cpu, next->index, t);
 	} else {
