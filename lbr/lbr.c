@@ -307,10 +307,10 @@ static inline __attribute__((always_inline)) void debugctl_set(struct lbr_cpu *c
  * DEBUGCTL.LBR, with FREEZE_LBRS_ON_PMI except in call-stack mode ("LBR callstack does not
  * work well with FREEZE_LBRS_ON_PMI", Linux __intel_pmu_lbr_enable()).
  */
-static void load(struct lbr_cpu *cpu, unsigned int task, const struct lbr_task *t)
+static void load_request(struct lbr_cpu *cpu, unsigned int loaded, uint64_t select, bool call_stack)
 {
 	const struct lbr_support *s = lbr_support();
-	uint64_t freeze = s->freeze && !t->config.call_stack ? DEBUGCTL_FREEZE_LBRS_ON_PMI : 0;
+	uint64_t freeze = s->freeze && !call_stack ? DEBUGCTL_FREEZE_LBRS_ON_PMI : 0;
 
 	/*
 	 * Architectural LBR: LBR_CTL holds the filters and LBREN. A write that only turns LBREN on
@@ -318,29 +318,45 @@ static void load(struct lbr_cpu *cpu, unsigned int task, const struct lbr_task *
 	 * select write. DEBUGCTL keeps the freeze bit only.
 	 */
 	if (s->architectural) {
-		uint64_t ctl = t->select | ARCH_LBR_CTL_LBREN;
+		uint64_t ctl = select | ARCH_LBR_CTL_LBREN;
 
 		debugctl_set(cpu, freeze);
 		if (!cpu->select_known || cpu->select != ctl) {
 			wrmsr(MSR_ARCH_LBR_CTL, ctl);
-			if (cpu->select_known && (cpu->select & ~ARCH_LBR_CTL_LBREN) == t->select)
+			if (cpu->select_known && (cpu->select & ~ARCH_LBR_CTL_LBREN) == select)
 				cpu->stats.debugctl_writes++;
 			else
 				cpu->stats.select_writes++;
 			cpu->select = ctl;
 			cpu->select_known = true;
 		}
-		cpu->loaded = task + 1;
+		cpu->loaded = loaded;
 		return;
 	}
-	if (s->select && (!cpu->select_known || cpu->select != t->select)) {
-		wrmsr(MSR_LBR_SELECT, t->select);
-		cpu->select = t->select;
+	if (s->select && (!cpu->select_known || cpu->select != select)) {
+		wrmsr(MSR_LBR_SELECT, select);
+		cpu->select = select;
 		cpu->select_known = true;
 		cpu->stats.select_writes++;
 	}
 	debugctl_set(cpu, DEBUGCTL_LBR | freeze);
-	cpu->loaded = task + 1;
+	cpu->loaded = loaded;
+}
+
+/* Recording on for task t's own request; the stack is then the task's, not the CPU's. */
+static void load(struct lbr_cpu *cpu, unsigned int task, const struct lbr_task *t)
+{
+	cpu->holds_cpu_stack = false;
+	load_request(cpu, task + 1, t->select, t->config.call_stack);
+}
+
+/* Recording on for the CPU's request: wiped first unless the stack holds its entries only. */
+static void load_cpu_request(struct lbr_cpu *cpu)
+{
+	if (!cpu->holds_cpu_stack)
+		stack_wipe(cpu);
+	cpu->holds_cpu_stack = true;
+	load_request(cpu, LBR_LOADED_CPU, cpu->request_select, false);
 }
 
 /* Recording off: DEBUGCTL.LBR, or LBR_CTL.LBREN (its filters kept), and the freeze bit. */
@@ -388,7 +404,15 @@ void lbr_switch_out(const struct switch_task *prev, const struct switch_task *ne
 	struct lbr_task *t = lbr_task_state(prev->index);
 
 	(void)next;
-	if (!lbr_support()->present || cpu->loaded != prev->index + 1)
+	if (!lbr_support()->present)
+		return;
+	if (cpu->loaded == LBR_LOADED_CPU) { /* the CPU's request: recording off, nothing saved */
+		lbr_lock_irqs_off();
+		unload(cpu);
+		lbr_unlock_irqs_off();
+		return;
+	}
+	if (cpu->loaded != prev->index + 1)
 		return;
 	lbr_lock_irqs_off();
 	unload(cpu);
@@ -403,9 +427,11 @@ void lbr_switch_out(const struct switch_task *prev, const struct switch_task *ne
 }
 
 /*
- * Switch-in (Linux intel_pmu_lbr_sched_task()): a task that does not record gets nothing (no
- * wipe: recording is off, and the next recorder wipes or restores); a call-stack task gets its
- * stack back unless this CPU still holds it; any other recorder gets a wiped stack.
+ * Switch-in (Linux intel_pmu_lbr_sched_task()): a task without a request of its own records
+ * with the CPU's request if it has one (wiped first only if a task's request used the stack
+ * since), else gets nothing (no wipe: recording is off, and the next recorder wipes or
+ * restores); a call-stack task gets its stack back unless this CPU still holds it; any other
+ * recorder gets a wiped stack.
  */
 void lbr_switch_in(const struct switch_task *prev, const struct switch_task *next)
 {
@@ -416,7 +442,9 @@ void lbr_switch_in(const struct switch_task *prev, const struct switch_task *nex
 	if (!lbr_support()->present)
 		return;
 	lbr_lock_irqs_off();
-	if (!t->attached) {
+	if (!t->attached && cpu->request) {
+		load_cpu_request(cpu);
+	} else if (!t->attached) {
 		cpu->stats.wipes_skipped++;
 	} else if (t->config.call_stack && t->stack_saved) {
 		if (still_held(cpu, next->index, t)) {
@@ -447,12 +475,10 @@ static bool is_current(unsigned int task)
 	return switch_task_current()->index == task;
 }
 
-enum lbr_error lbr_attach(unsigned int task, const struct lbr_config *config)
+/* The config a request may take. */
+static enum lbr_error check_config(const struct lbr_config *config)
 {
 	const struct lbr_support *s = lbr_support();
-	struct lbr_task *t;
-	unsigned long flags;
-	enum lbr_error error = LBR_OK;
 
 	if (!s->present)
 		return LBR_ERROR_UNSUPPORTED;
@@ -465,6 +491,17 @@ enum lbr_error lbr_attach(unsigned int task, const struct lbr_config *config)
 		return LBR_ERROR_UNSUPPORTED; /* filters need LBR_SELECT (Nehalem and later) */
 	if (config->call_stack && !s->call_stack)
 		return LBR_ERROR_UNSUPPORTED;
+	return LBR_OK;
+}
+
+enum lbr_error lbr_attach(unsigned int task, const struct lbr_config *config)
+{
+	enum lbr_error error = check_config(config);
+	struct lbr_task *t;
+	unsigned long flags;
+
+	if (error != LBR_OK)
+		return error;
 	if (task >= SWITCH_TASKS_MAX)
 		return LBR_ERROR_NO_TARGET;
 	flags = lbr_lock_irqsave();
@@ -502,8 +539,11 @@ enum lbr_error lbr_detach(unsigned int task)
 	} else if (!is_current(task) && switch_task_running_cpu(task) >= 0) {
 		error = LBR_ERROR_BUSY;
 	} else {
-		if (lbr_this_cpu()->loaded == task + 1)
+		if (lbr_this_cpu()->loaded == task + 1) {
 			unload(lbr_this_cpu());
+			if (lbr_this_cpu()->request)
+				load_cpu_request(lbr_this_cpu());
+		}
 		for (unsigned int cpu = 0; cpu < percpu_count(); cpu++)
 			if (lbr_cpu_state(cpu)->last_task == task + 1)
 				lbr_cpu_state(cpu)->last_task = 0;
@@ -630,7 +670,7 @@ void lbr_pmi(uint64_t status)
 	if (!frozen)
 		return;
 	lbr_lock_irqs_off();
-	t = cpu->loaded ? lbr_task_state(cpu->loaded - 1) : NULL;
+	t = cpu->loaded && cpu->loaded != LBR_LOADED_CPU ? lbr_task_state(cpu->loaded - 1) : NULL;
 	if (t && t->attached && !t->config.call_stack) {
 		stack_read(&t->pmi);
 		t->pmi_valid = true;
@@ -641,4 +681,90 @@ void lbr_pmi(uint64_t status)
 	else
 		debugctl_rewrite();
 	lbr_unlock_irqs_off();
+}
+
+/* The caller's task has no request of its own (it runs on this CPU). */
+static bool current_uses_cpu_request(void)
+{
+	return !lbr_task_state(switch_task_current()->index)->attached;
+}
+
+enum lbr_error lbr_attach_cpu(unsigned int cpu, const struct lbr_config *config)
+{
+	enum lbr_error error = check_config(config);
+	struct lbr_cpu *c;
+	unsigned long flags;
+
+	if (error != LBR_OK)
+		return error;
+	if (config->call_stack)
+		return LBR_ERROR_CONFIG;
+	if (cpu >= percpu_count())
+		return LBR_ERROR_NO_TARGET;
+	flags = lbr_lock_irqsave();
+	c = lbr_cpu_state(cpu);
+	if (c->request) {
+		error = LBR_ERROR_BUSY;
+	} else {
+		c->config = *config;
+		c->request_select = select_for(config);
+		c->request = true;
+		if (cpu == this_cpu_index() && current_uses_cpu_request())
+			load_cpu_request(c);
+	}
+	lbr_unlock_irqrestore(flags);
+	return error;
+}
+
+enum lbr_error lbr_detach_cpu(unsigned int cpu)
+{
+	enum lbr_error error = LBR_OK;
+	struct lbr_cpu *c;
+	unsigned long flags;
+
+	if (cpu >= percpu_count())
+		return LBR_ERROR_NO_TARGET;
+	flags = lbr_lock_irqsave();
+	c = lbr_cpu_state(cpu);
+	if (!c->request) {
+		error = LBR_ERROR_NOT_ATTACHED;
+	} else {
+		c->request = false;
+		if (cpu == this_cpu_index() && c->loaded == LBR_LOADED_CPU)
+			unload(c);
+	}
+	lbr_unlock_irqrestore(flags);
+	return error;
+}
+
+/* Recording stops first thing, as in lbr_read(). */
+enum lbr_error lbr_read_cpu(unsigned int cpu, struct lbr_entry *entries, unsigned int max,
+			    unsigned int *count)
+{
+	unsigned long flags = local_irq_save();
+	struct lbr_cpu *c = lbr_this_cpu();
+	bool live = cpu == this_cpu_index() && c->loaded == LBR_LOADED_CPU;
+	enum lbr_error error = LBR_OK;
+	struct lbr_stack stack;
+
+	if (live)
+		recording_off(c);
+	*count = 0;
+	if (cpu >= percpu_count()) {
+		local_irq_restore(flags);
+		return LBR_ERROR_NO_TARGET;
+	}
+	lbr_lock_irqs_off();
+	if (cpu != this_cpu_index()) {
+		error = LBR_ERROR_BUSY;
+	} else if (!c->request) {
+		error = LBR_ERROR_NOT_ATTACHED;
+	} else if (live) {
+		stack_read(&stack);
+		decode_stack(&stack, entries, max, count);
+		load_request(c, LBR_LOADED_CPU, c->request_select, false);
+	}
+	lbr_unlock_irqs_off();
+	local_irq_restore(flags);
+	return error;
 }

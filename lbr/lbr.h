@@ -98,6 +98,25 @@ enum lbr_error lbr_attach(unsigned int task, const struct lbr_config *config);
 enum lbr_error lbr_detach(unsigned int task);
 
 /*
+ * A CPU asks for LBR recording (cpu < percpu_count()), and gives it back: every task switched
+ * in on that CPU that has no request of its own records with the CPU's filters, and the CPU's
+ * entries run on across those tasks' switches (the stack is wiped only when a task with its own
+ * request used it in between, so that neither sees the other's branches). Not call-stack mode
+ * (LBR_ERROR_CONFIG): that is a task's. From the CPU itself it starts or stops at once; from
+ * another, at that CPU's next switch-in (its running task records on until it is switched out).
+ * A failure changes nothing.
+ */
+enum lbr_error lbr_attach_cpu(unsigned int cpu, const struct lbr_config *config);
+enum lbr_error lbr_detach_cpu(unsigned int cpu);
+/*
+ * The CPU's entries, newest first, read on that CPU (LBR_ERROR_BUSY from another): the live
+ * stack when the CPU's request is loaded (the caller has none of its own; recording stops for
+ * the read), none while the caller's own request is.
+ */
+enum lbr_error lbr_read_cpu(unsigned int cpu, struct lbr_entry *entries, unsigned int max,
+			    unsigned int *count);
+
+/*
  * The task's entries, newest first, at most max, their number in *count: the live stack when
  * the caller is the task (recording stops for the read), else the saved stack of a call-stack
  * task that is off the CPU; none otherwise. lbr_read_pmi(): the stack as the last PMI froze it

@@ -40,8 +40,20 @@ struct lbr_task {
  * saved last, and that save's log_id. While the CPU still holds it unchanged, the restore is
  * skipped.
  */
+#define LBR_LOADED_CPU (SWITCH_TASKS_MAX + 1) /* cpu->loaded: the CPU's own request */
+
 struct lbr_cpu {
-	unsigned int loaded; /* task index + 1; 0: none (zeroed per-CPU data is valid) */
+	/* task index + 1, or LBR_LOADED_CPU; 0: none (zeroed per-CPU data is valid) */
+	unsigned int loaded;
+	/*
+	 * The CPU's request (lbr_attach_cpu()): its config and LBR_SELECT (LBR_CTL's filters).
+	 * holds_cpu_stack: the stack holds the request's entries only, none of a task's since its
+	 * wipe; a switch-in to the request wipes otherwise.
+	 */
+	bool request;
+	struct lbr_config config;
+	uint64_t request_select;
+	bool holds_cpu_stack;
 	bool select_known;
 	uint64_t select;
 	unsigned int last_task; /* task index + 1; 0: none */
