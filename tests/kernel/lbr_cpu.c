@@ -36,7 +36,7 @@ struct cpu_run {
 	volatile bool stop;
 	enum lbr_error attach, attach_again, detach, read_other_cpu, partner_attach;
 	unsigned int rounds, own_missing, foreign, partner_rounds, partner_foreign;
-	unsigned int partner_own_missing, unswitched;
+	unsigned int partner_own_missing, unswitched, full_after_switch_in, bystander_rounds;
 	struct lbr_stats before0, after0;
 };
 
@@ -67,9 +67,24 @@ static void partner(void *arg)
 			!entries_in(entries, count, lbr_probe_other, lbr_probe_other_end);
 		run->partner_foreign += entries_in(entries, count, lbr_probe, lbr_probe_end);
 		run->partner_rounds++;
+		/* Its last branches before the switch fill the stack: the worker must not see them.
+		 */
+		for (int i = 0; i < OWN_CALLS; i++)
+			lbr_probe_other();
 		sched_yield();
 	}
 	lbr_detach(self);
+}
+
+/* A task on CPU 0 with no request, switching there: CPU 0 asked for nothing. */
+static void bystander(void *arg)
+{
+	struct cpu_run *run = arg;
+
+	while (!run->stop) {
+		run->bystander_rounds++;
+		sched_sleep_ms(1);
+	}
 }
 
 /*
@@ -108,6 +123,10 @@ static void worker(void *arg)
 		sched_yield();
 		lbr_read_cpu(RECORDING_CPU, entries, ENTRIES, &count);
 		run->unswitched += run->partner_rounds == partner_rounds;
+		/* Wiped at the switch-in: only the path back from the switch since, not a full
+		 * stack. */
+		run->full_after_switch_in +=
+			run->partner_rounds != partner_rounds && count == lbr_support()->depth;
 		run->foreign += entries_in(entries, count, lbr_probe_other, lbr_probe_other_end);
 		run->rounds++;
 	}
@@ -125,7 +144,7 @@ TEST_OBSERVING(lbr, a_cpu_request_records_every_task_there_without_its_own, 3200
 {
 	static struct cpu_run run;
 	struct lbr_entry entries[ENTRIES];
-	struct task *w, *p;
+	struct task *w, *p, *b;
 	unsigned int count = 0;
 
 	smp_require_cpus(2);
@@ -138,16 +157,20 @@ TEST_OBSERVING(lbr, a_cpu_request_records_every_task_there_without_its_own, 3200
 		test_abort("the runner is on CPU %u, not CPU 0", this_cpu_index());
 	run = (struct cpu_run){ 0 };
 	run.before0 = lbr_stats(0);
+	b = smp_task_on(0, "lbr-cpu-bystander", bystander, &run);
 	p = smp_task_on(RECORDING_CPU, "lbr-cpu-partner", partner, &run);
 	w = smp_task_on(RECORDING_CPU, "lbr-cpu-worker", worker, &run);
 	check_eq(0, task_join(w, NULL));
 	run.stop = true;
 	check_eq(0, task_join(p, NULL));
+	check_eq(0, task_join(b, NULL));
 	run.after0 = lbr_stats(0);
 	test_diag("%u rounds (%u without a switch to the partner): %u missing their own JCC, %u "
-		  "foreign entries; partner: %u rounds, %u foreign, %u missing",
-		  run.rounds, run.unswitched, run.own_missing, run.foreign, run.partner_rounds,
-		  run.partner_foreign, run.partner_own_missing);
+		  "foreign entries, %u full after a switch-in; partner: %u rounds, %u foreign, %u "
+		  "missing; CPU 0's bystander: %u rounds",
+		  run.rounds, run.unswitched, run.own_missing, run.foreign,
+		  run.full_after_switch_in, run.partner_rounds, run.partner_foreign,
+		  run.partner_own_missing, run.bystander_rounds);
 	check_eq(LBR_OK, run.attach);
 	check_eq(LBR_OK, run.partner_attach);
 	check_eq(LBR_ERROR_BUSY, run.attach_again);
@@ -157,6 +180,9 @@ TEST_OBSERVING(lbr, a_cpu_request_records_every_task_there_without_its_own, 3200
 	check(run.rounds > run.unswitched, "no round switched to the partner and back");
 	check_eq(0, run.own_missing);
 	check_eq(0, run.foreign);
+	check_eq(0, run.full_after_switch_in);
+	check(run.bystander_rounds >= 2, "CPU 0's bystander switched in %u times",
+	      run.bystander_rounds);
 	check(run.partner_rounds >= ROUNDS / 2, "the partner made %u rounds", run.partner_rounds);
 	check_eq(0, run.partner_foreign);
 	check_eq(0, run.partner_own_missing);
