@@ -180,7 +180,13 @@ TEST_OBSERVING(lbr, a_cpu_request_records_every_task_there_without_its_own, 3200
 	check(run.rounds > run.unswitched, "no round switched to the partner and back");
 	check_eq(0, run.own_missing);
 	check_eq(0, run.foreign);
-	check_eq(0, run.full_after_switch_in);
+	/* The path back from a switch and the read take about 22 conditional branches on the
+	 * model: a stack of fewer than 32 entries is full after it with or without the wipe. */
+	if (lbr_support()->depth >= ENTRIES)
+		check_eq(0, run.full_after_switch_in);
+	else
+		test_diag("%u entries: a full stack after a switch-in is not judged",
+			  lbr_support()->depth);
 	check(run.bystander_rounds >= 2, "CPU 0's bystander switched in %u times",
 	      run.bystander_rounds);
 	check(run.partner_rounds >= ROUNDS / 2, "the partner made %u rounds", run.partner_rounds);
