@@ -434,6 +434,25 @@ static bool emulator_rdpmc_hook(struct cpu_regs *regs, unsigned int length)
 	return false;
 }
 
+/* XSAVES and XRSTORS of component 15 alone, on a profile with architectural LBR (rule 24). */
+static bool emulator_owns_xstate_hook(uint64_t components)
+{
+	return components == XSS_ARCH_LBR && emulator_arch_lbr(emulator_profile());
+}
+
+static bool emulator_xsaves_hook(struct cpu_regs *regs, bool restore)
+{
+	uint64_t mask = ((regs->rdx & 0xffffffffu) << 32) | (uint32_t)regs->rax;
+
+	emulator_this_cpu()->stats.diverted++;
+	if (emulator_lbr_xsaves(&emulator_this_cpu()->registers, emulator_profile(),
+				(void *)regs->rsi, mask, restore))
+		return true;
+	regs->rip += DIVERTED_XSAVE_SITE_LENGTH;
+	retired_after(regs, DIVERTED_XSAVE_SITE_LENGTH);
+	return false;
+}
+
 /* Rule 14: the PMI handler acknowledged what it was called for and left GLOBAL_CTRL as it was. */
 static void check_pmi_return(struct emulator_cpu *cpu, struct cpu_regs *regs)
 {
@@ -592,6 +611,8 @@ static const struct cpu_model_ops emulator_ops = {
 	.resume = emulator_resume_hook,
 	.rdpmc = emulator_rdpmc_hook,
 	.nmi = emulator_nmi,
+	.owns_xstate = emulator_owns_xstate_hook,
+	.xsaves = emulator_xsaves_hook,
 };
 
 /* The small core of a hybrid part: fewer counters, the same PEBS format. */

@@ -6,6 +6,7 @@
 
 #include "arch/x86/cpuid.h"
 #include "arch/x86/msr-index.h"
+#include "arch/x86/xstate.h"
 #include "emulator/lbr.h"
 #include "emulator/profile.h"
 #include "emulator/registers.h"
@@ -219,11 +220,17 @@ static uint64_t from_value(const struct emulator_profile *p, uint64_t ip)
 	}
 }
 
+static bool xss_access(struct emulator_lbr *l, const struct emulator_profile *p, uint64_t *value,
+		       bool write);
+
 bool emulator_lbr_read_msr(const struct emulator_registers *r, const struct emulator_profile *p,
 			   uint32_t index, uint64_t *value)
 {
 	const struct emulator_lbr *l = &r->lbr;
 	unsigned int i;
+
+	if (index == MSR_IA32_XSS)
+		return xss_access((struct emulator_lbr *)l, p, value, false);
 
 	if (is_arch_msr(index))
 		return !emulator_arch_lbr(p) ||
@@ -260,6 +267,8 @@ bool emulator_lbr_write_msr(struct emulator_registers *r, const struct emulator_
 	struct emulator_lbr *l = &r->lbr;
 	unsigned int i;
 
+	if (index == MSR_IA32_XSS)
+		return xss_access(l, p, &value, true);
 	if (is_arch_msr(index))
 		return !emulator_arch_lbr(p) || arch_access(l, p, index, &value, true);
 	if (!emulator_lbr_exists(p))
@@ -470,4 +479,126 @@ unsigned int emulator_lbr_newest(const struct emulator_registers *r,
 		out[n] = (struct pebs_assist_lbr){ l->from[index], l->to[index], l->info[index] };
 	}
 	return n;
+}
+
+/*
+ * Leaf 0DH on a profile with architectural LBR: sub-leaf 1 enumerates XSAVES (EAX[3]) and
+ * IA32_XSS bit 15 (ECX), sub-leaf 15 the component's size at the deepest depth and that it is a
+ * supervisor component (ECX[0]), not 64-byte aligned (ECX[1] = 0). Without architectural LBR
+ * the model's CPU has no XSAVES (IA32_XSS raises #GP), and sub-leaf 15 reads 0.
+ */
+void emulator_lbr_xstate_cpuid(const struct emulator_profile *p, uint32_t subleaf, uint32_t *eax,
+			       uint32_t *ebx, uint32_t *ecx, uint32_t *edx)
+{
+	bool arch = emulator_arch_lbr(p);
+
+	if (subleaf == 1) {
+		*eax = arch ? *eax | CPUID_D1_EAX_XSAVES : *eax & ~CPUID_D1_EAX_XSAVES;
+		*ecx = arch ? (uint32_t)XSS_ARCH_LBR : 0;
+		*edx = 0;
+	} else if (subleaf == XSS_ARCH_LBR_COMPONENT) {
+		*eax = arch ? (uint32_t)XSAVE_ARCH_LBR_SIZE(arch_max_depth(p)) : 0;
+		*ebx = 0;
+		*ecx = arch ? CPUID_D_ECX_SUPERVISOR : 0;
+		*edx = 0;
+	}
+}
+
+static bool xss_access(struct emulator_lbr *l, const struct emulator_profile *p, uint64_t *value,
+		       bool write)
+{
+	if (!emulator_arch_lbr(p) || (write && (*value & ~XSS_ARCH_LBR)))
+		return true;
+	if (write)
+		l->xss = *value;
+	else
+		*value = l->xss;
+	return false;
+}
+
+/* Whether DEPTH may hold depth (a WRMSR's rule, which XRSTORS shares). */
+static bool depth_supported(const struct emulator_profile *p, uint64_t depth)
+{
+	return depth && depth % 8 == 0 && depth <= arch_max_depth(p) &&
+	       (p->arch_lbr_depths & (1u << (depth / 8 - 1)));
+}
+
+/* Whether XRSTORS may load the component: each value as its WRMSR would take it. */
+static bool arch_state_valid(const struct emulator_profile *p, const struct xsave_arch_lbr *s)
+{
+	if ((s->lbr_ctl & ~ARCH_LBR_CTL_DEFINED) || !depth_supported(p, s->lbr_depth) ||
+	    !sign_extended(s->ler_from, 63) || !sign_extended(s->ler_to, 63))
+		return false;
+	for (uint64_t i = 0; i < s->lbr_depth; i++)
+		if (!sign_extended(s->entries[i].from, 63) ||
+		    !sign_extended(s->entries[i].to, 63) ||
+		    (s->entries[i].info & ~ARCH_LBR_INFO_DEFINED))
+			return false;
+	return true;
+}
+
+/*
+ * Rule 24, XSAVES and XRSTORS of component 15 (SDM Vol. 1 §13.11, §13.12; Vol. 2B XSAVES,
+ * XRSTORS). RFBM is EDX:EAX AND IA32_XSS (XCR0 never holds bit 15). Both raise #GP for an area
+ * that is not 64-byte aligned. XSAVES writes the component (DEPTH entries) when RFBM has it,
+ * XSTATE_BV = RFBM (choice: the component always counts as in use) and XCOMP_BV = bit 63 |
+ * RFBM. XRSTORS raises #GP when XCOMP_BV[63] is clear, XCOMP_BV has a bit other than 15 (choice:
+ * the model plays this component alone), XSTATE_BV a bit outside XCOMP_BV, header bytes 16-63
+ * are not 0, or the component holds what its WRMSRs would refuse (LBR_CTL's undefined bits, a
+ * depth the CPU does not support, a non-canonical address, INFO's undefined bits); else it
+ * loads the component, records past its depth zeroed as a DEPTH write does, or with XSTATE_BV[15]
+ * clear its initial configuration: every field 0, DEPTH the deepest (choice: its RESET value).
+ */
+bool emulator_lbr_xsaves(struct emulator_registers *r, const struct emulator_profile *p, void *area,
+			 uint64_t mask, bool restore)
+{
+	struct emulator_lbr *l = &r->lbr;
+	struct xsave_header *header = (struct xsave_header *)((char *)area + XSAVE_LEGACY_SIZE);
+	struct xsave_arch_lbr *s = (struct xsave_arch_lbr *)((char *)area + XSAVE_ARCH_LBR_OFFSET);
+	uint64_t rfbm = mask & l->xss;
+	unsigned int i, depth;
+
+	if (!emulator_arch_lbr(p) || (uintptr_t)area % XSAVE_ALIGNMENT)
+		return true;
+	if (!restore) {
+		depth = arch_depth(l, p);
+		if (rfbm & XSS_ARCH_LBR) {
+			*s = (struct xsave_arch_lbr){ l->ctl, depth, l->ler_from, l->ler_to,
+						      l->ler_info };
+			for (i = 0; i < depth; i++)
+				s->entries[i] = (struct xsave_arch_lbr_entry){ l->from[i], l->to[i],
+									       l->info[i] };
+		}
+		header->xstate_bv = rfbm;
+		header->xcomp_bv = XCOMP_BV_COMPACTED | rfbm;
+		return false;
+	}
+	if (!(header->xcomp_bv & XCOMP_BV_COMPACTED) ||
+	    (header->xcomp_bv & ~(XCOMP_BV_COMPACTED | XSS_ARCH_LBR)) ||
+	    (header->xstate_bv & ~(header->xcomp_bv & ~XCOMP_BV_COMPACTED)))
+		return true;
+	for (i = 0; i < sizeof(header->reserved) / sizeof(header->reserved[0]); i++)
+		if (header->reserved[i])
+			return true;
+	if (!(rfbm & XSS_ARCH_LBR))
+		return false;
+	if (!(header->xstate_bv & XSS_ARCH_LBR)) {
+		*l = (struct emulator_lbr){ .xss = l->xss };
+		return false;
+	}
+	if (!arch_state_valid(p, s))
+		return true;
+	l->ctl = s->lbr_ctl;
+	l->depth = s->lbr_depth;
+	l->ler_from = s->ler_from;
+	l->ler_to = s->ler_to;
+	l->ler_info = s->ler_info;
+	for (i = 0; i < LBR_LEGACY_MAX_DEPTH; i++) {
+		bool loaded = i < s->lbr_depth;
+
+		l->from[i] = loaded ? s->entries[i].from : 0;
+		l->to[i] = loaded ? s->entries[i].to : 0;
+		l->info[i] = loaded ? s->entries[i].info : 0;
+	}
+	return false;
 }

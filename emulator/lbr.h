@@ -24,6 +24,9 @@ struct emulator_lbr {
 	uint64_t tos;
 	/* Architectural LBR: IA32_LBR_CTL, and IA32_LBR_DEPTH (0: the reset value, the most). */
 	uint64_t ctl, depth;
+	/* The LER MSRs as state component 15 holds them (the model records no LER: choice). */
+	uint64_t ler_from, ler_to, ler_info;
+	uint64_t xss; /* IA32_XSS: bit 15 only, on a profile with architectural LBR */
 };
 
 /* A branch as LBR_SELECT classifies it (SDM Vol. 3B "Filtering of Last Branch Records"). */
@@ -67,13 +70,24 @@ static inline bool emulator_lbr_owns_msr(uint32_t index)
 		return index - MSR_ARCH_LBR_INFO_0 < MSR_ARCH_LBR_BLOCK ||
 		       index == MSR_ARCH_LBR_CTL || index == MSR_ARCH_LBR_DEPTH ||
 		       index - MSR_ARCH_LBR_FROM_0 < 2 * MSR_ARCH_LBR_BLOCK;
-	return index == MSR_LBR_SELECT || index == MSR_LBR_TOS ||
+	return index == MSR_LBR_SELECT || index == MSR_LBR_TOS || index == MSR_IA32_XSS ||
 	       index - MSR_LBR_CORE2_FROM < MSR_LBR_CORE2_BANK_MAX ||
 	       index - MSR_LBR_CORE2_TO < MSR_LBR_CORE2_BANK_MAX ||
 	       index - MSR_LBR_NHM_FROM < MSR_LBR_NHM_TO - MSR_LBR_NHM_FROM ||
 	       index - MSR_LBR_NHM_TO < LBR_LEGACY_MAX_DEPTH ||
 	       index - MSR_LBR_INFO_0 < LBR_LEGACY_MAX_DEPTH;
 }
+
+/*
+ * XSAVES (restore false) or XRSTORS of state component 15 (mask: the instruction's EDX:EAX) at
+ * area, as rule 24 says. Returns true for #GP(0); then nothing changed (memory nor registers).
+ */
+bool emulator_lbr_xsaves(struct emulator_registers *registers,
+			 const struct emulator_profile *profile, void *area, uint64_t mask,
+			 bool restore);
+/* CPUID leaf 0DH's sub-leaves 1 and 15 for the profile, over the real ones. */
+void emulator_lbr_xstate_cpuid(const struct emulator_profile *profile, uint32_t subleaf,
+			       uint32_t *eax, uint32_t *ebx, uint32_t *ecx, uint32_t *edx);
 
 /* Whether recording may be on: DEBUGCTL.LBR or IA32_LBR_CTL.LBREN (the step's quick test). */
 static inline bool emulator_lbr_may_record(uint64_t debugctl, const struct emulator_lbr *lbr)

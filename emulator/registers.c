@@ -566,7 +566,8 @@ bool emulator_owns_cpuid(uint32_t leaf)
 	return leaf == CPUID_LEAF_VENDOR || leaf == CPUID_LEAF_FEATURES ||
 	       leaf == CPUID_LEAF_PERFMON || leaf == CPUID_LEAF_EXTENDED_FEATURES ||
 	       leaf == CPUID_LEAF_HYBRID || leaf == CPUID_LEAF_ARCH_LBR ||
-	       emulator_amd_owns_cpuid(leaf) || emulator_arch_pebs_owns_cpuid(leaf);
+	       leaf == CPUID_LEAF_XSTATE || emulator_amd_owns_cpuid(leaf) ||
+	       emulator_arch_pebs_owns_cpuid(leaf);
 }
 
 static uint32_t set_bit_if(uint32_t word, uint32_t bit, bool set)
@@ -639,6 +640,10 @@ struct cpuid_result emulator_cpuid(const struct emulator_profile *p, uint32_t le
 		emulator_arch_lbr_cpuid(p, &r.eax, &r.ebx, &r.ecx);
 		return r;
 	}
+	case CPUID_LEAF_XSTATE:
+		/* XSAVES and component 15 as the profile has them (rule 24). */
+		emulator_lbr_xstate_cpuid(p, subleaf, &real.eax, &real.ebx, &real.ecx, &real.edx);
+		return real;
 	case CPUID_LEAF_HYBRID:
 		/* The core type, and a native model id of 0 (SDM Vol. 2A CPUID leaf 1AH). */
 		return (struct cpuid_result){ p->core_type ? (uint32_t)p->core_type << 24 : 0, 0, 0,

@@ -4,8 +4,10 @@
 #include <stdint.h>
 
 #include "arch/x86/cpuid.h"
+#include "arch/x86/exceptions.h"
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
+#include "arch/x86/xsave.h"
 #include "lbr/detect.h"
 #include "lbr/lbr.h"
 #include "lib/format.h"
@@ -94,6 +96,56 @@ static void detect_freeze(void)
 	support.freeze_by_status = perfmon >= PERFMON_FREEZE_BY_STATUS;
 }
 
+static void xsaves_fail(const char *reason)
+{
+	format(support.xsaves_reason, sizeof(support.xsaves_reason), "%s", reason);
+}
+
+/* A scratch area for the probe; boot CPU only, before the first switch. */
+static struct {
+	uint8_t bytes[XSAVE_ARCH_LBR_OFFSET + XSAVE_ARCH_LBR_SIZE(LBR_LEGACY_MAX_DEPTH)];
+} __attribute__((aligned(XSAVE_ALIGNMENT))) probe_area;
+
+/*
+ * XSAVES of component 15 (Linux is_arch_lbr_xsave_available()): XSAVES enumerated
+ * (CPUID.(0DH,1):EAX[3]) with IA32_XSS bit 15 (its ECX), the component exactly the size of
+ * lbr/'s depth (CPUID.(0DH,15):EAX), IA32_XSS bit 15 settable, and one XSAVES that does not
+ * fault (it raises #UD where CR4.OSXSAVE is clear: this kernel does not set it on silicon).
+ * IA32_XSS is left as found here; each CPU sets bit 15 before its first XSAVES.
+ */
+static void detect_xsaves(void)
+{
+	struct cpuid_result sub1, sub15;
+	uint64_t xss;
+	uint32_t fault;
+
+	if (cpuid(0, 0).eax < CPUID_LEAF_XSTATE)
+		return xsaves_fail("CPUID leaf 0DH out of range: no XSAVE");
+	sub1 = cpuid(CPUID_LEAF_XSTATE, 1);
+	if (!(sub1.eax & CPUID_D1_EAX_XSAVES))
+		return xsaves_fail("CPUID.(0DH,1):EAX[3]=0: no XSAVES");
+	if (!(sub1.ecx & XSS_ARCH_LBR))
+		return xsaves_fail("CPUID.(0DH,1):ECX[15]=0: IA32_XSS has no LBR component");
+	sub15 = cpuid(CPUID_LEAF_XSTATE, XSS_ARCH_LBR_COMPONENT);
+	if (sub15.eax != XSAVE_ARCH_LBR_SIZE(support.depth)) {
+		format(support.xsaves_reason, sizeof(support.xsaves_reason),
+		       "CPUID.(0DH,15):EAX=%u, not %u: component 15 is not %u entries deep",
+		       sub15.eax, (unsigned int)XSAVE_ARCH_LBR_SIZE(support.depth), support.depth);
+		return;
+	}
+	if (rdmsr_safe(MSR_IA32_XSS, &xss) || wrmsr_safe(MSR_IA32_XSS, xss | XSS_ARCH_LBR))
+		return xsaves_fail("RDMSR or WRMSR of IA32_XSS with bit 15 raises #GP");
+	fault = xsaves_safe(&probe_area, XSS_ARCH_LBR);
+	wrmsr(MSR_IA32_XSS, xss);
+	if (fault) {
+		format(support.xsaves_reason, sizeof(support.xsaves_reason),
+		       "XSAVES of component 15 raises vector %u%s", exinfo_vector(fault),
+		       exinfo_vector(fault) == X86_EXC_UD ? " (CR4.OSXSAVE=0)" : "");
+		return;
+	}
+	support.xsaves = true;
+}
+
 /*
  * Architectural LBR (SDM Vol. 3B "Architectural Last Branch Records"; Linux
  * intel_pmu_arch_lbr_init()): the depth is the deepest leaf 1CH enumerates (fls(EAX[7:0]) x 8),
@@ -127,6 +179,7 @@ static void detect_architectural(void)
 	support.deep_c_reset = leaf.eax & CPUID_1C_EAX_DEEP_C_RESET;
 	detect_freeze();
 	support.present = true;
+	detect_xsaves();
 }
 
 /* The first condition that fails, in the order Linux's intel_pmu_init() meets them. */

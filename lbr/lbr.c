@@ -9,6 +9,7 @@
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
+#include "arch/x86/xsave.h"
 #include "kernel/switch_hooks.h"
 #include "lbr/detect.h"
 #include "lbr/lbr.h"
@@ -41,6 +42,17 @@ const char *lbr_error_name(enum lbr_error error)
 }
 
 static bool lazy = true;
+static bool use_xsaves = true;
+
+void lbr_set_xsaves(bool use)
+{
+	use_xsaves = use;
+}
+
+bool lbr_uses_xsaves(void)
+{
+	return use_xsaves && lbr_support()->xsaves;
+}
 
 void lbr_set_lazy(bool value)
 {
@@ -217,6 +229,71 @@ static void stack_restore(const struct lbr_stack *stack)
 	stack_write(MSR_LBR_TOS, stack->tos);
 }
 
+/* IA32_XSS bit 15 on this CPU, once, before its first XSAVES (detection left it as found). */
+static void xss_enable(struct lbr_cpu *cpu)
+{
+	if (cpu->xss_set)
+		return;
+	wrmsr(MSR_IA32_XSS, rdmsr(MSR_IA32_XSS) | XSS_ARCH_LBR);
+	cpu->xss_set = true;
+	cpu->stats.xss_writes++;
+}
+
+/*
+ * A call-stack task's save (Linux __intel_pmu_lbr_save()): one XSAVES of component 15 into the
+ * task's area (intel_pmu_arch_lbr_xsaves()), whose entries then fill saved as the MSR loop
+ * would, up to the first FROM of 0; or the MSR loop. An XSAVES that faults falls back to it.
+ */
+static void stack_save(struct lbr_cpu *cpu, unsigned int task, struct lbr_task *t)
+{
+	struct lbr_xsave_area *area = lbr_task_xsave(task);
+	const struct xsave_arch_lbr *x =
+		(const struct xsave_arch_lbr *)(area->bytes + XSAVE_ARCH_LBR_OFFSET);
+	unsigned int i;
+
+	t->saved_by_xsaves = false;
+	if (lbr_uses_xsaves()) {
+		xss_enable(cpu);
+		t->saved_by_xsaves = xsaves_safe(area, XSS_ARCH_LBR) == 0;
+	}
+	if (!t->saved_by_xsaves) {
+		stack_read(&t->saved);
+		return;
+	}
+	cpu->stats.xsaves++;
+	t->saved.tos = 0;
+	for (i = 0; i < x->lbr_depth && i < LBR_LEGACY_MAX_DEPTH && x->entries[i].from; i++) {
+		t->saved.from[i] = x->entries[i].from;
+		t->saved.to[i] = x->entries[i].to;
+		t->saved.info[i] = x->entries[i].info;
+	}
+	t->saved.valid = i;
+}
+
+/*
+ * A call-stack task's restore: one XRSTORS of the area its save wrote
+ * (intel_pmu_arch_lbr_xrstors()), which loads LBR_CTL (as the save left it: LBREN clear, the
+ * task's filters), DEPTH and every entry; or the MSR loop.
+ */
+static void stack_load(struct lbr_cpu *cpu, unsigned int task, const struct lbr_task *t)
+{
+	const struct lbr_xsave_area *area = lbr_task_xsave(task);
+	const struct xsave_arch_lbr *x =
+		(const struct xsave_arch_lbr *)(area->bytes + XSAVE_ARCH_LBR_OFFSET);
+
+	if (t->saved_by_xsaves && lbr_support()->xsaves) {
+		xss_enable(cpu);
+		if (xrstors_safe(area, XSS_ARCH_LBR) == 0) {
+			cpu->select = x->lbr_ctl;
+			cpu->select_known = true;
+			cpu->stats.xrstors++;
+			return;
+		}
+	}
+	stack_restore(&t->saved);
+	cpu->stats.restored_entries += t->saved.valid;
+}
+
 static inline __attribute__((always_inline)) void debugctl_set(struct lbr_cpu *cpu, uint64_t bits)
 {
 	if ((debugctl_shadow() & LBR_DEBUGCTL_BITS) == bits)
@@ -230,10 +307,10 @@ static inline __attribute__((always_inline)) void debugctl_set(struct lbr_cpu *c
  * DEBUGCTL.LBR, with FREEZE_LBRS_ON_PMI except in call-stack mode ("LBR callstack does not
  * work well with FREEZE_LBRS_ON_PMI", Linux __intel_pmu_lbr_enable()).
  */
-static void load(struct lbr_cpu *cpu, unsigned int task, const struct lbr_task *t)
+static void load_request(struct lbr_cpu *cpu, unsigned int loaded, uint64_t select, bool call_stack)
 {
 	const struct lbr_support *s = lbr_support();
-	uint64_t freeze = s->freeze && !t->config.call_stack ? DEBUGCTL_FREEZE_LBRS_ON_PMI : 0;
+	uint64_t freeze = s->freeze && !call_stack ? DEBUGCTL_FREEZE_LBRS_ON_PMI : 0;
 
 	/*
 	 * Architectural LBR: LBR_CTL holds the filters and LBREN. A write that only turns LBREN on
@@ -241,29 +318,45 @@ static void load(struct lbr_cpu *cpu, unsigned int task, const struct lbr_task *
 	 * select write. DEBUGCTL keeps the freeze bit only.
 	 */
 	if (s->architectural) {
-		uint64_t ctl = t->select | ARCH_LBR_CTL_LBREN;
+		uint64_t ctl = select | ARCH_LBR_CTL_LBREN;
 
 		debugctl_set(cpu, freeze);
 		if (!cpu->select_known || cpu->select != ctl) {
 			wrmsr(MSR_ARCH_LBR_CTL, ctl);
-			if (cpu->select_known && (cpu->select & ~ARCH_LBR_CTL_LBREN) == t->select)
+			if (cpu->select_known && (cpu->select & ~ARCH_LBR_CTL_LBREN) == select)
 				cpu->stats.debugctl_writes++;
 			else
 				cpu->stats.select_writes++;
 			cpu->select = ctl;
 			cpu->select_known = true;
 		}
-		cpu->loaded = task + 1;
+		cpu->loaded = loaded;
 		return;
 	}
-	if (s->select && (!cpu->select_known || cpu->select != t->select)) {
-		wrmsr(MSR_LBR_SELECT, t->select);
-		cpu->select = t->select;
+	if (s->select && (!cpu->select_known || cpu->select != select)) {
+		wrmsr(MSR_LBR_SELECT, select);
+		cpu->select = select;
 		cpu->select_known = true;
 		cpu->stats.select_writes++;
 	}
 	debugctl_set(cpu, DEBUGCTL_LBR | freeze);
-	cpu->loaded = task + 1;
+	cpu->loaded = loaded;
+}
+
+/* Recording on for task t's own request; the stack is then the task's, not the CPU's. */
+static void load(struct lbr_cpu *cpu, unsigned int task, const struct lbr_task *t)
+{
+	cpu->holds_cpu_stack = false;
+	load_request(cpu, task + 1, t->select, t->config.call_stack);
+}
+
+/* Recording on for the CPU's request: wiped first unless the stack holds its entries only. */
+static void load_cpu_request(struct lbr_cpu *cpu)
+{
+	if (!cpu->holds_cpu_stack)
+		stack_wipe(cpu);
+	cpu->holds_cpu_stack = true;
+	load_request(cpu, LBR_LOADED_CPU, cpu->request_select, false);
 }
 
 /* Recording off: DEBUGCTL.LBR, or LBR_CTL.LBREN (its filters kept), and the freeze bit. */
@@ -311,12 +404,20 @@ void lbr_switch_out(const struct switch_task *prev, const struct switch_task *ne
 	struct lbr_task *t = lbr_task_state(prev->index);
 
 	(void)next;
-	if (!lbr_support()->present || cpu->loaded != prev->index + 1)
+	if (!lbr_support()->present)
+		return;
+	if (cpu->loaded == LBR_LOADED_CPU) { /* the CPU's request: recording off, nothing saved */
+		lbr_lock_irqs_off();
+		unload(cpu);
+		lbr_unlock_irqs_off();
+		return;
+	}
+	if (cpu->loaded != prev->index + 1)
 		return;
 	lbr_lock_irqs_off();
 	unload(cpu);
 	if (t->attached && t->config.call_stack) {
-		stack_read(&t->saved);
+		stack_save(cpu, prev->index, t);
 		t->stack_saved = true;
 		cpu->last_task = prev->index + 1;
 		cpu->last_log_id = ++t->log_id;
@@ -326,9 +427,11 @@ void lbr_switch_out(const struct switch_task *prev, const struct switch_task *ne
 }
 
 /*
- * Switch-in (Linux intel_pmu_lbr_sched_task()): a task that does not record gets nothing (no
- * wipe: recording is off, and the next recorder wipes or restores); a call-stack task gets its
- * stack back unless this CPU still holds it; any other recorder gets a wiped stack.
+ * Switch-in (Linux intel_pmu_lbr_sched_task()): a task without a request of its own records
+ * with the CPU's request if it has one (wiped first only if a task's request used the stack
+ * since), else gets nothing (no wipe: recording is off, and the next recorder wipes or
+ * restores); a call-stack task gets its stack back unless this CPU still holds it; any other
+ * recorder gets a wiped stack.
  */
 void lbr_switch_in(const struct switch_task *prev, const struct switch_task *next)
 {
@@ -339,15 +442,16 @@ void lbr_switch_in(const struct switch_task *prev, const struct switch_task *nex
 	if (!lbr_support()->present)
 		return;
 	lbr_lock_irqs_off();
-	if (!t->attached) {
+	if (!t->attached && cpu->request) {
+		load_cpu_request(cpu);
+	} else if (!t->attached) {
 		cpu->stats.wipes_skipped++;
 	} else if (t->config.call_stack && t->stack_saved) {
 		if (still_held(cpu, next->index, t)) {
 			cpu->stats.restores_elided++;
 		} else {
-			stack_restore(&t->saved);
+			stack_load(cpu, next->index, t);
 			cpu->stats.restores++;
-			cpu->stats.restored_entries += t->saved.valid;
 		}
 		load(cpu, next->index, t);
 	} else {
@@ -371,12 +475,10 @@ static bool is_current(unsigned int task)
 	return switch_task_current()->index == task;
 }
 
-enum lbr_error lbr_attach(unsigned int task, const struct lbr_config *config)
+/* The config a request may take. */
+static enum lbr_error check_config(const struct lbr_config *config)
 {
 	const struct lbr_support *s = lbr_support();
-	struct lbr_task *t;
-	unsigned long flags;
-	enum lbr_error error = LBR_OK;
 
 	if (!s->present)
 		return LBR_ERROR_UNSUPPORTED;
@@ -389,6 +491,17 @@ enum lbr_error lbr_attach(unsigned int task, const struct lbr_config *config)
 		return LBR_ERROR_UNSUPPORTED; /* filters need LBR_SELECT (Nehalem and later) */
 	if (config->call_stack && !s->call_stack)
 		return LBR_ERROR_UNSUPPORTED;
+	return LBR_OK;
+}
+
+enum lbr_error lbr_attach(unsigned int task, const struct lbr_config *config)
+{
+	enum lbr_error error = check_config(config);
+	struct lbr_task *t;
+	unsigned long flags;
+
+	if (error != LBR_OK)
+		return error;
 	if (task >= SWITCH_TASKS_MAX)
 		return LBR_ERROR_NO_TARGET;
 	flags = lbr_lock_irqsave();
@@ -426,8 +539,11 @@ enum lbr_error lbr_detach(unsigned int task)
 	} else if (!is_current(task) && switch_task_running_cpu(task) >= 0) {
 		error = LBR_ERROR_BUSY;
 	} else {
-		if (lbr_this_cpu()->loaded == task + 1)
+		if (lbr_this_cpu()->loaded == task + 1) {
 			unload(lbr_this_cpu());
+			if (lbr_this_cpu()->request)
+				load_cpu_request(lbr_this_cpu());
+		}
 		for (unsigned int cpu = 0; cpu < percpu_count(); cpu++)
 			if (lbr_cpu_state(cpu)->last_task == task + 1)
 				lbr_cpu_state(cpu)->last_task = 0;
@@ -554,7 +670,7 @@ void lbr_pmi(uint64_t status)
 	if (!frozen)
 		return;
 	lbr_lock_irqs_off();
-	t = cpu->loaded ? lbr_task_state(cpu->loaded - 1) : NULL;
+	t = cpu->loaded && cpu->loaded != LBR_LOADED_CPU ? lbr_task_state(cpu->loaded - 1) : NULL;
 	if (t && t->attached && !t->config.call_stack) {
 		stack_read(&t->pmi);
 		t->pmi_valid = true;
@@ -565,4 +681,90 @@ void lbr_pmi(uint64_t status)
 	else
 		debugctl_rewrite();
 	lbr_unlock_irqs_off();
+}
+
+/* The caller's task has no request of its own (it runs on this CPU). */
+static bool current_uses_cpu_request(void)
+{
+	return !lbr_task_state(switch_task_current()->index)->attached;
+}
+
+enum lbr_error lbr_attach_cpu(unsigned int cpu, const struct lbr_config *config)
+{
+	enum lbr_error error = check_config(config);
+	struct lbr_cpu *c;
+	unsigned long flags;
+
+	if (error != LBR_OK)
+		return error;
+	if (config->call_stack)
+		return LBR_ERROR_CONFIG;
+	if (cpu >= percpu_count())
+		return LBR_ERROR_NO_TARGET;
+	flags = lbr_lock_irqsave();
+	c = lbr_cpu_state(cpu);
+	if (c->request) {
+		error = LBR_ERROR_BUSY;
+	} else {
+		c->config = *config;
+		c->request_select = select_for(config);
+		c->request = true;
+		if (cpu == this_cpu_index() && current_uses_cpu_request())
+			load_cpu_request(c);
+	}
+	lbr_unlock_irqrestore(flags);
+	return error;
+}
+
+enum lbr_error lbr_detach_cpu(unsigned int cpu)
+{
+	enum lbr_error error = LBR_OK;
+	struct lbr_cpu *c;
+	unsigned long flags;
+
+	if (cpu >= percpu_count())
+		return LBR_ERROR_NO_TARGET;
+	flags = lbr_lock_irqsave();
+	c = lbr_cpu_state(cpu);
+	if (!c->request) {
+		error = LBR_ERROR_NOT_ATTACHED;
+	} else {
+		c->request = false;
+		if (cpu == this_cpu_index() && c->loaded == LBR_LOADED_CPU)
+			unload(c);
+	}
+	lbr_unlock_irqrestore(flags);
+	return error;
+}
+
+/* Recording stops first thing, as in lbr_read(). */
+enum lbr_error lbr_read_cpu(unsigned int cpu, struct lbr_entry *entries, unsigned int max,
+			    unsigned int *count)
+{
+	unsigned long flags = local_irq_save();
+	struct lbr_cpu *c = lbr_this_cpu();
+	bool live = cpu == this_cpu_index() && c->loaded == LBR_LOADED_CPU;
+	enum lbr_error error = LBR_OK;
+	struct lbr_stack stack;
+
+	if (live)
+		recording_off(c);
+	*count = 0;
+	if (cpu >= percpu_count()) {
+		local_irq_restore(flags);
+		return LBR_ERROR_NO_TARGET;
+	}
+	lbr_lock_irqs_off();
+	if (cpu != this_cpu_index()) {
+		error = LBR_ERROR_BUSY;
+	} else if (!c->request) {
+		error = LBR_ERROR_NOT_ATTACHED;
+	} else if (live) {
+		stack_read(&stack);
+		decode_stack(&stack, entries, max, count);
+		load_request(c, LBR_LOADED_CPU, c->request_select, false);
+	}
+	lbr_unlock_irqs_off();
+	local_irq_restore(flags);
+	return error;
 }

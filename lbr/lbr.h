@@ -77,6 +77,13 @@ struct lbr_support {
 	bool freeze_by_status; /* perfmon v4: GLOBAL_STATUS bit 58 freezes and thaws */
 	bool from_sign_extend; /* format EIP_FLAGS2 without TSX: bits 62:61 sign-extend on WRMSR */
 	char reason[128];
+	/*
+	 * Architectural LBR: a call-stack task's stack is saved and restored with one XSAVES and
+	 * one XRSTORS of state component 15 (Linux is_arch_lbr_xsave_available()); else by the MSR
+	 * loop, and xsaves_reason says why (CPUID, IA32_XSS or the probe's fault, as found).
+	 */
+	bool xsaves;
+	char xsaves_reason[128];
 };
 
 /* Detection on the boot CPU, before the first switch (boot/main.c), and its result. */
@@ -89,6 +96,25 @@ const struct lbr_support *lbr_support(void);
  */
 enum lbr_error lbr_attach(unsigned int task, const struct lbr_config *config);
 enum lbr_error lbr_detach(unsigned int task);
+
+/*
+ * A CPU asks for LBR recording (cpu < percpu_count()), and gives it back: every task switched
+ * in on that CPU that has no request of its own records with the CPU's filters, and the CPU's
+ * entries run on across those tasks' switches (the stack is wiped only when a task with its own
+ * request used it in between, so that neither sees the other's branches). Not call-stack mode
+ * (LBR_ERROR_CONFIG): that is a task's. From the CPU itself it starts or stops at once; from
+ * another, at that CPU's next switch-in (its running task records on until it is switched out).
+ * A failure changes nothing.
+ */
+enum lbr_error lbr_attach_cpu(unsigned int cpu, const struct lbr_config *config);
+enum lbr_error lbr_detach_cpu(unsigned int cpu);
+/*
+ * The CPU's entries, newest first, read on that CPU (LBR_ERROR_BUSY from another): the live
+ * stack when the CPU's request is loaded (the caller has none of its own; recording stops for
+ * the read), none while the caller's own request is.
+ */
+enum lbr_error lbr_read_cpu(unsigned int cpu, struct lbr_entry *entries, unsigned int max,
+			    unsigned int *count);
 
 /*
  * The task's entries, newest first, at most max, their number in *count: the live stack when
@@ -104,12 +130,16 @@ enum lbr_error lbr_read_pmi(unsigned int task, struct lbr_entry *entries, unsign
 /*
  * A CPU's counts (cpu < percpu_count()). stack_writes: WRMSRs of FROM, TO, INFO and TOS (with
  * architectural LBR, DEPTH); select_writes: of LBR_SELECT (LBR_CTL's filters); debugctl_writes:
- * the writes that turn recording on and off (DEBUGCTL's LBR and FREEZE bits, LBR_CTL.LBREN).
+ * the writes that turn recording on and off (DEBUGCTL's LBR and FREEZE bits, LBR_CTL.LBREN);
+ * xss_writes: IA32_XSS, once per CPU before its first XSAVES. xsaves, xrstors: the saves and
+ * restores made by XSAVES and XRSTORS (among saves and restores); each XRSTORS also loads
+ * LBR_CTL and DEPTH, which no WRMSR count then includes.
  */
 struct lbr_stats {
-	uint64_t stack_writes, select_writes, debugctl_writes;
+	uint64_t stack_writes, select_writes, debugctl_writes, xss_writes;
 	uint64_t saves, restores, restores_elided, wipes, wipes_skipped, pmis;
-	uint64_t restored_entries; /* the entries those restores wrote back */
+	uint64_t xsaves, xrstors;
+	uint64_t restored_entries; /* the entries the MSR loop's restores wrote back */
 };
 struct lbr_stats lbr_stats(unsigned int cpu);
 
@@ -119,6 +149,14 @@ struct lbr_stats lbr_stats(unsigned int cpu);
  */
 void lbr_set_lazy(bool lazy);
 bool lbr_is_lazy(void);
+
+/*
+ * use (the default): save and restore with XSAVES and XRSTORS where lbr_support()->xsaves.
+ * false: the MSR loop (the fallback), for comparison (lbr.xsaves_*). A stack saved one way is
+ * restored the same way.
+ */
+void lbr_set_xsaves(bool use);
+bool lbr_uses_xsaves(void);
 
 /* The steps debugstate/ runs (debugstate/debugstate.c says where and why). */
 void lbr_switch_out(const struct switch_task *prev, const struct switch_task *next);

@@ -10,6 +10,7 @@
 
 static struct spinlock lock = SPINLOCK_INIT("lbr");
 static struct lbr_task tasks[SWITCH_TASKS_MAX];
+static struct lbr_xsave_area xsave_areas[SWITCH_TASKS_MAX];
 static DEFINE_PER_CPU(struct lbr_cpu, cpus);
 
 unsigned long lbr_lock_irqsave(void)
@@ -35,6 +36,11 @@ void lbr_unlock_irqs_off(void)
 struct lbr_task *lbr_task_state(unsigned int task)
 {
 	return &tasks[task];
+}
+
+struct lbr_xsave_area *lbr_task_xsave(unsigned int task)
+{
+	return &xsave_areas[task];
 }
 
 struct lbr_cpu *lbr_this_cpu(void)

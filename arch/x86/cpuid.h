@@ -91,6 +91,12 @@ static inline struct cpuid_result cpuid(uint32_t leaf, uint32_t subleaf)
 #define CPUID_1C_ECX_BRANCH_TYPE (1u << 2)
 #define CPUID_7_EDX_HYBRID (1u << 15) /* cores of more than one type: leaf 0x1A tells each's */
 #define CPUID_7_EDX_ARCH_CAPABILITIES (1u << 29) /* IA32_ARCH_CAPABILITIES exists */
+/* Leaf 0DH (SDM Vol. 2A CPUID, "Processor Extended State Enumeration"). */
+#define CPUID_LEAF_XSTATE 0x0d
+#define CPUID_D1_EAX_XSAVES (1u << 3) /* sub-leaf 1: XSAVES, XRSTORS and IA32_XSS */
+/* Sub-leaf 1 ECX: the IA32_XSS bits that may be set; sub-leaf n EAX: component n's size. */
+#define CPUID_D_ECX_SUPERVISOR (1u << 0) /* sub-leaf n >= 2: a supervisor (IA32_XSS) component */
+#define CPUID_D_ECX_ALIGNED (1u << 1) /* sub-leaf n >= 2: 64-byte aligned in the compacted form */
 #define CPUID_LEAF_HYBRID 0x1a /* EAX[31:24]: this core's type */
 #define CPUID_HYBRID_CORE_TYPE(eax) ((eax) >> 24)
 #define CPUID_HYBRID_ATOM 0x20

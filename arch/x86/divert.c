@@ -8,6 +8,7 @@
 #include "arch/x86/divert.h"
 #include "arch/x86/exceptions.h"
 #include "arch/x86/traps.h"
+#include "arch/x86/xsave.h"
 
 #define UD2_LENGTH 2
 #define OPCODE_TWO_BYTE 0x0f
@@ -16,6 +17,10 @@
 #define OPCODE_CPUID 0xa2
 #define OPCODE_RDPMC 0x33
 #define RDPMC_LENGTH 2
+#define PREFIX_REX_W 0x48
+#define OPCODE_GROUP_9 0xc7
+#define MODRM_XSAVES_RSI 0x2e /* mod 00, reg 5 (XSAVES), rm 6 (RSI) */
+#define MODRM_XRSTORS_RSI 0x1e /* mod 00, reg 3 (XRSTORS), rm 6 (RSI) */
 
 extern const uint64_t __divert_start[], __divert_end[];
 
@@ -39,6 +44,24 @@ bool msr_diverted(uint32_t index)
 bool cpuid_diverted(uint32_t leaf)
 {
 	return model && model->owns_cpuid(leaf);
+}
+
+bool xsaves_diverted(uint64_t components)
+{
+	return model && model->owns_xstate && model->owns_xstate(components);
+}
+
+/* XSAVES64 or XRSTORS64 at a diverted site, with the accessors' operands (arch/x86/xsave.h). */
+static enum divert_outcome divert_xsaves(struct cpu_regs *regs, const uint8_t *insn)
+{
+	bool restore = insn[3] == MODRM_XRSTORS_RSI;
+
+	if (model->xsaves(regs, restore)) {
+		regs->vector = X86_EXC_GP;
+		regs->error_code = 0;
+		return DIVERT_FAULT;
+	}
+	return DIVERT_DONE;
 }
 
 bool rdpmc_diverted(void)
@@ -114,6 +137,11 @@ enum divert_outcome divert_handle_trap(struct cpu_regs *regs)
 		return divert_rdpmc(regs, RDPMC_LENGTH);
 	if (regs->vector != X86_EXC_UD || regs_from_user(regs) || !divert_site(regs->rip))
 		return DIVERT_NONE;
+	if (model->xsaves && bytes[UD2_LENGTH] == PREFIX_REX_W &&
+	    bytes[UD2_LENGTH + 1] == OPCODE_TWO_BYTE && bytes[UD2_LENGTH + 2] == OPCODE_GROUP_9 &&
+	    (bytes[UD2_LENGTH + 3] == MODRM_XSAVES_RSI ||
+	     bytes[UD2_LENGTH + 3] == MODRM_XRSTORS_RSI))
+		return divert_xsaves(regs, bytes + UD2_LENGTH);
 	opcode = bytes[UD2_LENGTH + 1];
 	if (bytes[UD2_LENGTH] == OPCODE_TWO_BYTE && opcode == OPCODE_RDPMC && model->rdpmc)
 		return divert_rdpmc(regs, DIVERTED_SITE_LENGTH);

@@ -67,10 +67,20 @@ struct cpu_model_ops {
 	 * resumes through resume(). Optional.
 	 */
 	void (*nmi)(struct cpu_regs *regs);
+	/*
+	 * XSAVES (restore false) or XRSTORS (true) of supervisor components the model plays
+	 * (owns_xstate()) at regs->rip, DIVERTED_XSAVE_SITE_LENGTH long: RSI the area, EDX:EAX the
+	 * requested-feature mask. Complete it (regs->rip past it, retired as the model counts it),
+	 * or return true to raise #GP(0); then nothing changed. Optional, with owns_xstate.
+	 */
+	bool (*owns_xstate)(uint64_t components);
+	bool (*xsaves)(struct cpu_regs *regs, bool restore);
 };
 
 /* UD2 and the two bytes of the real instruction. */
 #define DIVERTED_SITE_LENGTH 4
+/* UD2 and XSAVES64 (%rsi) or XRSTORS64 (%rsi): REX.W 0F C7 /5 or /3. */
+#define DIVERTED_XSAVE_SITE_LENGTH 6
 
 /* Install the model (once, on the boot CPU, before the other CPUs start). */
 void cpu_model_register(const struct cpu_model_ops *ops);

@@ -91,6 +91,11 @@
 #define MSR_ARCH_LBR_TO_0 0x00001600
 #define MSR_ARCH_LBR_INFO_0 0x00001200
 #define MSR_ARCH_LBR_BLOCK 0x100 /* each family's block of MSR numbers */
+
+/* IA32_XSS (SDM Vol. 1 §13.3): the supervisor state components XSAVES and XRSTORS manage. */
+#define MSR_IA32_XSS 0x00000da0
+#define XSS_ARCH_LBR_COMPONENT 15 /* state component 15: architectural LBR */
+#define XSS_ARCH_LBR (1ull << XSS_ARCH_LBR_COMPONENT)
 #define ARCH_LBR_INFO_DEFINED 0xff0000000000ffffull /* flags 63:56, cycle count 15:0 */
 
 #define MSR_IA32_PERF_CAPABILITIES 0x00000345 /* exists when CPUID.1:ECX.PDCM=1 */

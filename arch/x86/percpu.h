@@ -35,6 +35,7 @@
 struct write_counts {
 	uint64_t msr; /* WRMSR, all MSRs */
 	uint64_t dr; /* MOV to DR0-DR7 */
+	uint64_t xrstors; /* XRSTORS, of any components */
 };
 
 /* Offsets that arch/x86/syscall_entry.asm and this_cpu_index() use; checked by

@@ -8,9 +8,11 @@
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/probe.h"
+#include "arch/x86/xsave.h"
 #include "ds/ds.h"
 #include "ds/records.h"
 #include "lbr/lbr.h"
+#include "lib/string.h"
 #include "runner/test.h"
 #include "sched/sched.h"
 #include "tests/kernel/lib/ds_util.h"
@@ -233,4 +235,272 @@ TEST(emulator, rule_24_architectural_lbr_ctl_and_depth_take_only_defined_values)
 	check_eq(0, rdmsr_safe(s->from_msr + 1, &from));
 	check_eq(0, from);
 	check_eq(0, wrmsr_safe(MSR_ARCH_LBR_CTL, ctl));
+}
+
+/* A compacted XSAVE area for component 15 alone, and its parts. */
+static struct {
+	uint8_t bytes[XSAVE_ARCH_LBR_OFFSET + XSAVE_ARCH_LBR_SIZE(LBR_LEGACY_MAX_DEPTH) +
+		      XSAVE_ALIGNMENT];
+} __attribute__((aligned(XSAVE_ALIGNMENT))) area;
+
+#define AREA_FILL 0xa5 /* bytes XSAVES must not write */
+#define AREA_FILL_QUAD 0xa5a5a5a5a5a5a5a5ull
+#define XSAVE_DEPTH 16 /* a supported depth below the deepest */
+#define XSAVE_CTL (ARCH_LBR_CTL_USR | ARCH_LBR_CTL_NEAR_REL_CALL | ARCH_LBR_CTL_NEAR_RET)
+#define NON_CANONICAL 0x0000800000000000ull
+
+static struct xsave_header *area_header(void)
+{
+	return (struct xsave_header *)(area.bytes + XSAVE_LEGACY_SIZE);
+}
+
+static struct xsave_arch_lbr *area_lbr(void)
+{
+	return (struct xsave_arch_lbr *)(area.bytes + XSAVE_ARCH_LBR_OFFSET);
+}
+
+static uint64_t entry_from(unsigned int i)
+{
+	return ARCH_ENTRY_FROM + 0x10 * i;
+}
+
+static uint64_t entry_to(unsigned int i)
+{
+	return ARCH_ENTRY_FROM + 0x1000 + 0x10 * i;
+}
+
+/* Every field INFO defines, told apart per entry: cycles i + 1, mispredict on odd entries. */
+static uint64_t entry_info(unsigned int i)
+{
+	return (i + 1) | (i % 2 ? LBR_INFO_MISPREDICT : 0);
+}
+
+/* The state the tests start from: XSS bit 15, DEPTH, filters, every entry within DEPTH set. */
+static void load_known_state(unsigned int depth)
+{
+	check_eq(0, wrmsr_safe(MSR_IA32_XSS, XSS_ARCH_LBR));
+	check_eq(0, wrmsr_safe(MSR_ARCH_LBR_DEPTH, depth));
+	check_eq(0, wrmsr_safe(MSR_ARCH_LBR_CTL, XSAVE_CTL));
+	for (unsigned int i = 0; i < depth; i++) {
+		check_eq(0, wrmsr_safe(MSR_ARCH_LBR_FROM_0 + i, entry_from(i)));
+		check_eq(0, wrmsr_safe(MSR_ARCH_LBR_TO_0 + i, entry_to(i)));
+		check_eq(0, wrmsr_safe(MSR_ARCH_LBR_INFO_0 + i, entry_info(i)));
+	}
+}
+
+/* The component as RDMSR reads it, into the area's layout: the MSR loop's view. */
+static void read_by_msrs(struct xsave_arch_lbr *out, unsigned int max_depth)
+{
+	check_eq(0, rdmsr_safe(MSR_ARCH_LBR_CTL, &out->lbr_ctl));
+	check_eq(0, rdmsr_safe(MSR_ARCH_LBR_DEPTH, &out->lbr_depth));
+	out->ler_from = out->ler_to = out->ler_info = 0;
+	for (unsigned int i = 0; i < max_depth; i++) {
+		check_eq(0, rdmsr_safe(MSR_ARCH_LBR_FROM_0 + i, &out->entries[i].from));
+		check_eq(0, rdmsr_safe(MSR_ARCH_LBR_TO_0 + i, &out->entries[i].to));
+		check_eq(0, rdmsr_safe(MSR_ARCH_LBR_INFO_0 + i, &out->entries[i].info));
+	}
+}
+
+/* What lbr/ expects back: DEPTH as the deepest, LBR_CTL as found, XSS as found. */
+static void put_back(const struct lbr_support *s, uint64_t ctl, uint64_t xss)
+{
+	check_eq(0, wrmsr_safe(MSR_ARCH_LBR_DEPTH, s->depth));
+	check_eq(0, wrmsr_safe(MSR_ARCH_LBR_CTL, ctl));
+	check_eq(0, wrmsr_safe(MSR_IA32_XSS, xss));
+}
+
+/*
+ * Rule 24: leaf 0DH enumerates XSAVES and IA32_XSS bit 15 (sub-leaf 1), component 15 as a
+ * supervisor component of 40 + 24 x the deepest depth bytes, not 64-byte aligned (sub-leaf 15:
+ * Linux struct arch_lbr_state); IA32_XSS takes bit 15 only, and reads back what was written.
+ */
+TEST(emulator, rule_24_xss_and_leaf_0d_enumerate_component_15)
+{
+	const struct lbr_support *s = require_emulated_arch_lbr();
+	struct cpuid_result sub1 = cpuid(CPUID_LEAF_XSTATE, 1);
+	struct cpuid_result sub15 = cpuid(CPUID_LEAF_XSTATE, XSS_ARCH_LBR_COMPONENT);
+	uint64_t xss = ~0ull, old = 0;
+
+	check_eq(CPUID_D1_EAX_XSAVES, sub1.eax & CPUID_D1_EAX_XSAVES);
+	check_eq(XSS_ARCH_LBR, sub1.ecx);
+	check_eq(40 + 24 * s->depth, sub15.eax);
+	check_eq(0, sub15.ebx);
+	check_eq(CPUID_D_ECX_SUPERVISOR, sub15.ecx);
+	check_eq(0, rdmsr_safe(MSR_IA32_XSS, &old));
+	check_eq(GP, wrmsr_safe(MSR_IA32_XSS, XSS_ARCH_LBR >> 1));
+	check_eq(GP, wrmsr_safe(MSR_IA32_XSS, XSS_ARCH_LBR << 1));
+	check_eq(0, wrmsr_safe(MSR_IA32_XSS, XSS_ARCH_LBR));
+	check_eq(0, rdmsr_safe(MSR_IA32_XSS, &xss));
+	check_eq(XSS_ARCH_LBR, xss);
+	check_eq(0, wrmsr_safe(MSR_IA32_XSS, old));
+	check(s->xsaves, "lbr/ found no XSAVES: %s", s->xsaves_reason);
+}
+
+/* Rule 24: without architectural LBR the model's CPU has no XSAVES: IA32_XSS raises #GP. */
+TEST(emulator, rule_24_no_xsaves_without_architectural_lbr)
+{
+	uint64_t xss = 0;
+
+	if (require_emulated_lbr()->architectural)
+		test_skip("architectural LBR: this profile has XSAVES "
+			  "(emulator.rule_24_xss_and_leaf_0d_enumerate_component_15)");
+	check_eq(0, cpuid(CPUID_LEAF_XSTATE, 1).eax & CPUID_D1_EAX_XSAVES);
+	check_eq(0, cpuid(CPUID_LEAF_XSTATE, 1).ecx);
+	check_eq(GP, rdmsr_safe(MSR_IA32_XSS, &xss));
+	check_eq(GP, wrmsr_safe(MSR_IA32_XSS, XSS_ARCH_LBR));
+	check(!lbr_support()->xsaves, "lbr/ would use XSAVES");
+}
+
+/*
+ * Rule 24: XSAVES of component 15 writes exactly what the MSRs hold, at the layout Linux's
+ * struct arch_lbr_state gives (LBR_CTL, DEPTH, the LER MSRs, then DEPTH entries of FROM, TO,
+ * INFO), nothing past DEPTH entries, XSTATE_BV = bit 15 and XCOMP_BV = bit 63 | bit 15. With
+ * IA32_XSS bit 15 clear it saves nothing (RFBM is empty): both header words lose bit 15.
+ */
+TEST(emulator, rule_24_xsaves_writes_component_15_as_the_msrs_hold_it)
+{
+	const struct lbr_support *s = require_emulated_arch_lbr();
+	uint64_t ctl = 0, xss = 0;
+	struct xsave_arch_lbr *x = area_lbr();
+	unsigned int bad = 0;
+
+	check_eq(0, rdmsr_safe(MSR_ARCH_LBR_CTL, &ctl));
+	check_eq(0, rdmsr_safe(MSR_IA32_XSS, &xss));
+	load_known_state(XSAVE_DEPTH);
+	memset(area.bytes, AREA_FILL, sizeof(area.bytes));
+	check_eq(0, xsaves_safe(&area, XSS_ARCH_LBR));
+	check_eq(XSS_ARCH_LBR, area_header()->xstate_bv);
+	check_eq(XCOMP_BV_COMPACTED | XSS_ARCH_LBR, area_header()->xcomp_bv);
+	check_eq(XSAVE_CTL, x->lbr_ctl);
+	check_eq(XSAVE_DEPTH, x->lbr_depth);
+	check_eq(0, x->ler_from);
+	check_eq(0, x->ler_to);
+	check_eq(0, x->ler_info);
+	for (unsigned int i = 0; i < XSAVE_DEPTH; i++)
+		if ((x->entries[i].from != entry_from(i) || x->entries[i].to != entry_to(i) ||
+		     x->entries[i].info != entry_info(i)) &&
+		    bad++ == 0)
+			test_diag("entry %u: 0x%llx -> 0x%llx info 0x%llx", i,
+				  (unsigned long long)x->entries[i].from,
+				  (unsigned long long)x->entries[i].to,
+				  (unsigned long long)x->entries[i].info);
+	check_eq(0, bad);
+	check_eq(AREA_FILL_QUAD, x->entries[XSAVE_DEPTH].from);
+	check_eq(AREA_FILL_QUAD, *(uint64_t *)area.bytes); /* the legacy region: not in RFBM */
+
+	check_eq(0, wrmsr_safe(MSR_IA32_XSS, 0));
+	memset(area.bytes, AREA_FILL, sizeof(area.bytes));
+	check_eq(0, xsaves_safe(&area, XSS_ARCH_LBR));
+	check_eq(0, area_header()->xstate_bv);
+	check_eq(XCOMP_BV_COMPACTED, area_header()->xcomp_bv);
+	check_eq(AREA_FILL_QUAD, x->lbr_ctl);
+	put_back(s, ctl, xss);
+}
+
+/*
+ * Rule 24: XSAVES then XRSTORS give back the state the MSR loop reads: a full stack saved,
+ * the records zeroed (a DEPTH write), restored by XRSTORS, reads by RDMSR exactly as before
+ * the save, LBR_CTL and DEPTH included. An XRSTORS with XSTATE_BV[15] clear loads the initial
+ * configuration: LBR_CTL 0, DEPTH the deepest, every record 0.
+ */
+TEST(emulator, rule_24_xrstors_restores_what_the_msr_loop_reads)
+{
+	const struct lbr_support *s = require_emulated_arch_lbr();
+	static uint64_t before_quads[XSAVE_ARCH_LBR_SIZE(LBR_LEGACY_MAX_DEPTH) / 8];
+	static uint64_t after_quads[XSAVE_ARCH_LBR_SIZE(LBR_LEGACY_MAX_DEPTH) / 8];
+	struct xsave_arch_lbr *before = (struct xsave_arch_lbr *)before_quads;
+	struct xsave_arch_lbr *after = (struct xsave_arch_lbr *)after_quads;
+	uint64_t ctl = 0, xss = 0, value = ~0ull;
+	unsigned int differ = 0;
+
+	check_eq(0, rdmsr_safe(MSR_ARCH_LBR_CTL, &ctl));
+	check_eq(0, rdmsr_safe(MSR_IA32_XSS, &xss));
+	load_known_state(s->depth);
+	read_by_msrs(before, s->depth);
+	memset(area.bytes, 0, sizeof(area.bytes));
+	check_eq(0, xsaves_safe(&area, XSS_ARCH_LBR));
+	check_eq(0, wrmsr_safe(MSR_ARCH_LBR_DEPTH, s->depth));
+	check_eq(0, wrmsr_safe(MSR_ARCH_LBR_CTL, 0));
+	check_eq(0, rdmsr_safe(MSR_ARCH_LBR_FROM_0, &value));
+	check_eq(0, value);
+	check_eq(0, xrstors_safe(&area, XSS_ARCH_LBR));
+	read_by_msrs(after, s->depth);
+	check_eq(XSAVE_CTL, after->lbr_ctl);
+	check_eq(s->depth, after->lbr_depth);
+	for (unsigned int i = 0; i < s->depth; i++)
+		if (memcmp(&before->entries[i], &after->entries[i], sizeof(before->entries[i])) &&
+		    differ++ == 0)
+			test_diag("entry %u: 0x%llx -> 0x%llx before, 0x%llx -> 0x%llx after", i,
+				  (unsigned long long)before->entries[i].from,
+				  (unsigned long long)before->entries[i].to,
+				  (unsigned long long)after->entries[i].from,
+				  (unsigned long long)after->entries[i].to);
+	check_eq(0, differ);
+	check_eq(entry_from(s->depth - 1), after->entries[s->depth - 1].from);
+
+	area_header()->xstate_bv = 0;
+	check_eq(0, xrstors_safe(&area, XSS_ARCH_LBR));
+	read_by_msrs(after, s->depth);
+	check_eq(0, after->lbr_ctl);
+	check_eq(s->depth, after->lbr_depth);
+	check_eq(0, after->entries[0].from);
+	check_eq(0, after->entries[s->depth - 1].info);
+	put_back(s, ctl, xss);
+}
+
+/*
+ * Rule 24, XRSTORS's refusals (#GP, nothing loaded): a depth the CPU does not support (0, not a
+ * multiple of 8, past the deepest), LBR_CTL's undefined bits, a non-canonical FROM, INFO's
+ * undefined bits, XCOMP_BV[63] clear, XCOMP_BV with a component other than 15, XSTATE_BV with a
+ * bit outside XCOMP_BV, a reserved header word set, an area not 64-byte aligned; XSAVES to such
+ * an area too. After each, the state is the one before (entry 0's FROM, DEPTH).
+ */
+TEST(emulator, rule_24_xrstors_refuses_what_the_msrs_would)
+{
+	const struct lbr_support *s = require_emulated_arch_lbr();
+	struct xsave_arch_lbr *x = area_lbr();
+	uint64_t ctl = 0, xss = 0, value = 0;
+	static const uint64_t bad_depths[] = { 0, 12, LBR_LEGACY_MAX_DEPTH + 8 };
+
+	check_eq(0, rdmsr_safe(MSR_ARCH_LBR_CTL, &ctl));
+	check_eq(0, rdmsr_safe(MSR_IA32_XSS, &xss));
+	load_known_state(XSAVE_DEPTH);
+	check_eq(0, xsaves_safe(&area, XSS_ARCH_LBR));
+	check_eq(0, wrmsr_safe(MSR_ARCH_LBR_FROM_0, entry_from(7)));
+	for (unsigned int i = 0; i < sizeof(bad_depths) / sizeof(bad_depths[0]); i++) {
+		x->lbr_depth = bad_depths[i];
+		check_eq(GP, xrstors_safe(&area, XSS_ARCH_LBR));
+	}
+	x->lbr_depth = XSAVE_DEPTH;
+	x->lbr_ctl = XSAVE_CTL | ARCH_LBR_CTL_RESERVED_BIT;
+	check_eq(GP, xrstors_safe(&area, XSS_ARCH_LBR));
+	x->lbr_ctl = XSAVE_CTL;
+	x->entries[XSAVE_DEPTH - 1].from = NON_CANONICAL;
+	check_eq(GP, xrstors_safe(&area, XSS_ARCH_LBR));
+	x->entries[XSAVE_DEPTH - 1].from = entry_from(XSAVE_DEPTH - 1);
+	x->entries[0].info = ~ARCH_LBR_INFO_DEFINED;
+	check_eq(GP, xrstors_safe(&area, XSS_ARCH_LBR));
+	x->entries[0].info = entry_info(0);
+	area_header()->xcomp_bv = XSS_ARCH_LBR;
+	check_eq(GP, xrstors_safe(&area, XSS_ARCH_LBR));
+	area_header()->xcomp_bv = XCOMP_BV_COMPACTED | XSS_ARCH_LBR | (XSS_ARCH_LBR >> 1);
+	check_eq(GP, xrstors_safe(&area, XSS_ARCH_LBR));
+	area_header()->xcomp_bv = XCOMP_BV_COMPACTED | XSS_ARCH_LBR;
+	area_header()->xstate_bv = XSS_ARCH_LBR | 1;
+	check_eq(GP, xrstors_safe(&area, XSS_ARCH_LBR));
+	area_header()->xstate_bv = XSS_ARCH_LBR;
+	area_header()->reserved[5] = 1;
+	check_eq(GP, xrstors_safe(&area, XSS_ARCH_LBR));
+	area_header()->reserved[5] = 0;
+	check_eq(GP, xrstors_safe(area.bytes + 8, XSS_ARCH_LBR));
+	check_eq(GP, xsaves_safe(area.bytes + 8, XSS_ARCH_LBR));
+	check_eq(0, rdmsr_safe(MSR_ARCH_LBR_FROM_0, &value));
+	check_eq(entry_from(7), value);
+	check_eq(0, rdmsr_safe(MSR_ARCH_LBR_DEPTH, &value));
+	check_eq(XSAVE_DEPTH, value);
+	/* The same area, repaired, loads: the refusals were each for its one fault. */
+	check_eq(0, xrstors_safe(&area, XSS_ARCH_LBR));
+	check_eq(0, rdmsr_safe(MSR_ARCH_LBR_FROM_0, &value));
+	check_eq(entry_from(0), value);
+	put_back(s, ctl, xss);
 }

@@ -125,7 +125,8 @@ static void run_window(enum configuration configuration, bool lazy, struct windo
  * Median cycles per switch, printed as a metric with the LBR MSR writes per switch, and checked
  * against what the configuration must write: none without LBR and none for the call-stack task
  * lazily (its restore is skipped: this CPU still holds its stack); a restore of depth entries
- * and TOS at each of its switch-ins eagerly, and against a recorder, whose own switch-ins wipe.
+ * and TOS at each of its switch-ins eagerly (with XSAVES, one XRSTORS and no WRMSR), and
+ * against a recorder, whose own switch-ins wipe.
  */
 static void measure(const char *name, enum configuration configuration, bool lazy)
 {
@@ -143,8 +144,9 @@ static void measure(const char *name, enum configuration configuration, bool laz
 		  (unsigned long long)median,
 		  (unsigned long long)percentile_u64(samples, w.count, 99), w.count);
 	test_diag("metric lbr.switch_writes.%s stack_per_1000_switches=%llu "
-		  "select_per_1000_switches=%llu debugctl_per_1000_switches=%llu switches=%llu "
-		  "restores=%llu skipped=%llu wipes=%llu",
+		  "select_per_1000_switches=%llu debugctl_per_1000_switches=%llu "
+		  "xrstors_per_1000_switches=%llu switches=%llu restores=%llu skipped=%llu "
+		  "wipes=%llu",
 		  name, (unsigned long long)(w.switches ? writes * 1000 / w.switches : 0),
 		  (unsigned long long)(w.switches
 					       ? (w.after.select_writes - w.before.select_writes) *
@@ -153,6 +155,9 @@ static void measure(const char *name, enum configuration configuration, bool laz
 		  (unsigned long long)(w.switches ? (w.after.debugctl_writes -
 						     w.before.debugctl_writes) *
 							    1000 / w.switches
+						  : 0),
+		  (unsigned long long)(w.switches ? (w.after.xrstors - w.before.xrstors) * 1000 /
+							    w.switches
 						  : 0),
 		  (unsigned long long)w.switches, (unsigned long long)restores,
 		  (unsigned long long)(w.after.restores_elided - w.before.restores_elided),
@@ -183,6 +188,14 @@ TEST_OBSERVING(lbr, benchmark_switch_cost_by_configuration, 68000)
 	measure("no_lbr", NO_LBR, true);
 	measure("call_stack_lazy", CALL_STACK, true);
 	measure("call_stack_eager", CALL_STACK, false);
+	if (lbr_support()->xsaves) {
+		/* The fallback beside it: the same restores by the MSR loop, not XRSTORS. */
+		bool was = lbr_uses_xsaves();
+
+		lbr_set_xsaves(false);
+		measure("call_stack_eager_msr_loop", CALL_STACK, false);
+		lbr_set_xsaves(was);
+	}
 	measure("against_a_recorder", AGAINST_RECORDER, true);
 	budget_skip_if_few_samples("the fewest of a configuration", fewest_samples);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* lbr suite: each task's entries are its own across switches and migrations, and what they cost. */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "arch/x86/cpu.h"
@@ -387,4 +388,127 @@ TEST_OBSERVING(lbr, a_call_stack_is_restored_after_another_task_recorded, 6000)
 	      ROUNDS);
 	check_eq(lbr_expected_stack_writes(&before, &after),
 		 after.stack_writes - before.stack_writes);
+}
+
+/* One run of restores by one way: the task's last stack, and the counts on CPU 0. */
+struct restore_run {
+	struct lbr_entry last[ENTRIES];
+	unsigned int count, broken;
+	struct lbr_stats before, after;
+	uint64_t xrstors_executed; /* this_cpu()->writes.xrstors, the instructions themselves */
+};
+
+/*
+ * ROUNDS restores of a call-stack task's stack on CPU 0 (a ring-0 recorder between each two
+ * of its runs wipes the stack, so each switch-in restores), saved and restored with XSAVES and
+ * XRSTORS or with the MSR loop (lbr_set_xsaves()).
+ */
+static void restore_rounds(bool xsaves, struct restore_run *run)
+{
+	struct lbr_user_rounds *rounds;
+	volatile bool stop = false;
+	struct task *task, *recorder;
+	uint64_t executed;
+
+	lbr_set_xsaves(xsaves);
+	task = levels_task(&rounds);
+	recorder = smp_task_on(0, "lbr-recorder", record_and_yield, (void *)&stop);
+	if (sched_migrate(task, 0) != 0)
+		test_abort("sched_migrate refused");
+	task_continue(task);
+	next_round(rounds);
+	run->before = lbr_stats(0);
+	executed = this_cpu()->writes.xrstors;
+	for (int round = 0; round < ROUNDS; round++) {
+		next_round(rounds);
+		check_eq(LBR_OK, lbr_read(task->index, run->last, ENTRIES, &run->count));
+		if (!stack_is_levels(run->last, run->count) && run->broken++ == 0)
+			print_stack(xsaves ? "XRSTORS round" : "MSR loop round", run->last,
+				    run->count);
+	}
+	run->after = lbr_stats(0);
+	run->xrstors_executed = this_cpu()->writes.xrstors - executed;
+	rounds->stop = 1;
+	check_eq(0, task_join(task, NULL));
+	stop = true;
+	check_eq(0, task_join(recorder, NULL));
+}
+
+static uint64_t run_count(const struct restore_run *run, size_t offset)
+{
+	return *(const uint64_t *)((const char *)&run->after + offset) -
+	       *(const uint64_t *)((const char *)&run->before + offset);
+}
+
+#define RUN_COUNT(run, field) run_count((run), offsetof(struct lbr_stats, field))
+
+/*
+ * Architectural LBR with XSAVES (Linux intel_pmu_arch_lbr_xsaves()/_xrstors()): the same
+ * call-stack task, its stack wiped by a recorder between each two of its runs, is restored
+ * first by one XRSTORS per restore and no stack WRMSR, then by the MSR loop's 3 WRMSRs per
+ * entry (and DEPTH) and no XRSTORS; each run's stacks are its two levels, and the last stack of
+ * each is the same entries.
+ */
+TEST_OBSERVING(lbr, xsaves_and_the_msr_loop_restore_the_same_stack, 12000)
+{
+	static struct restore_run by_xsaves, by_msrs;
+	bool was = lbr_uses_xsaves();
+
+	require_call_stack();
+	if (!lbr_support()->xsaves)
+		test_skip("the MSR loop only: %s",
+			  lbr_support()->architectural ? lbr_support()->xsaves_reason
+						       : "model-specific LBR has no XSAVES state");
+	if (this_cpu_index() != 0)
+		test_abort("the runner is on CPU %u: the counts are CPU 0's", this_cpu_index());
+	by_xsaves = (struct restore_run){ 0 };
+	by_msrs = (struct restore_run){ 0 };
+	restore_rounds(true, &by_xsaves);
+	restore_rounds(false, &by_msrs);
+	lbr_set_xsaves(was);
+	test_diag("XRSTORS: %llu restores, %llu XRSTORS (%llu executed), %llu stack writes, %llu "
+		  "wipes",
+		  (unsigned long long)RUN_COUNT(&by_xsaves, restores),
+		  (unsigned long long)RUN_COUNT(&by_xsaves, xrstors),
+		  (unsigned long long)by_xsaves.xrstors_executed,
+		  (unsigned long long)RUN_COUNT(&by_xsaves, stack_writes),
+		  (unsigned long long)RUN_COUNT(&by_xsaves, wipes));
+	test_diag("MSR loop: %llu restores of %llu entries, %llu XRSTORS, %llu stack writes, "
+		  "%llu wipes",
+		  (unsigned long long)RUN_COUNT(&by_msrs, restores),
+		  (unsigned long long)RUN_COUNT(&by_msrs, restored_entries),
+		  (unsigned long long)by_msrs.xrstors_executed,
+		  (unsigned long long)RUN_COUNT(&by_msrs, stack_writes),
+		  (unsigned long long)RUN_COUNT(&by_msrs, wipes));
+	print_stack("XRSTORS last", by_xsaves.last, by_xsaves.count);
+	print_stack("MSR loop last", by_msrs.last, by_msrs.count);
+	check_eq(0, by_xsaves.broken);
+	check_eq(0, by_msrs.broken);
+	check(RUN_COUNT(&by_xsaves, restores) >= ROUNDS, "%llu restores by XRSTORS",
+	      (unsigned long long)RUN_COUNT(&by_xsaves, restores));
+	check_eq(RUN_COUNT(&by_xsaves, restores), RUN_COUNT(&by_xsaves, xrstors));
+	check_eq(RUN_COUNT(&by_xsaves, xrstors), by_xsaves.xrstors_executed);
+	check_eq(RUN_COUNT(&by_xsaves, saves), RUN_COUNT(&by_xsaves, xsaves));
+	check_eq(RUN_COUNT(&by_xsaves, wipes), RUN_COUNT(&by_xsaves, stack_writes));
+	check_eq(0, RUN_COUNT(&by_xsaves, restored_entries));
+	check(RUN_COUNT(&by_msrs, restores) >= ROUNDS, "%llu restores by the MSR loop",
+	      (unsigned long long)RUN_COUNT(&by_msrs, restores));
+	check_eq(0, RUN_COUNT(&by_msrs, xrstors));
+	check_eq(0, RUN_COUNT(&by_msrs, xsaves));
+	check_eq(0, by_msrs.xrstors_executed);
+	check_eq(lbr_expected_stack_writes(&by_msrs.before, &by_msrs.after),
+		 RUN_COUNT(&by_msrs, stack_writes));
+	check(RUN_COUNT(&by_msrs, restored_entries) >= 2 * RUN_COUNT(&by_msrs, restores),
+	      "%llu entries in %llu restores",
+	      (unsigned long long)RUN_COUNT(&by_msrs, restored_entries),
+	      (unsigned long long)RUN_COUNT(&by_msrs, restores));
+	if (stack_is_levels(by_xsaves.last, by_xsaves.count) &&
+	    stack_is_levels(by_msrs.last, by_msrs.count)) {
+		unsigned int kx = by_xsaves.count - 2, km = by_msrs.count - 2;
+
+		for (unsigned int i = 0; i < 2; i++) {
+			check_eq(by_xsaves.last[kx + i].from, by_msrs.last[km + i].from);
+			check_eq(by_xsaves.last[kx + i].to, by_msrs.last[km + i].to);
+		}
+	}
 }

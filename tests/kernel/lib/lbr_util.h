@@ -11,7 +11,7 @@
  * The stack writes the restores and wipes between two lbr_stats() must have made. Legacy LBR:
  * each restore writes every FROM, TO (and INFO) and TOS, each wipe every entry. Architectural
  * LBR: a wipe is one DEPTH write; a restore of a stack that was not full one DEPTH write, then
- * its entries' FROM, TO and INFO (intel_pmu_arch_lbr_restore()).
+ * its entries' FROM, TO and INFO (intel_pmu_arch_lbr_restore()); a restore by XRSTORS none.
  */
 static inline uint64_t lbr_expected_stack_writes(const struct lbr_stats *before,
 						 const struct lbr_stats *after)
@@ -22,7 +22,8 @@ static inline uint64_t lbr_expected_stack_writes(const struct lbr_stats *before,
 	uint64_t per_entry = s->info_msr ? 3 : 2;
 
 	if (s->architectural)
-		return wipes + restores + 3 * (after->restored_entries - before->restored_entries);
+		return wipes + (restores - (after->xrstors - before->xrstors)) +
+		       3 * (after->restored_entries - before->restored_entries);
 	return restores * (s->depth * per_entry + 1) + wipes * s->depth * per_entry;
 }
 
