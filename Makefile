@@ -90,6 +90,7 @@ OBJS := \
 	emulator/registers.o \
 	emulator/amd.o \
 	emulator/lbr.o \
+	emulator/lbr_amd.o \
 	emulator/step.o \
 	emulator/store.o \
 	dr/bpext.o \
@@ -317,6 +318,7 @@ HOST_LIB_SRCS := \
 	emulator/registers.c \
 	emulator/amd.c \
 	emulator/lbr.c \
+	emulator/lbr_amd.c \
 	lib/acpi.c \
 	lib/acpi_spcr.c \
 	lib/acpi_timer.c \
@@ -380,6 +382,7 @@ HOST_SHIM_SRCS := \
 	emulator/registers.c \
 	emulator/amd.c \
 	emulator/lbr.c \
+	emulator/lbr_amd.c \
 	lib/console.c \
 	lib/crc32.c \
 	lib/format.c \

@@ -72,6 +72,11 @@ struct emulator_profile {
 	uint32_t arch_lbr_depths;
 	bool perfctr_core; /* CPUID 0x80000001 ECX[23]: six counters at 0xC0010200 */
 	bool perfmon_v2; /* CPUID 0x80000022 EAX[0]: the global MSRs; EBX[3:0] = gp_counters */
+	/*
+	 * LbrExtV2 (docs/emulated-cpu.md rule 27; emulator/lbr_amd.c): CPUID 0x80000022 EAX[1] with
+	 * EBX[9:4] the stack's depth (0: none), and EAX[2] LbrAndPmcFreeze with it.
+	 */
+	unsigned int lbr_v2_depth;
 };
 
 /* A named profile (the list is in profile.c), or NULL. */

@@ -8,6 +8,7 @@
 
 #include "arch/x86/cpuid.h"
 #include "emulator/lbr.h"
+#include "emulator/lbr_amd.h"
 #include "emulator/profile.h"
 
 /*
@@ -29,6 +30,7 @@ struct emulator_registers {
 	 */
 	uint64_t amd_ctl[EMULATOR_MAX_GP];
 	struct emulator_lbr lbr; /* the model-specific LBR stack and its MSRs */
+	struct emulator_amd_lbr amd_lbr; /* AMD LbrExtV2 (emulator/lbr_amd.c) */
 };
 
 /*
