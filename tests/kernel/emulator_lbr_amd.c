@@ -160,32 +160,55 @@ TEST(emulator, rule_27_lbr_ext_v2_reserved_bits_raise_gp)
 }
 
 /*
+ * probe_branches() recorded under LBR_SELECT select on a stack emptied first (as Linux
+ * amd_pmu_lbr_reset() does): the stack's FROMs and TOs after.
+ */
+static void record_probe_branches(uint64_t select, unsigned int depth, uint64_t *from, uint64_t *to)
+{
+	unsigned long flags;
+
+	for (unsigned int i = 0; i < depth; i++) {
+		wrmsr(from_msr(i), 0);
+		wrmsr(to_msr(i), 0);
+	}
+	flags = local_irq_save();
+	wrmsr(MSR_AMD64_LBR_SELECT, select);
+	wrmsr(MSR_AMD_DBG_EXTN_CFG, DBG_EXTN_CFG_LBRV2EN);
+	probe_branches();
+	wrmsr(MSR_AMD_DBG_EXTN_CFG, 0);
+	local_irq_restore(flags);
+	for (unsigned int i = 0; i < depth; i++) {
+		from[i] = rdmsr(from_msr(i));
+		to[i] = rdmsr(to_msr(i));
+	}
+	wrmsr(MSR_AMD64_LBR_SELECT, 0);
+}
+
+/* The entry whose FROM is ip, or depth. */
+static unsigned int entry_from(const uint64_t *from, unsigned int depth, const char *ip)
+{
+	unsigned int k;
+
+	for (k = 0; k < depth && address_of(from[k]) != (uint64_t)ip; k++)
+		;
+	return k;
+}
+
+/*
  * Rule 27: with LBRV2EN and LBR_SELECT letting near relative jumps through, probe_branches()'s
  * two jumps are entries k and k + 1 (newest first; the WRMSR that stops recording may add its
- * own jumps before them): FROM their addresses, TO their targets with VALID set and SPEC clear.
+ * own jumps before them): FROM their addresses, TO their targets with VALID set and SPEC clear;
+ * the CALL into it and its RET are filtered out, so they are not entries k + 2 and k - 1. With
+ * ring 0 suppressed too (CPL_EQ_0) neither jump is recorded.
  */
 TEST_OBSERVING(emulator, rule_27_lbr_ext_v2_entries_are_the_branches_newest_first, 1000)
 {
 	struct lbr_v2 v = require_lbr_v2();
 	uint64_t from[LBR_V2_MAX_DEPTH] = { 0 }, to[LBR_V2_MAX_DEPTH] = { 0 };
 	unsigned int k;
-	unsigned long flags;
 
-	if (v.depth > LBR_V2_MAX_DEPTH)
-		test_abort("depth %u beyond %u", v.depth, LBR_V2_MAX_DEPTH);
-	flags = local_irq_save();
-	wrmsr(MSR_AMD64_LBR_SELECT, ONLY_NEAR_REL_JMP);
-	wrmsr(MSR_AMD_DBG_EXTN_CFG, DBG_EXTN_CFG_LBRV2EN);
-	probe_branches();
-	wrmsr(MSR_AMD_DBG_EXTN_CFG, 0);
-	local_irq_restore(flags);
-	for (unsigned int i = 0; i < v.depth; i++) {
-		from[i] = rdmsr(from_msr(i));
-		to[i] = rdmsr(to_msr(i));
-	}
-	wrmsr(MSR_AMD64_LBR_SELECT, 0);
-	for (k = 0; k + 1 < v.depth && address_of(from[k]) != (uint64_t)probe_branch_2; k++)
-		;
+	record_probe_branches(ONLY_NEAR_REL_JMP, v.depth, from, to);
+	k = entry_from(from, v.depth, probe_branch_2);
 	if (!check(k + 1 < v.depth, "probe_branch_2 (%p) not in %u entries; entry 0 FROM 0x%llx",
 		   (const void *)probe_branch_2, v.depth, (unsigned long long)from[0]))
 		return;
@@ -196,6 +219,14 @@ TEST_OBSERVING(emulator, rule_27_lbr_ext_v2_entries_are_the_branches_newest_firs
 	check_eq(AMD_LBR_TO_VALID,
 		 to[k] & (AMD_LBR_TO_VALID | AMD_LBR_TO_SPEC | AMD_LBR_TO_RESERVED));
 	check_eq(0, from[k] & AMD_LBR_FROM_MISPREDICT);
+	if (k > 0)
+		check(address_of(from[k - 1]) != (uint64_t)probe_branch_2_target,
+		      "probe_branches()'s RET recorded with near returns suppressed");
+	if (k + 2 < v.depth)
+		check(address_of(to[k + 2]) != (uint64_t)probe_branches,
+		      "the CALL of probe_branches() recorded with near calls suppressed");
+	record_probe_branches(ONLY_NEAR_REL_JMP | LBR_SELECT_CPL_EQ_0, v.depth, from, to);
+	check_eq(v.depth, entry_from(from, v.depth, probe_branch_2));
 }
 
 static volatile unsigned int freeze_pmis;
