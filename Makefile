@@ -112,6 +112,7 @@ OBJS := \
 	ds/records.o \
 	ds/state.o \
 	ds/switch.o \
+	lbr/amd.o \
 	lbr/detect.o \
 	lbr/lbr.o \
 	lbr/state.o \
@@ -364,6 +365,7 @@ HOST_SHIM_SRCS := \
 	arch/x86/debugctl.c \
 	arch/x86/tsc.c \
 	debugstate/debugstate.c \
+	lbr/amd.c \
 	lbr/detect.c \
 	lbr/lbr.c \
 	lbr/state.c \

@@ -42,6 +42,7 @@ struct lbr_cpu {
 	unsigned int loaded; /* task index + 1; 0: none (zeroed per-CPU data is valid) */
 	bool select_known;
 	uint64_t select;
+	bool lbrv2en; /* AMD: DBG_EXTN_CFG.LBRV2EN as written */
 	unsigned int last_task; /* task index + 1; 0: none */
 	uint64_t last_log_id;
 	struct lbr_stats stats;
