@@ -5,6 +5,7 @@
 
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuid.h"
+#include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
 #include "ds/buffer.h"
 #include "ds/ds.h"
@@ -222,6 +223,10 @@ TEST_OBSERVING(lbr, every_entry_is_set_after_a_branchy_loop, 1400)
 		lbr_probe();
 	check_eq(LBR_OK, lbr_read(self(), entries, ENTRIES, &count));
 	check_eq(LBR_OK, lbr_detach(self()));
+	/* Recording is off after the detach: DEBUGCTL.LBR, or AMD's DBG_EXTN_CFG.LBRV2EN. */
+	check_eq(0, rdmsr(MSR_IA32_DEBUGCTL) & DEBUGCTL_LBR);
+	if (lbr_support()->amd)
+		check_eq(0, rdmsr(MSR_AMD_DBG_EXTN_CFG) & DBG_EXTN_CFG_LBRV2EN);
 	check_eq(lbr_support()->depth, count);
 	for (unsigned int i = 0; i < count; i++)
 		check(entries[i].from && entries[i].to, "entry %u: 0x%llx -> 0x%llx", i,
