@@ -94,6 +94,7 @@ OBJS := \
 	emulator/arch_pebs_record.o \
 	emulator/arch_pebs_store.o \
 	emulator/nmi.o \
+	emulator/lbr_amd.o \
 	emulator/step.o \
 	emulator/store.o \
 	dr/bpext.o \
@@ -118,6 +119,7 @@ OBJS := \
 	ds/records.o \
 	ds/state.o \
 	ds/switch.o \
+	lbr/amd.o \
 	lbr/detect.o \
 	lbr/lbr.o \
 	lbr/state.o \
@@ -327,6 +329,7 @@ HOST_LIB_SRCS := \
 	emulator/lbr.c \
 	emulator/arch_pebs.c \
 	emulator/arch_pebs_record.c \
+	emulator/lbr_amd.c \
 	lib/acpi.c \
 	lib/acpi_spcr.c \
 	lib/acpi_timer.c \
@@ -372,6 +375,7 @@ HOST_SHIM_SRCS := \
 	arch/x86/debugctl.c \
 	arch/x86/tsc.c \
 	debugstate/debugstate.c \
+	lbr/amd.c \
 	lbr/detect.c \
 	lbr/lbr.c \
 	lbr/state.c \
@@ -394,6 +398,7 @@ HOST_SHIM_SRCS := \
 	emulator/amd.c \
 	emulator/lbr.c \
 	emulator/arch_pebs.c \
+	emulator/lbr_amd.c \
 	lib/console.c \
 	lib/crc32.c \
 	lib/format.c \

@@ -6,6 +6,7 @@
 #include "arch/x86/cpuid.h"
 #include "arch/x86/msr-index.h"
 #include "emulator/amd.h"
+#include "emulator/lbr_amd.h"
 #include "emulator/profile.h"
 #include "emulator/registers.h"
 
@@ -79,9 +80,10 @@ bool emulator_amd_owns_msr(uint32_t index)
 {
 	unsigned int i;
 
-	if (index < MSR_AMD64_PERF_CNTR_GLOBAL_STATUS) /* the lowest of them */
+	if (index < MSR_AMD64_LBR_SELECT) /* the lowest of them */
 		return false;
-	return bpext_msr(index) || in_range(index, MSR_K7_EVNTSEL0, 2 * AMD_K7_COUNTERS, &i) ||
+	return emulator_amd_lbr_owns_msr(index) || bpext_msr(index) ||
+	       in_range(index, MSR_K7_EVNTSEL0, 2 * AMD_K7_COUNTERS, &i) ||
 	       in_range(index, MSR_F15H_PERF_CTL0, AMD_CORE_COUNTERS * AMD_PERF_INTERLEAVE, &i) ||
 	       in_range(index, MSR_AMD64_PERF_CNTR_GLOBAL_STATUS, AMD_GLOBAL_MSRS, &i);
 }
@@ -182,6 +184,8 @@ bool emulator_amd_read_msr(const struct emulator_registers *r, const struct emul
 	unsigned int i = 0;
 	bool ctl = false;
 
+	if (emulator_amd_lbr_owns_msr(index))
+		return emulator_amd_lbr_read_msr(r, p, index, value);
 	switch (amd_msr_of(p, index, &ctl, &i)) {
 	case AMD_MSR_GLOBAL:
 		return read_global(r, index, value);
@@ -195,13 +199,17 @@ bool emulator_amd_read_msr(const struct emulator_registers *r, const struct emul
 }
 
 /*
- * PerfMonV2's global MSRs take bit i per existing counter; any other bit raises #GP, as KVM's
- * kvm_pmu_set_msr() does (global_ctrl_rsvd, global_status_rsvd). GLOBAL_STATUS is read-only.
+ * PerfMonV2's global MSRs take bit i per existing counter, and STATUS_CLR/SET LbrExtV2's
+ * LBRS_FROZEN (rule 27); any other bit raises #GP, as KVM's kvm_pmu_set_msr() does
+ * (global_ctrl_rsvd, global_status_rsvd). GLOBAL_STATUS is read-only.
  */
 static bool write_global(struct emulator_registers *r, const struct emulator_profile *p,
 			 uint32_t index, uint64_t value)
 {
-	if (value & ~emulator_counter_bits(p))
+	uint64_t status_bits = emulator_counter_bits(p) | emulator_amd_lbr_status_bits(p);
+
+	if (value &
+	    ~(index == MSR_AMD64_PERF_CNTR_GLOBAL_CTL ? emulator_counter_bits(p) : status_bits))
 		return true;
 	switch (index) {
 	case MSR_AMD64_PERF_CNTR_GLOBAL_CTL:
@@ -232,6 +240,8 @@ bool emulator_amd_write_msr(struct emulator_registers *r, const struct emulator_
 	unsigned int i = 0;
 	bool ctl = false;
 
+	if (emulator_amd_lbr_owns_msr(index))
+		return emulator_amd_lbr_write_msr(r, p, index, value);
 	switch (amd_msr_of(p, index, &ctl, &i)) {
 	case AMD_MSR_GLOBAL:
 		return write_global(r, p, index, value);
@@ -279,8 +289,10 @@ struct cpuid_result emulator_amd_cpuid(const struct emulator_profile *p, uint32_
 	case CPUID_LEAF_AMD_PERFMON:
 		if (!p->perfmon_v2)
 			return (struct cpuid_result){ 0 };
-		return (struct cpuid_result){ .eax = CPUID_80000022_EAX_PERFMON_V2,
-					      .ebx = p->gp_counters };
+		return (struct cpuid_result){
+			.eax = CPUID_80000022_EAX_PERFMON_V2 | emulator_amd_lbr_cpuid_eax(p),
+			.ebx = p->gp_counters | emulator_amd_lbr_cpuid_ebx(p)
+		};
 	default:
 		return real;
 	}

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "arch/x86/msr-index.h"
+#include "emulator/lbr_amd.h"
 #include "emulator/profile.h"
 #include "lib/string.h"
 
@@ -263,8 +264,8 @@ static const struct emulator_profile profiles[] = {
 	},
 	/*
 	 * Zen 4 (EPYC 9654, family 19h model 11h stepping 1): PerfCtrExtCore and PerfMonV2, CPUID
-	 * 0x80000022 EBX[3:0] = 6 core counters. Its LbrExtV2 (EAX[1]) is not modelled: the model
-	 * has no LBR stack, so the profile does not enumerate it (choice).
+	 * 0x80000022 EBX[3:0] = 6 core counters; LbrExtV2 and LbrAndPmcFreeze (EAX[2:1]) with a
+	 * 16-entry stack (EBX[9:4] = 16; Linux amd_pmu_lbr_init() prints "16-deep LBR" on Zen 4).
 	 */
 	{
 		.name = "zen4",
@@ -274,6 +275,7 @@ static const struct emulator_profile profiles[] = {
 		.amd = true,
 		.perfctr_core = true,
 		.perfmon_v2 = true,
+		.lbr_v2_depth = 16,
 	},
 };
 
@@ -410,6 +412,11 @@ static bool amd_profile_check(const struct emulator_profile *p, char *err, size_
 	    p->gp_counters != (p->perfctr_core ? AMD_CORE_COUNTERS : AMD_K7_COUNTERS))
 		return fail(err, err_size,
 			    "without PerfMonV2: 6 counters with PerfCtrExtCore, 4 without");
+	/* Linux amd_pmu_lbr_init(): LbrExtV2 is driven only with PerfMonV2. */
+	if (p->lbr_v2_depth && !p->perfmon_v2)
+		return fail(err, err_size, "LbrExtV2 needs PerfMonV2");
+	if (p->lbr_v2_depth > EMULATOR_AMD_LBR_MAX_DEPTH)
+		return fail(err, err_size, "an LbrExtV2 stack of at most 32 entries is modelled");
 	return true;
 }
 
@@ -421,6 +428,8 @@ bool emulator_profile_check(const struct emulator_profile *p, char *err, size_t 
 		return amd_profile_check(p, err, err_size);
 	if (p->perfctr_core || p->perfmon_v2)
 		return fail(err, err_size, "perfctr_core and perfmon_v2 are AMD's");
+	if (p->lbr_v2_depth)
+		return fail(err, err_size, "LbrExtV2 is AMD's");
 
 	if (p->perfmon_version > 5)
 		return fail(err, err_size, "perfmon versions 0 to 5 are modelled");
@@ -608,6 +617,8 @@ bool emulator_profile_override(struct emulator_profile *profile, const char *key
 				: 0;
 	if (copy.amd && (strcmp(key, "perfctr_core") == 0 || strcmp(key, "perfmon_v2") == 0))
 		copy.gp_counters = copy.perfctr_core ? AMD_CORE_COUNTERS : AMD_K7_COUNTERS;
+	if (!copy.perfmon_v2) /* LbrExtV2 goes with it (amd_profile_check()) */
+		copy.lbr_v2_depth = 0;
 	copy.pebs_enable_mask = emulator_profile_pebs_enable_mask(&copy);
 	if (!emulator_profile_check(&copy, reason, sizeof(reason)))
 		return fail_override(err, err_size, key, value, reason);

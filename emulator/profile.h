@@ -83,6 +83,11 @@ struct emulator_profile {
 	 */
 	bool arch_pebs, arch_pebs_stray;
 	unsigned int arch_pebs_fragments;
+	/*
+	 * LbrExtV2 (docs/emulated-cpu.md rule 27; emulator/lbr_amd.c): CPUID 0x80000022 EAX[1] with
+	 * EBX[9:4] the stack's depth (0: none), and EAX[2] LbrAndPmcFreeze with it.
+	 */
+	unsigned int lbr_v2_depth;
 };
 
 /* A named profile (the list is in profile.c), or NULL. */

@@ -106,9 +106,12 @@ static uint64_t debugctl_defined(const struct emulator_profile *p)
 {
 	uint64_t bits;
 
-	/* AMD's DebugCtl (APM Vol. 2 §13.1.1.6): LBR and BTF; PB0-3 and the rest not modelled. */
+	/*
+	 * AMD's DebugCtl (APM Vol. 2 §13.1.1.6): LBR and BTF, FREEZE_LBRS_ON_PMI with LbrExtV2's
+	 * freeze (rule 27); PB0-3 and the rest not modelled.
+	 */
 	if (p->amd)
-		return DEBUGCTL_LBR | DEBUGCTL_BTF;
+		return DEBUGCTL_LBR | DEBUGCTL_BTF | emulator_amd_lbr_debugctl_bits(p);
 	bits = DEBUGCTL_LBR | DEBUGCTL_BTF | DEBUGCTL_BTS_FEATURE | DEBUGCTL_BTS_OFF_OS |
 	       DEBUGCTL_BTS_OFF_USR;
 

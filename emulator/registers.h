@@ -8,6 +8,7 @@
 
 #include "arch/x86/cpuid.h"
 #include "emulator/lbr.h"
+#include "emulator/lbr_amd.h"
 #include "emulator/profile.h"
 
 /*
@@ -35,6 +36,7 @@ struct emulator_registers {
 	 * engine; software cannot reach it (IA32_PEBS_ENABLE raises #GP).
 	 */
 	uint64_t pebs_base, pebs_index, cfg_c[EMULATOR_MAX_GP], fixed_cfg_c[EMULATOR_MAX_FIXED];
+	struct emulator_amd_lbr amd_lbr; /* AMD LbrExtV2 (emulator/lbr_amd.c) */
 };
 
 /*

@@ -184,6 +184,13 @@ unsigned int emulator_observed(const struct emulator_cpu *cpu)
 		if (emulator_lbr_observes(r, emulator_profile(), true))
 			observed |= OBSERVE_USER;
 	}
+	/* Rule 27: AMD's LbrExtV2 stack, by LBR_SELECT's CPL bits. */
+	if (emulator_amd_lbr_may_record(&r->amd_lbr)) {
+		if (emulator_amd_lbr_observes(r, emulator_profile(), false))
+			observed |= OBSERVE_KERNEL;
+		if (emulator_amd_lbr_observes(r, emulator_profile(), true))
+			observed |= OBSERVE_USER;
+	}
 	return frozen(cpu) ? observed : observed | cpu->counting.observed;
 }
 
@@ -195,6 +202,7 @@ void emulator_pmi_request(struct emulator_cpu *cpu)
 	cpu->pmi_global_ctrl = r->global_ctrl;
 	cpu->pmi_froze = false;
 	emulator_lbr_pmi(r, emulator_profile());
+	emulator_amd_lbr_pmi(r, emulator_profile());
 	if (r->debugctl & DEBUGCTL_FREEZE_PERFMON_ON_PMI) {
 		cpu->pmi_froze = true;
 		if (emulator_profile()->perfmon_version >= 4) {
@@ -466,6 +474,7 @@ static void branch_observed(struct emulator_cpu *cpu, uint64_t from, bool from_u
 	else
 		emulator_bts_store(cpu, from, to, from_user);
 	emulator_lbr_record(&cpu->registers, emulator_profile(), from, to, to_user, kind);
+	emulator_amd_lbr_record(&cpu->registers, emulator_profile(), from, to, to_user, kind);
 }
 
 static bool read_instruction(uint64_t rip, struct decoded_instruction *out)

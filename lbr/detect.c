@@ -8,6 +8,7 @@
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/xsave.h"
+#include "lbr/amd.h"
 #include "lbr/detect.h"
 #include "lbr/lbr.h"
 #include "lib/format.h"
@@ -190,8 +191,7 @@ void lbr_detect(void)
 
 	support = (struct lbr_support){ 0 };
 	if (!intel())
-		return fail("not GenuineIntel: model-specific LBR is Intel's (AMD LbrExtV2 is not "
-			    "driven)");
+		return lbr_amd_detect(&support);
 	pdcm = cpuid(CPUID_LEAF_FEATURES, 0).ecx & CPUID_1_ECX_PDCM;
 	if (!pdcm)
 		return fail("CPUID.1:ECX.PDCM=0: no IA32_PERF_CAPABILITIES to give the LBR format");

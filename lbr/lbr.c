@@ -11,6 +11,7 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/xsave.h"
 #include "kernel/switch_hooks.h"
+#include "lbr/amd.h"
 #include "lbr/detect.h"
 #include "lbr/lbr.h"
 #include "lbr/state.h"
@@ -64,14 +65,26 @@ bool lbr_is_lazy(void)
 	return lazy;
 }
 
-/* lbr_support()->architectural, kept here: lbr_read() stops recording in as few branches as it
- * can. */
-static bool architectural;
+/* lbr_support()->architectural and ->amd, kept here: lbr_read() stops recording in as few
+ * branches as it can. */
+static bool architectural, amd;
 
 void lbr_init(void)
 {
 	lbr_detect();
 	architectural = lbr_support()->architectural;
+	amd = lbr_support()->amd;
+}
+
+/* Entry i's FROM and TO MSRs: a bank each, or AMD's interleaved pairs. */
+static uint32_t from_msr(const struct lbr_support *s, unsigned int i)
+{
+	return s->amd ? lbr_amd_from_msr(i) : s->from_msr + i;
+}
+
+static uint32_t to_msr(const struct lbr_support *s, unsigned int i)
+{
+	return s->amd ? lbr_amd_to_msr(i) : s->to_msr + i;
 }
 
 struct lbr_stats lbr_stats(unsigned int cpu)
@@ -161,16 +174,18 @@ static void stack_read(struct lbr_stack *stack)
 	uint64_t mask = s->depth - 1;
 	unsigned int i;
 
-	/* Architectural LBR has no TOS: entry 0 is the newest. */
-	stack->tos = s->architectural ? 0 : rdmsr(MSR_LBR_TOS) & mask;
+	/* Architectural LBR and AMD's have no TOS: entry 0 is the newest. */
+	bool newest_first = s->architectural || s->amd;
+
+	stack->tos = newest_first ? 0 : rdmsr(MSR_LBR_TOS) & mask;
 	for (i = 0; i < s->depth; i++) {
-		unsigned int index = s->architectural ? i : (unsigned int)((stack->tos - i) & mask);
-		uint64_t from = rdmsr(s->from_msr + index);
+		unsigned int index = newest_first ? i : (unsigned int)((stack->tos - i) & mask);
+		uint64_t from = rdmsr(from_msr(s, index));
 
 		if (!from)
 			break;
 		stack->from[i] = from;
-		stack->to[i] = rdmsr(s->to_msr + index);
+		stack->to[i] = rdmsr(to_msr(s, index));
 		stack->info[i] = s->info_msr ? rdmsr(s->info_msr + index) : 0;
 	}
 	stack->valid = i;
@@ -187,8 +202,8 @@ static void stack_wipe(struct lbr_cpu *cpu)
 	if (s->architectural)
 		stack_write(MSR_ARCH_LBR_DEPTH, s->depth);
 	for (unsigned int i = 0; !s->architectural && i < s->depth; i++) {
-		stack_write(s->from_msr + i, 0);
-		stack_write(s->to_msr + i, 0);
+		stack_write(from_msr(s, i), 0);
+		stack_write(to_msr(s, i), 0);
 		if (s->info_msr)
 			stack_write(s->info_msr + i, 0);
 	}
@@ -333,6 +348,26 @@ static void load_request(struct lbr_cpu *cpu, unsigned int loaded, uint64_t sele
 		cpu->loaded = loaded;
 		return;
 	}
+	/*
+	 * AMD LbrExtV2 (Linux amd_pmu_lbr_enable_all()): LBR_SELECT, DEBUGCTL's freeze bit with
+	 * LbrAndPmcFreeze, then DBG_EXTN_CFG.LBRV2EN, which turns recording on.
+	 */
+	if (s->amd) {
+		if (!cpu->select_known || cpu->select != select) {
+			wrmsr(MSR_AMD64_LBR_SELECT, select);
+			cpu->select = select;
+			cpu->select_known = true;
+			cpu->stats.select_writes++;
+		}
+		debugctl_set(cpu, freeze);
+		if (!cpu->lbrv2en) {
+			wrmsr(MSR_AMD_DBG_EXTN_CFG, DBG_EXTN_CFG_LBRV2EN);
+			cpu->lbrv2en = true;
+			cpu->stats.debugctl_writes++;
+		}
+		cpu->loaded = loaded;
+		return;
+	}
 	if (s->select && (!cpu->select_known || cpu->select != select)) {
 		wrmsr(MSR_LBR_SELECT, select);
 		cpu->select = select;
@@ -359,9 +394,17 @@ static void load_cpu_request(struct lbr_cpu *cpu)
 	load_request(cpu, LBR_LOADED_CPU, cpu->request_select, false);
 }
 
-/* Recording off: DEBUGCTL.LBR, or LBR_CTL.LBREN (its filters kept), and the freeze bit. */
+/*
+ * Recording off: DEBUGCTL.LBR, or LBR_CTL.LBREN (its filters kept), or AMD's
+ * DBG_EXTN_CFG.LBRV2EN (Linux __amd_pmu_lbr_disable()), and the freeze bit.
+ */
 static inline __attribute__((always_inline)) void recording_off(struct lbr_cpu *cpu)
 {
+	if (__builtin_expect(amd, 0) && cpu->lbrv2en) {
+		wrmsr(MSR_AMD_DBG_EXTN_CFG, 0);
+		cpu->lbrv2en = false;
+		cpu->stats.debugctl_writes++;
+	}
 	/* Laid out for the legacy case: no taken branch before DEBUGCTL's write (lbr_read()). */
 	if (__builtin_expect(architectural, 0) && cpu->select_known &&
 	    (cpu->select & ARCH_LBR_CTL_LBREN)) {
@@ -558,6 +601,8 @@ static struct lbr_entry decode(uint64_t from, uint64_t to, uint64_t info)
 {
 	struct lbr_entry entry = { .from = from, .to = to };
 
+	if (lbr_support()->amd)
+		return lbr_amd_decode(from, to);
 	switch (lbr_support()->format) {
 	case PERF_CAP_LBR_FORMAT_EIP_FLAGS:
 		entry.mispredicted = from & LBR_FROM_MISPREDICT;
@@ -676,7 +721,9 @@ void lbr_pmi(uint64_t status)
 		t->pmi_valid = true;
 		cpu->stats.pmis++;
 	}
-	if (s->freeze_by_status)
+	if (s->amd) /* amd_pmu_v2_handle_irq(): acknowledged in GlobalStatusClr */
+		wrmsr(MSR_AMD64_PERF_CNTR_GLOBAL_STATUS_CLR, PERF_GLOBAL_STATUS_LBRS_FROZEN);
+	else if (s->freeze_by_status)
 		wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, PERF_GLOBAL_STATUS_LBRS_FROZEN);
 	else
 		debugctl_rewrite();

@@ -67,6 +67,8 @@ struct lbr_entry {
 struct lbr_support {
 	bool present;
 	bool architectural; /* CPUID.(7,0):EDX[19] and leaf 0x1C: LBR_CTL, DEPTH, entry 0 newest */
+	/* AMD LbrExtV2 (lbr/amd.c): FROM/TO interleaved, entry 0 newest, DBG_EXTN_CFG.LBRV2EN */
+	bool amd;
 	bool deep_c_reset; /* architectural: CPUID.1CH:EAX[30], deep C-states may reset it */
 	unsigned int format; /* PERF_CAPABILITIES[5:0] */
 	unsigned int depth; /* entries, found by probing the FROM bank for #GP */

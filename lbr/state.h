@@ -56,6 +56,7 @@ struct lbr_cpu {
 	bool holds_cpu_stack;
 	bool select_known;
 	uint64_t select;
+	bool lbrv2en; /* AMD: DBG_EXTN_CFG.LBRV2EN as written */
 	unsigned int last_task; /* task index + 1; 0: none */
 	uint64_t last_log_id;
 	bool xss_set; /* IA32_XSS bit 15 written on this CPU */

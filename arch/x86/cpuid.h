@@ -119,6 +119,9 @@ static inline struct cpuid_result cpuid(uint32_t leaf, uint32_t subleaf)
 #define CPUID_80000022_EAX_LBR_EXT_V2 (1u << 1)
 #define CPUID_80000022_EAX_LBR_PMC_FREEZE (1u << 2)
 #define CPUID_80000022_EBX_CORE_COUNTERS(ebx) ((ebx)&0xfu) /* NumPerfCtrCore */
+#define CPUID_80000022_EBX_LBR_STACK_SHIFT 4
+#define CPUID_80000022_EBX_LBR_STACK(ebx) \
+	(((ebx) >> CPUID_80000022_EBX_LBR_STACK_SHIFT) & 0x3fu) /* LbrV2StackSize */
 
 /* The vendor string (12 characters and a NUL). */
 void cpuid_vendor(char vendor[13]);

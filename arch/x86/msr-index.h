@@ -216,8 +216,15 @@
 #define MSR_AMD64_PERF_CNTR_GLOBAL_STATUS_SET 0xc0000303 /* write 1 to set */
 /* LbrExtV2 (CPUID 0x80000022 EAX[1]). */
 #define MSR_AMD_SAMP_BR_FROM 0xc0010300 /* entry i FROM at + 2i, TO at + 2i + 1 */
-#define MSR_AMD64_LBR_SELECT 0xc000010e
+#define MSR_AMD64_LBR_SELECT 0xc000010e /* bits 8:0 as Intel's LBR_SELECT: a set bit suppresses */
+#define AMD_LBR_SELECT_MASK 0x1ffull
 #define MSR_AMD_DBG_EXTN_CFG 0xc000010f
+#define DBG_EXTN_CFG_LBRV2EN (1ull << 6)
+/* An entry (Linux amd/lbr.c struct branch_entry): address bits 57:0 and their sign extension. */
+#define AMD_LBR_FROM_MISPREDICT (1ull << 63) /* FROM 62:58 sign extension */
+#define AMD_LBR_TO_RESERVED (1ull << 61) /* TO 60:58 sign extension */
+#define AMD_LBR_TO_SPEC (1ull << 62)
+#define AMD_LBR_TO_VALID (1ull << 63)
 /* BPEXT (CPUID 0x80000001 ECX[26]): the address bits a DRn match ignores. */
 #define MSR_F16H_DR0_ADDR_MASK 0xc0011027
 #define MSR_F16H_DR1_ADDR_MASK 0xc0011019 /* DR1-DR3: + n - 1 */

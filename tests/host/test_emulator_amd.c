@@ -92,8 +92,8 @@ HOST_TEST(emulator_amd_cpuid_says_authentic_amd_and_its_pmu)
 	host_check_eq_u64(0x80000008, emulator_cpuid(&zen2, 0x80000000, 0, max).eax);
 	host_check_eq_u64(0x80000022, emulator_cpuid(&zen4, 0x80000000, 0, max).eax);
 	r = emulator_cpuid(&zen4, 0x80000022, 0, all);
-	host_check_eq_u64(1, r.eax); /* PerfMonV2; no LbrExtV2, no LbrAndPmcFreeze */
-	host_check_eq_u64(6, r.ebx); /* NumPerfCtrCore 6, no LBR stack, no DF counters */
+	host_check_eq_u64(7, r.eax); /* PerfMonV2, LbrExtV2, LbrAndPmcFreeze */
+	host_check_eq_u64(0x106, r.ebx); /* NumPerfCtrCore 6, LbrV2StackSize 16, no DF counters */
 	host_check(r.ecx == 0 && r.edx == 0);
 	r = emulator_cpuid(&zen4, 0x80000001, 0, (struct cpuid_result){ 0 });
 	host_check_eq_u64(BIT(23), r.ecx);
@@ -219,7 +219,7 @@ HOST_TEST(emulator_amd_perfmon_v2_counter_count_is_ebx)
 	struct emulator_registers r = fresh(&p);
 	char err[128];
 
-	host_check_eq_u64(3, emulator_cpuid(&p, 0x80000022, 0, (struct cpuid_result){ 0 }).ebx);
+	host_check_eq_u64(0x103, emulator_cpuid(&p, 0x80000022, 0, (struct cpuid_result){ 0 }).ebx);
 	expect_read(&p, &r, GLOBAL_CTL, 0x7);
 	expect_write(&p, &r, K7_CTL0 + 2, EN, EN);
 	expect_read_gp(&p, &r, K7_CTL0 + 3);

@@ -53,7 +53,7 @@ struct part {
 	uint32_t fixed_bitmap;
 	/* AMD */
 	bool perfctr_core, perfmon_v2, lbr_v2, bpext;
-	unsigned int amd_counters;
+	unsigned int amd_counters, lbr_v2_depth;
 };
 
 static struct part find_part(void)
@@ -95,6 +95,7 @@ static struct part find_part(void)
 
 		p.perfmon_v2 = v2.eax & CPUID_80000022_EAX_PERFMON_V2;
 		p.lbr_v2 = v2.eax & CPUID_80000022_EAX_LBR_EXT_V2;
+		p.lbr_v2_depth = p.lbr_v2 ? CPUID_80000022_EBX_LBR_STACK(v2.ebx) : 0;
 		p.amd_counters = p.perfmon_v2 ? CPUID_80000022_EBX_CORE_COUNTERS(v2.ebx) : 0;
 	}
 	if (p.amd && !p.perfmon_v2)
@@ -246,6 +247,19 @@ TEST(arch, every_pmu_ds_lbr_and_debug_msr_exists_as_cpuid_promises)
 	/* Without LbrExtV2 an older LBR may answer there: not judged. */
 	row("LBR_SELECT", single, MSR_AMD64_LBR_SELECT, p.lbr_v2 ? PRESENT : OPEN);
 	row("DBG_EXTN_CFG", single, MSR_AMD_DBG_EXTN_CFG, p.lbr_v2 ? PRESENT : OPEN);
+	/* LbrExtV2: its first and last entry (EBX[9:4]); past it, or AMD without it: not judged */
+	if (p.lbr_v2_depth) {
+		unsigned int last = p.lbr_v2_depth - 1;
+
+		row("LBR_FROM", 0, MSR_AMD_SAMP_BR_FROM, PRESENT);
+		row("LBR_TO", 0, MSR_AMD_SAMP_BR_FROM + 1, PRESENT);
+		row("LBR_FROM", last, MSR_AMD_SAMP_BR_FROM + 2 * last, PRESENT);
+		row("LBR_TO", last, MSR_AMD_SAMP_BR_FROM + 2 * last + 1, PRESENT);
+	}
+	if (!p.lbr_v2) {
+		row("LBR_FROM", 0, MSR_AMD_SAMP_BR_FROM, p.intel ? ABSENT : OPEN);
+		row("LBR_TO", 0, MSR_AMD_SAMP_BR_FROM + 1, p.intel ? ABSENT : OPEN);
+	}
 	row("DR0_ADDR_MASK", single, MSR_F16H_DR0_ADDR_MASK, amd_msr(&p, p.bpext));
 	for (unsigned int i = 1; i < 4; i++)
 		row("DR_ADDR_MASK", i, MSR_F16H_DR1_ADDR_MASK + i - 1, amd_msr(&p, p.bpext));

@@ -30,6 +30,8 @@ static const struct lbr_support *require_emulated_lbr(void)
 	require_emulator();
 	if (!lbr_support()->present)
 		test_skip("%s", lbr_support()->reason);
+	if (lbr_support()->amd)
+		test_skip("AMD LbrExtV2, not Intel's LBR: emulator.rule_27_* test it");
 	return lbr_support();
 }
 
@@ -133,7 +135,7 @@ TEST(emulator, rule_24_lbr_msrs_raise_gp_without_model_specific_lbr)
 	uint64_t value = 0, debugctl = ~0ull;
 
 	require_emulator();
-	if (lbr_support()->present && !lbr_support()->architectural)
+	if (lbr_support()->present && !lbr_support()->architectural && !lbr_support()->amd)
 		test_skip("the profile has a model-specific LBR stack (format %u, %u entries)",
 			  lbr_support()->format, lbr_support()->depth);
 	for (unsigned int i = 0; i < sizeof(msrs) / sizeof(msrs[0]); i++) {

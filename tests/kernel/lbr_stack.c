@@ -4,6 +4,8 @@
 #include <stdint.h>
 
 #include "arch/x86/cpu.h"
+#include "arch/x86/cpuid.h"
+#include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
 #include "ds/buffer.h"
 #include "ds/ds.h"
@@ -177,6 +179,22 @@ TEST(lbr, detection_reports_the_format_depth_and_banks)
 		check(s->depth && s->depth % 8 == 0 && s->depth <= 64, "depth %u", s->depth);
 		return;
 	}
+	if (s->amd) {
+		/* LbrExtV2 (Linux amd/lbr.c): entry 0 at MSR_AMD_SAMP_BR_FROM 0xC0010300, its TO
+		 * next; CPUID 0x80000022 EBX[9:4] the depth; no INFO, no call-stack mode; the
+		 * freeze is LbrAndPmcFreeze's, by PerfCntrGlobalStatus bit 58. */
+		struct cpuid_result leaf = cpuid(CPUID_LEAF_AMD_PERFMON, 0);
+
+		check_eq(0xc0010300, s->from_msr);
+		check_eq(0xc0010301, s->to_msr);
+		check_eq(0, s->info_msr);
+		check_eq((leaf.ebx >> 4) & 0x3f, s->depth);
+		check(s->select && !s->call_stack, "select=%u call_stack=%u", s->select,
+		      s->call_stack);
+		check_eq(!!(leaf.eax & CPUID_80000022_EAX_LBR_PMC_FREEZE), s->freeze);
+		check_eq(s->freeze, s->freeze_by_status);
+		return;
+	}
 	check(s->depth == 4 || s->depth == 8 || s->depth == 16 || s->depth == 32,
 	      "depth %u is none of Linux's 4, 8, 16, 32", s->depth);
 	check(s->from_msr == MSR_LBR_NHM_FROM || s->from_msr == MSR_LBR_CORE2_FROM,
@@ -205,6 +223,10 @@ TEST_OBSERVING(lbr, every_entry_is_set_after_a_branchy_loop, 1400)
 		lbr_probe();
 	check_eq(LBR_OK, lbr_read(self(), entries, ENTRIES, &count));
 	check_eq(LBR_OK, lbr_detach(self()));
+	/* Recording is off after the detach: DEBUGCTL.LBR, or AMD's DBG_EXTN_CFG.LBRV2EN. */
+	check_eq(0, rdmsr(MSR_IA32_DEBUGCTL) & DEBUGCTL_LBR);
+	if (lbr_support()->amd)
+		check_eq(0, rdmsr(MSR_AMD_DBG_EXTN_CFG) & DBG_EXTN_CFG_LBRV2EN);
 	check_eq(lbr_support()->depth, count);
 	for (unsigned int i = 0; i < count; i++)
 		check(entries[i].from && entries[i].to, "entry %u: 0x%llx -> 0x%llx", i,

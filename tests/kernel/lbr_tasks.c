@@ -187,6 +187,9 @@ static void print_stack(const char *what, const struct lbr_entry *entries, unsig
 static void require_call_stack(void)
 {
 	require_lbr();
+	if (lbr_support()->amd)
+		test_skip("AMD LbrExtV2 has no call-stack mode (LBR_SELECT bits 8:0 only; Linux "
+			  "lbr_select_map): no stack survives a switch");
 	if (!lbr_support()->call_stack)
 		test_skip("LBR_SELECT.EN_CALLSTACK takes no write (LBR format %u): no call-stack "
 			  "mode before Haswell",
