@@ -7,6 +7,7 @@ pytest and gives one case per kernel test, failures included, under the name PLA
 """
 
 import os
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
@@ -88,7 +89,10 @@ def test_the_kernel_starts_on_a_fresh_line_after_seabios_console_redirection(tmp
     boot = qemu.boot(argv + ["-fw_cfg", f"name=etc/sercon-port,file={tmp_path / 'sercon-port'}"],
                      60)
     assert not boot.timed_out, boot.stderr
-    assert b"Booting from ROM..\r\nKTAP version 1\r\n" in boot.raw, boot.raw[:400]
+    # SeaBIOS's serial mirror of the screen sometimes ends the line itself, a third dot before
+    # it (seen once in a make check): then the kernel's break leaves one empty line.
+    assert re.search(rb"Booting from ROM\.\.\.?(\r\n){1,2}KTAP version 1\r\n", boot.raw), \
+        boot.raw[:400]
     result = ktap.check_log(boot.raw, boot.status)
     assert (result.verdict, result.errors, result.warnings) == (ktap.PASS, [], [])
 
