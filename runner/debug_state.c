@@ -53,7 +53,8 @@ void debug_state_describe(void)
 		if (msrs[i].readable)
 			length += (size_t)format(names + length, sizeof(names) - length, " %s",
 						 msrs[i].name);
-	ktap_diag(0, "debug state checked around each test, on every CPU: %s", names);
+	ktap_diag(0, "debug state checked before the first test and after each, on every CPU: %s",
+		  names);
 }
 
 struct check_request {
