@@ -73,6 +73,29 @@ static bool glob_names_suite(const char *glob, size_t length, const char *suite)
 	       glob[suite_length] == '.';
 }
 
+/*
+ * Whether the glob's literal start (up to its first '*' or '?') begins "suite.name": most globs
+ * name a suite, so most tests are told apart in a character or two without building the name.
+ */
+static bool literal_start_matches(const char *glob, size_t length, const struct test_case *test)
+{
+	const char *part = test->suite;
+	bool in_name = false;
+
+	for (size_t i = 0; i < length && glob[i] != '*' && glob[i] != '?'; i++) {
+		if (!*part && !in_name) {
+			if (glob[i] != '.')
+				return false;
+			part = test->name;
+			in_name = true;
+			continue;
+		}
+		if (glob[i] != *part++)
+			return false;
+	}
+	return true;
+}
+
 /* glob_selects_fn for glob_list_unmatched(): one glob of tests= against __tests_start[index]. */
 static bool glob_selects_test(const char *glob, size_t length, size_t index, const void *context)
 {
@@ -80,6 +103,8 @@ static bool glob_selects_test(const char *glob, size_t length, size_t index, con
 	char name[FULL_NAME_MAX];
 
 	(void)context;
+	if (!literal_start_matches(glob, length, test))
+		return false;
 	full_name(test, name, sizeof(name));
 	return glob_match(glob, length, name) &&
 	       (!(test->flags & TEST_MANUAL) || glob_names_suite(glob, length, test->suite));
@@ -94,14 +119,22 @@ static bool test_matches(const struct test_case *test)
 {
 	const char *glob = options->tests;
 	char name[FULL_NAME_MAX];
+	bool named = false;
 
 	if (!*glob)
 		return !(test->flags & TEST_MANUAL);
-	full_name(test, name, sizeof(name));
 	while (*glob) {
 		const char *comma = strchr(glob, ',');
 		size_t length = comma ? (size_t)(comma - glob) : strlen(glob);
 
+		if (!literal_start_matches(glob, length, test)) {
+			glob += length + (comma ? 1 : 0);
+			continue;
+		}
+		if (!named) {
+			full_name(test, name, sizeof(name));
+			named = true;
+		}
 		if (glob_match(glob, length, name) &&
 		    (!(test->flags & TEST_MANUAL) || glob_names_suite(glob, length, test->suite)))
 			return true;
