@@ -289,12 +289,18 @@ static bool emulator_owns_cpuid_hook(uint32_t leaf)
 /*
  * NMIs deferred in the stepped flow (nmi.c) came before the diverted access at regs->rip: they
  * are recorded from it now, before the access can end the observation and leave them to a
- * later window.
+ * later window. With the flow no longer stepped they have no place left in it: they are
+ * dropped, not left to be recorded (and counted) in whatever window the next access opens
+ * (a counted loop's branches came out one over with no NMI in its window, make check).
  */
 static void nmis_before_access(struct emulator_cpu *cpu, struct cpu_regs *regs)
 {
-	if (!cpu->pending_valid)
+	if (!cpu->pending_valid) {
+		cpu->stats.nmis_unobserved +=
+			__atomic_exchange_n(&cpu->nmis_after, 0, __ATOMIC_RELAXED) +
+			__atomic_exchange_n(&cpu->nmis_before, 0, __ATOMIC_RELAXED);
 		return;
+	}
 	emulator_nmi_flush(cpu, &cpu->nmis_after, regs->rip, regs_from_user(regs), regs);
 	emulator_nmi_flush(cpu, &cpu->nmis_before, regs->rip, regs_from_user(regs), regs);
 }
