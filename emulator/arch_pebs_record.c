@@ -143,13 +143,9 @@ size_t arch_pebs_record_bytes(const struct arch_pebs_assist *a)
  * Store value little-endian at at, byte by byte, and return the next qword. volatile keeps the
  * compiler from turning runs of zero stores into a memset call (freestanding build).
  */
-static uint8_t *emit(uint8_t *at, uint64_t value)
+static inline uint8_t *emit(uint8_t *at, uint64_t value)
 {
-	volatile uint8_t *bytes = at;
-
-	for (unsigned int i = 0; i < QWORD_SIZE; i++)
-		bytes[i] = (uint8_t)(value >> (i * BITS_PER_BYTE));
-	return at + QWORD_SIZE;
+	return pebs_record_emit(at, value);
 }
 
 static uint8_t *emit_zeros(uint8_t *at, size_t bytes)
@@ -180,25 +176,8 @@ static uint8_t *emit_group(uint8_t *at, const struct arch_pebs_assist *a, enum g
 		/* Memory info: the model has no load-latency facility; all 0. */
 		return emit_zeros(at, ARCH_PEBS_AUX_BYTES);
 	case GROUP_GPR:
-		/* flags, ip (the next instruction), the GPRs in encoding order, ssp, reserved. */
-		at = emit(at, s->rflags);
-		at = emit(at, s->rip);
-		at = emit(at, s->rax);
-		at = emit(at, s->rcx);
-		at = emit(at, s->rdx);
-		at = emit(at, s->rbx);
-		at = emit(at, s->rsp);
-		at = emit(at, s->rbp);
-		at = emit(at, s->rsi);
-		at = emit(at, s->rdi);
-		at = emit(at, s->r8);
-		at = emit(at, s->r9);
-		at = emit(at, s->r10);
-		at = emit(at, s->r11);
-		at = emit(at, s->r12);
-		at = emit(at, s->r13);
-		at = emit(at, s->r14);
-		at = emit(at, s->r15);
+		/* The adaptive GPR group's layout, then ssp and a reserved qword. */
+		at = pebs_record_emit_gprs(at, s);
 		at = emit(at, a->ssp);
 		return emit(at, 0);
 	case GROUP_XMM:

@@ -108,7 +108,7 @@ size_t pebs_record_bytes(const struct pebs_assist *assist)
  * next qword. volatile keeps the compiler from turning runs of zero stores into a memset
  * call, which a freestanding build need not provide.
  */
-static uint8_t *emit(uint8_t *at, uint64_t value)
+uint8_t *pebs_record_emit(uint8_t *at, uint64_t value)
 {
 	volatile uint8_t *bytes = at;
 
@@ -117,11 +117,38 @@ static uint8_t *emit(uint8_t *at, uint64_t value)
 	return at + QWORD_SIZE;
 }
 
+static inline uint8_t *emit(uint8_t *at, uint64_t value)
+{
+	return pebs_record_emit(at, value);
+}
+
 static uint8_t *emit_zeros(uint8_t *at, size_t qwords)
 {
 	for (size_t i = 0; i < qwords; i++)
 		at = emit(at, 0);
 	return at;
+}
+
+uint8_t *pebs_record_emit_gprs(uint8_t *at, const struct pebs_machine_state *s)
+{
+	at = emit(at, s->rflags);
+	at = emit(at, s->rip);
+	at = emit(at, s->rax);
+	at = emit(at, s->rcx);
+	at = emit(at, s->rdx);
+	at = emit(at, s->rbx);
+	at = emit(at, s->rsp);
+	at = emit(at, s->rbp);
+	at = emit(at, s->rsi);
+	at = emit(at, s->rdi);
+	at = emit(at, s->r8);
+	at = emit(at, s->r9);
+	at = emit(at, s->r10);
+	at = emit(at, s->r11);
+	at = emit(at, s->r12);
+	at = emit(at, s->r13);
+	at = emit(at, s->r14);
+	return emit(at, s->r15);
 }
 
 /*
@@ -194,26 +221,8 @@ static uint8_t *emit_adaptive(uint8_t *at, const struct pebs_assist *assist, siz
 	 * dx, bx, sp, bp, si, di), unlike formats 0-3. ip is the off-by-one IP, the next
 	 * instruction, which Linux uses only when precise_ip < 2.
 	 */
-	if (groups & PEBS_ASSIST_CFG_GPRS) {
-		at = emit(at, s->rflags);
-		at = emit(at, s->rip);
-		at = emit(at, s->rax);
-		at = emit(at, s->rcx);
-		at = emit(at, s->rdx);
-		at = emit(at, s->rbx);
-		at = emit(at, s->rsp);
-		at = emit(at, s->rbp);
-		at = emit(at, s->rsi);
-		at = emit(at, s->rdi);
-		at = emit(at, s->r8);
-		at = emit(at, s->r9);
-		at = emit(at, s->r10);
-		at = emit(at, s->r11);
-		at = emit(at, s->r12);
-		at = emit(at, s->r13);
-		at = emit(at, s->r14);
-		at = emit(at, s->r15);
-	}
+	if (groups & PEBS_ASSIST_CFG_GPRS)
+		at = pebs_record_emit_gprs(at, s);
 	/*
 	 * XMM (pebs_xmm): XMM0-XMM15. The kernel is built with -mno-sse and never loads an XMM
 	 * register, and the model keeps no vector state, so all are 0.

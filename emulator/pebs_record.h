@@ -68,6 +68,14 @@ struct pebs_assist {
  * is expected to refuse them.
  */
 size_t pebs_record_bytes(const struct pebs_assist *assist);
+/* Store a qword little-endian at at (unaligned is fine); the next qword. */
+uint8_t *pebs_record_emit(uint8_t *at, uint64_t value);
+/*
+ * An adaptive record's GPR group, and architectural PEBS's: flags, ip (the next instruction),
+ * then RAX-R15 in instruction-encoding order (ax, cx, dx, bx, sp, bp, si, di, r8-r15), unlike
+ * formats 0-3. The next qword.
+ */
+uint8_t *pebs_record_emit_gprs(uint8_t *at, const struct pebs_machine_state *s);
 
 /*
  * Write the record at out (any alignment; room bytes writable), little-endian. Returns the bytes
