@@ -19,32 +19,7 @@
 #include "kernel/switch_hooks.h"
 #include "lib/panic.h"
 
-static DEFINE_PER_CPU(uint64_t, quiesced_global_ctrl); /* counters_pause() in ds_quiesce() */
-
-/*
- * PEBS_ENABLE changes only with the counters stopped: Linux sets it before GLOBAL_CTRL and
- * clears a counter before its PEBS bit (intel_pmu_enable_all(), intel_pmu_disable_event()), and
- * drains PEBS with GLOBAL_CTRL cleared; a PEBS counter that overflows while its bit is off is not
- * reloaded, and its records stop. GLOBAL_CTRL is cleared around the change and put back as it
- * was found, so pmu/'s view of it stays true. Returns what to put back (0: nothing ran, or no
- * GLOBAL_CTRL: perfmon version 1).
- */
-static uint64_t counters_pause(void)
-{
-	uint64_t global = 0;
-
-	if (rdmsr_safe(MSR_IA32_PERF_GLOBAL_CTRL, &global) != 0)
-		return 0;
-	if (global)
-		wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
-	return global;
-}
-
-static void counters_resume(uint64_t global)
-{
-	if (global)
-		wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, global);
-}
+static DEFINE_PER_CPU(uint64_t, quiesced_global_ctrl); /* ds_counters_pause() in ds_quiesce() */
 
 static bool context_live(const struct ds_context *context)
 {
@@ -101,7 +76,7 @@ void ds_apply(struct ds_context *context)
 	bool pebs_changes =
 		pebs_enable != now->pebs_enable ||
 		(now->pebs_enable && (area != now->ds_area || data_cfg != now->pebs_data_cfg));
-	uint64_t global = pebs_changes ? counters_pause() : 0;
+	uint64_t global = pebs_changes ? ds_counters_pause() : 0;
 
 	if (area != now->ds_area || data_cfg != now->pebs_data_cfg) {
 		if (now->debugctl)
@@ -117,7 +92,7 @@ void ds_apply(struct ds_context *context)
 		ds_write_debugctl(debugctl);
 	if (pebs_enable != now->pebs_enable)
 		ds_write_pebs_enable(pebs_enable);
-	counters_resume(global);
+	ds_counters_resume(global);
 }
 
 /*
@@ -129,7 +104,7 @@ void ds_quiesce(void)
 {
 	const struct ds_registers *now = ds_registers_held();
 
-	*this_cpu_ptr(quiesced_global_ctrl) = now->pebs_enable ? counters_pause() : 0;
+	*this_cpu_ptr(quiesced_global_ctrl) = now->pebs_enable ? ds_counters_pause() : 0;
 	if (now->debugctl)
 		ds_write_debugctl(0);
 	if (now->pebs_enable)
@@ -139,7 +114,7 @@ void ds_quiesce(void)
 void ds_resume(void)
 {
 	ds_apply(ds_context_active());
-	counters_resume(*this_cpu_ptr(quiesced_global_ctrl));
+	ds_counters_resume(*this_cpu_ptr(quiesced_global_ctrl));
 	*this_cpu_ptr(quiesced_global_ctrl) = 0;
 }
 

@@ -101,24 +101,6 @@ static void write_index(struct arch_cpu *cpu, uint64_t value)
 	cpu->writes.index++;
 }
 
-/* As ds/activate.c's counters_pause(): CFG_C changes only with the counters stopped (rule 18). */
-static uint64_t counters_pause(void)
-{
-	uint64_t global = 0;
-
-	if (rdmsr_safe(MSR_IA32_PERF_GLOBAL_CTRL, &global) != 0)
-		return 0;
-	if (global)
-		wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
-	return global;
-}
-
-static void counters_resume(uint64_t global)
-{
-	if (global)
-		wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, global);
-}
-
 static bool live(const struct arch_context *context)
 {
 	return context->phys && !context->stopping;
@@ -142,7 +124,7 @@ static void apply(struct arch_context *context)
 		changes = (enable & (1ull << bit)) && cpu->cfg_c[bit] != context->cfg_c;
 	if (!changes)
 		return;
-	global = counters_pause();
+	global = ds_counters_pause();
 	if (cpu->active && cpu->active != context) {
 		cpu->index = rdmsr(MSR_IA32_PEBS_INDEX);
 		cpu->active->index = cpu->index;
@@ -157,7 +139,7 @@ static void apply(struct arch_context *context)
 	if (context)
 		write_index(cpu, context->index);
 	cpu->active = context;
-	counters_resume(global);
+	ds_counters_resume(global);
 }
 
 static struct arch_context *context_for(unsigned int task)
@@ -379,7 +361,7 @@ static void drain_locked(struct arch_context *context, unsigned int task)
 {
 	struct arch_cpu *cpu = this_cpu_ptr(cpus);
 	bool here = cpu->active == context;
-	uint64_t global = here ? counters_pause() : 0;
+	uint64_t global = here ? ds_counters_pause() : 0;
 	uint64_t index = here ? rdmsr(MSR_IA32_PEBS_INDEX) : context->index;
 
 	if (here)
@@ -391,7 +373,7 @@ static void drain_locked(struct arch_context *context, unsigned int task)
 	context->credited = 0;
 	if (here)
 		write_index(cpu, index);
-	counters_resume(global);
+	ds_counters_resume(global);
 }
 
 struct drain_request {

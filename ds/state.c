@@ -202,3 +202,28 @@ uint64_t ds_pmi_count(void)
 {
 	return pmis;
 }
+
+/*
+ * PEBS_ENABLE changes only with the counters stopped: Linux sets it before GLOBAL_CTRL and
+ * clears a counter before its PEBS bit (intel_pmu_enable_all(), intel_pmu_disable_event()), and
+ * drains PEBS with GLOBAL_CTRL cleared; a PEBS counter that overflows while its bit is off is not
+ * reloaded, and its records stop. GLOBAL_CTRL is cleared around the change and put back as it
+ * was found, so pmu/'s view of it stays true. Returns what to put back (0: nothing ran, or no
+ * GLOBAL_CTRL: perfmon version 1).
+ */
+uint64_t ds_counters_pause(void)
+{
+	uint64_t global = 0;
+
+	if (rdmsr_safe(MSR_IA32_PERF_GLOBAL_CTRL, &global) != 0)
+		return 0;
+	if (global)
+		wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	return global;
+}
+
+void ds_counters_resume(uint64_t global)
+{
+	if (global)
+		wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, global);
+}

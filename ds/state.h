@@ -66,7 +66,7 @@ void ds_write_pebs_data_cfg(uint64_t value);
 void ds_write_pebs_enable(uint64_t value);
 
 /*
- * Whether ds/ drives PEBS through the DS area on this machine (ds_detect(): no pebs_reason):
+ * Whether ds/ drives PEBS through the DS area on the CPU ds_detect() found (no pebs_reason):
  * only then does ds_registers_rewrite() touch IA32_PEBS_ENABLE, which an architectural-PEBS
  * part, or one without PEBS, does not have.
  */
@@ -75,5 +75,12 @@ void ds_state_pebs_in_ds_area(bool usable);
 /* The records credited to a task (task < SWITCH_TASKS_MAX), and a PMI counted. */
 struct ds_credit *ds_credit_of(unsigned int task);
 void ds_pmi_counted(void);
+
+/*
+ * Stop the counters for a change to PEBS_ENABLE or a CFG_C (rule 18): GLOBAL_CTRL cleared, what
+ * it held returned (0: nothing ran, or no GLOBAL_CTRL), for ds_counters_resume() to put back.
+ */
+uint64_t ds_counters_pause(void);
+void ds_counters_resume(uint64_t global);
 
 #endif

@@ -319,8 +319,7 @@ enum emulator_lbr_kind emulator_lbr_kind(const struct decoded_instruction *insn)
 	}
 }
 
-/* The LBR_SELECT bit that suppresses a branch of this kind. */
-static uint64_t kind_suppressed_by(enum emulator_lbr_kind kind)
+uint64_t emulator_lbr_kind_suppressed_by(enum emulator_lbr_kind kind)
 {
 	static const uint64_t bits[] = {
 		[EMULATOR_LBR_JCC] = LBR_SELECT_JCC,
@@ -430,7 +429,8 @@ void emulator_lbr_record(struct emulator_registers *r, const struct emulator_pro
 		arch_record(r, p, from, to, to_user, kind);
 		return;
 	}
-	if (!emulator_lbr_recording(r, p) || (l->select & (ring | kind_suppressed_by(kind))))
+	if (!emulator_lbr_recording(r, p) ||
+	    (l->select & (ring | emulator_lbr_kind_suppressed_by(kind))))
 		return;
 	if ((l->select & LBR_SELECT_EN_CALLSTACK) && kind == EMULATOR_LBR_NEAR_RET) {
 		l->tos = (l->tos - 1) & mask;

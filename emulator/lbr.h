@@ -43,6 +43,8 @@ enum emulator_lbr_kind {
 
 /* The kind of a decoded branch instruction (DECODE_NOT_BRANCH is never asked). */
 enum emulator_lbr_kind emulator_lbr_kind(const struct decoded_instruction *insn);
+/* The LBR_SELECT bit that suppresses a branch of this kind (AMD's LBR_SELECT has the same 8:0). */
+uint64_t emulator_lbr_kind_suppressed_by(enum emulator_lbr_kind kind);
 
 /* Whether the profile plays a model-specific LBR stack (depth > 0, not architectural). */
 bool emulator_lbr_exists(const struct emulator_profile *profile);

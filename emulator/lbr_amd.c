@@ -133,22 +133,6 @@ bool emulator_amd_lbr_write_msr(struct emulator_registers *r, const struct emula
 	return false;
 }
 
-/* The LBR_SELECT bit that suppresses a branch of this kind (AMD's bits are Intel's 8:0). */
-static uint64_t kind_suppressed_by(enum emulator_lbr_kind kind)
-{
-	static const uint64_t bits[] = {
-		[EMULATOR_LBR_JCC] = LBR_SELECT_JCC,
-		[EMULATOR_LBR_NEAR_REL_CALL] = LBR_SELECT_NEAR_REL_CALL,
-		[EMULATOR_LBR_NEAR_IND_CALL] = LBR_SELECT_NEAR_IND_CALL,
-		[EMULATOR_LBR_NEAR_RET] = LBR_SELECT_NEAR_RET,
-		[EMULATOR_LBR_NEAR_IND_JMP] = LBR_SELECT_NEAR_IND_JMP,
-		[EMULATOR_LBR_NEAR_REL_JMP] = LBR_SELECT_NEAR_REL_JMP,
-		[EMULATOR_LBR_FAR] = LBR_SELECT_FAR_BRANCH,
-	};
-
-	return bits[kind];
-}
-
 /* Recording: LBRV2EN set and not frozen by a PMI (GlobalStatus bit 58 set). */
 static bool recording(const struct emulator_registers *r, const struct emulator_profile *p)
 {
@@ -174,7 +158,7 @@ void emulator_amd_lbr_record(struct emulator_registers *r, const struct emulator
 	struct emulator_amd_lbr *l = &r->amd_lbr;
 	uint64_t ring = to_user ? LBR_SELECT_CPL_NEQ_0 : LBR_SELECT_CPL_EQ_0;
 
-	if (!recording(r, p) || (l->select & (ring | kind_suppressed_by(kind))))
+	if (!recording(r, p) || (l->select & (ring | emulator_lbr_kind_suppressed_by(kind))))
 		return;
 	for (unsigned int i = p->lbr_v2_depth - 1; i > 0; i--) {
 		l->from[i] = l->from[i - 1];
