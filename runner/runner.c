@@ -452,13 +452,13 @@ static bool skip_slow_observing(const struct test_case *test, struct test_report
 	*emulated = true;
 	report_begin(report, 1);
 	report_skip("the emulated CPU takes %llu cycles a step here (%llu ring-%s steps "
-		    "of %s): ~%llu observed instructions need ~%llu ms, over 1/6 of the %llu "
+		    "of %s): ~%llu instructions need ~%llu ms, over 1/6 of the %llu "
 		    "ms limit",
 		    (unsigned long long)per_step, (unsigned long long)pace->steps,
 		    pace == &paces[1] ? "3"
 		    : user	      ? "0*4"
 				      : "0",
-		    pace->probe ? "its pace probe" : "one test", (unsigned long long)test->observed,
+		    pace->probe ? "a probe" : "one test", (unsigned long long)test->observed,
 		    (unsigned long long)need_ms, (unsigned long long)options->timeout_ms);
 	return true;
 }

@@ -201,7 +201,7 @@ def test_a_test_too_long_for_the_emulated_cpus_pace_is_skipped_with_the_numbers(
     assert skipped.status == "skip", skipped
     assert re.fullmatch(r"the emulated CPU takes \d+ cycles a step here \(\d+ "
                         r"ring-(?:0|3|0\*4) steps of one test\): "
-                        r"~40000 observed instructions need ~\d+ ms, over 1/6 of the 300 ms limit",
+                        r"~40000 instructions need ~\d+ ms, over 1/6 of the 300 ms limit",
                         skipped.skip_reason), skipped
     assert tests["instructions_retired_by_a_known_loop__emulated"].status == "pass"
     assert tests["known_branch_sequence_is_recorded_in_order__emulated"].status == "pass"
@@ -217,8 +217,8 @@ def test_the_first_paced_test_of_a_boot_is_paced_by_the_runners_probe(tmp_path):
     [test] = result.tests
     assert test.status == "skip", test
     assert re.fullmatch(r"the emulated CPU takes \d+ cycles a step here \(\d+ "
-                        r"ring-0\*4 steps of its pace probe\): "
-                        r"~40000 observed instructions need ~\d+ ms, over 1/6 of the 300 ms limit",
+                        r"ring-0\*4 steps of a probe\): "
+                        r"~40000 instructions need ~\d+ ms, over 1/6 of the 300 ms limit",
                         test.skip_reason), test
 
 
