@@ -17,6 +17,7 @@
 #include "lib/cmdline.h"
 #include "lib/format.h"
 #include "lib/ktap.h"
+#include "lib/sort.h"
 
 /* ICR fields (SDM Vol. 3 §11.6.1; x2APIC: §11.12.9). */
 #define APIC_ICR_SHORTHAND_SELF (1u << 18) /* destination shorthand 01: self */
@@ -292,28 +293,68 @@ void timer_hook_set(unsigned int slot, timer_hook hook)
 }
 
 /*
- * Counts of the timer (divided by 16) in one second, measured against the TSC. Each end reads
- * the TSC and the current count side by side, so a time the guest is stopped (a loaded host)
- * passes for both clocks alike; measured from the INITIAL write, as before, a stop between the
- * write and the first TSC read counted for the timer alone (docs/platforms.md has what that did
- * on a loaded host; arch.timer_ticks_at_its_calibrated_rate checks it by the timer's own count).
+ * The timer's calibration: CALIBRATION_SAMPLES windows of TIMER_CALIBRATION_MS, their median.
+ * Each end of a window reads the current count between two TSC reads, and takes it again, up to
+ * CALIBRATION_READS times, until those are less than 1 / CALIBRATION_READ_FRACTION of the window
+ * apart (else the narrowest): a host that stops the guest between the TSC read and the count's
+ * moves one clock and not the other (docs/platforms.md: a 4 ms stop made the period 2,408 us
+ * for 4,000). A stop inside a window passes for both clocks alike.
  */
+#define CALIBRATION_SAMPLES 3
+#define CALIBRATION_READS 8
+#define CALIBRATION_READ_FRACTION 100
+
+/* The current count, and the TSC at its read (the middle of the two around it). */
+struct timer_reading {
+	uint32_t count;
+	uint64_t tsc;
+};
+
+static struct timer_reading timer_read_bracketed(uint64_t window)
+{
+	struct timer_reading best = { 0 };
+	uint64_t best_width = UINT64_MAX;
+
+	for (unsigned int i = 0; i < CALIBRATION_READS; i++) {
+		uint64_t before = rdtsc_ordered();
+		uint32_t count = apic_read(APIC_TIMER_CURRENT);
+		uint64_t after = rdtsc_ordered();
+
+		if (after - before < best_width) {
+			best_width = after - before;
+			best = (struct timer_reading){ count, before + (after - before) / 2 };
+		}
+		if (best_width < window / CALIBRATION_READ_FRACTION)
+			break;
+	}
+	return best;
+}
+
+/* Counts of the timer (divided by 16) in one second in one window, against the TSC. */
+static uint32_t timer_counts_in_window(uint64_t window)
+{
+	struct timer_reading first, last;
+
+	apic_write(APIC_TIMER_INITIAL, UINT32_MAX);
+	first = timer_read_bracketed(window);
+	while (rdtsc_ordered() - first.tsc < window)
+		cpu_relax();
+	last = timer_read_bracketed(window);
+	apic_write(APIC_TIMER_INITIAL, 0);
+	return (uint32_t)((uint64_t)(first.count - last.count) * tsc_hz() / (last.tsc - first.tsc));
+}
+
 static uint32_t timer_counts_per_second(void)
 {
-	uint64_t start, end, wait = tsc_cycles_from_ms(TIMER_CALIBRATION_MS);
-	uint32_t first, last;
+	uint64_t window = tsc_cycles_from_ms(TIMER_CALIBRATION_MS);
+	uint64_t samples[CALIBRATION_SAMPLES];
 
 	apic_write(APIC_TIMER_DIVIDE, APIC_TIMER_DIVIDE_BY_16);
 	apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED);
-	apic_write(APIC_TIMER_INITIAL, UINT32_MAX);
-	start = rdtsc_ordered();
-	first = apic_read(APIC_TIMER_CURRENT);
-	while (rdtsc_ordered() - start < wait)
-		cpu_relax();
-	last = apic_read(APIC_TIMER_CURRENT);
-	end = rdtsc_ordered();
-	apic_write(APIC_TIMER_INITIAL, 0);
-	return (uint32_t)((uint64_t)(first - last) * tsc_hz() / (end - start));
+	for (unsigned int i = 0; i < CALIBRATION_SAMPLES; i++)
+		samples[i] = timer_counts_in_window(window);
+	sort_u64(samples, CALIBRATION_SAMPLES);
+	return (uint32_t)samples[CALIBRATION_SAMPLES / 2];
 }
 
 void timer_start(unsigned int hz)
