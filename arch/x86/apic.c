@@ -17,7 +17,6 @@
 #include "lib/cmdline.h"
 #include "lib/format.h"
 #include "lib/ktap.h"
-#include "lib/sort.h"
 
 /* ICR fields (SDM Vol. 3 §11.6.1; x2APIC: §11.12.9). */
 #define APIC_ICR_SHORTHAND_SELF (1u << 18) /* destination shorthand 01: self */
@@ -44,6 +43,7 @@ static enum apic_mode mode; /* set once by apic_init(), before any other CPU sta
 static enum apic_request request;
 static bool by_firmware; /* x2APIC mode, and firmware had enabled it */
 static bool simulate_firmware; /* selftest.firmware_x2apic */
+static bool simulate_stop; /* selftest.timer_calibration_stop */
 static volatile uint32_t *apic_registers; /* xAPIC mode only */
 static const struct pmi_hooks *pmi_hooks[PMI_HOOKS];
 static timer_hook hooks[TIMER_HOOKS];
@@ -54,6 +54,8 @@ CMDLINE_OPTION(option_apic, .name = "apic", .syntax = "xapic|x2apic", .parse = a
 	       .dest = &request);
 CMDLINE_OPTION(option_firmware_x2apic, .name = "selftest.firmware_x2apic",
 	       .parse = cmdline_parse_flag, .dest = &simulate_firmware);
+CMDLINE_OPTION(option_calibration_stop, .name = "selftest.timer_calibration_stop",
+	       .parse = cmdline_parse_flag, .dest = &simulate_stop);
 
 /*
  * x2APIC registers by RDMSR and WRMSR, apart from msr.h: an APIC access is not a debug-state
@@ -293,16 +295,17 @@ void timer_hook_set(unsigned int slot, timer_hook hook)
 }
 
 /*
- * The timer's calibration: CALIBRATION_SAMPLES windows of TIMER_CALIBRATION_MS, their median.
- * Each end of a window reads the current count between two TSC reads, and takes it again, up to
- * CALIBRATION_READS times, until those are less than 1 / CALIBRATION_READ_FRACTION of the window
- * apart (else the narrowest): a host that stops the guest between the TSC read and the count's
- * moves one clock and not the other (docs/platforms.md: a 4 ms stop made the period 2,408 us
- * for 4,000). A stop inside a window passes for both clocks alike.
+ * The timer's calibration: its counts in TIMER_CALIBRATION_MS against the TSC. Each end reads
+ * the current count between two TSC reads, and again, up to CALIBRATION_READS times, until
+ * those are less than 1 / CALIBRATION_READ_FRACTION of the window apart (else the narrowest
+ * stands): a host that stops the guest between a TSC read and the count's moves one clock and
+ * not the other (docs/platforms.md: the period came out 2,408 us for 4,000). A stop inside the
+ * window passes for both clocks alike. selftest.timer_calibration_stop plays such a stop: the
+ * first read of the first end waits CALIBRATION_STOP_MS between its TSC read and the count's.
  */
-#define CALIBRATION_SAMPLES 3
 #define CALIBRATION_READS 8
 #define CALIBRATION_READ_FRACTION 100
+#define CALIBRATION_STOP_MS 4
 
 /* The current count, and the TSC at its read (the middle of the two around it). */
 struct timer_reading {
@@ -310,16 +313,20 @@ struct timer_reading {
 	uint64_t tsc;
 };
 
-static struct timer_reading timer_read_bracketed(uint64_t window)
+static struct timer_reading timer_read_bracketed(uint64_t window, bool stop)
 {
 	struct timer_reading best = { 0 };
 	uint64_t best_width = UINT64_MAX;
 
 	for (unsigned int i = 0; i < CALIBRATION_READS; i++) {
-		uint64_t before = rdtsc_ordered();
-		uint32_t count = apic_read(APIC_TIMER_CURRENT);
-		uint64_t after = rdtsc_ordered();
+		uint64_t before = rdtsc_ordered(), after;
+		uint32_t count;
 
+		while (stop && i == 0 &&
+		       rdtsc_ordered() - before < tsc_cycles_from_ms(CALIBRATION_STOP_MS))
+			cpu_relax();
+		count = apic_read(APIC_TIMER_CURRENT);
+		after = rdtsc_ordered();
 		if (after - before < best_width) {
 			best_width = after - before;
 			best = (struct timer_reading){ count, before + (after - before) / 2 };
@@ -330,31 +337,21 @@ static struct timer_reading timer_read_bracketed(uint64_t window)
 	return best;
 }
 
-/* Counts of the timer (divided by 16) in one second in one window, against the TSC. */
-static uint32_t timer_counts_in_window(uint64_t window)
-{
-	struct timer_reading first, last;
-
-	apic_write(APIC_TIMER_INITIAL, UINT32_MAX);
-	first = timer_read_bracketed(window);
-	while (rdtsc_ordered() - first.tsc < window)
-		cpu_relax();
-	last = timer_read_bracketed(window);
-	apic_write(APIC_TIMER_INITIAL, 0);
-	return (uint32_t)((uint64_t)(first.count - last.count) * tsc_hz() / (last.tsc - first.tsc));
-}
-
+/* Counts of the timer (divided by 16) in one second. */
 static uint32_t timer_counts_per_second(void)
 {
 	uint64_t window = tsc_cycles_from_ms(TIMER_CALIBRATION_MS);
-	uint64_t samples[CALIBRATION_SAMPLES];
+	struct timer_reading first, last;
 
 	apic_write(APIC_TIMER_DIVIDE, APIC_TIMER_DIVIDE_BY_16);
 	apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED);
-	for (unsigned int i = 0; i < CALIBRATION_SAMPLES; i++)
-		samples[i] = timer_counts_in_window(window);
-	sort_u64(samples, CALIBRATION_SAMPLES);
-	return (uint32_t)samples[CALIBRATION_SAMPLES / 2];
+	apic_write(APIC_TIMER_INITIAL, UINT32_MAX);
+	first = timer_read_bracketed(window, simulate_stop);
+	while (rdtsc_ordered() - first.tsc < window)
+		cpu_relax();
+	last = timer_read_bracketed(window, false);
+	apic_write(APIC_TIMER_INITIAL, 0);
+	return (uint32_t)((uint64_t)(first.count - last.count) * tsc_hz() / (last.tsc - first.tsc));
 }
 
 void timer_start(unsigned int hz)
