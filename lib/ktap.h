@@ -3,6 +3,7 @@
 #ifndef LIB_KTAP_H
 #define LIB_KTAP_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 
 /*
@@ -28,6 +29,8 @@ void ktap_subtest(unsigned int depth, const char *name);
 void ktap_result(unsigned int depth, unsigned int number, enum ktap_result result, const char *name,
 		 const char *reason);
 void ktap_diag(unsigned int depth, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ktap_vdiag(unsigned int depth, const char *fmt, va_list args)
+	__attribute__((format(printf, 2, 0)));
 void ktap_bail_out(const char *reason);
 /* The final line: "# switchyard-end crc32=0x... lines=N" over everything before it. */
 void ktap_end(void);

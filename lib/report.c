@@ -120,10 +120,7 @@ bool report_check_text(const char *expected, const char *actual, const char *exp
 /* A diagnostic line of the current test, at its depth (top level outside a test). */
 static void vdiag(const char *fmt, va_list args)
 {
-	char message[MESSAGE_MAX];
-
-	vformat(message, sizeof(message), fmt, args);
-	ktap_diag(current ? current->depth : 0, "%s", message);
+	ktap_vdiag(current ? current->depth : 0, fmt, args);
 }
 
 void report_fail(const char *fmt, ...)
