@@ -462,7 +462,7 @@ def lane_boots(tmp_path, monkeypatch):
 
 
 def test_lanes_boot_each_platform_once_at_most_two_at_a_time(lane_boots):
-    names = ["tcg", "kvm", "tcg-smp2", "kvm-smp2", "tcg-smp4"]
+    names = ["tcg", "kvm", "tcg-smp2", "kvm-smp4", "tcg-smp4"]
     platforms = conftest.boot_in_lanes(names)
     assert sorted(name for name, _, _ in lane_boots) == sorted(names)
     assert [platforms[name].raw for name in names[:4]] == [
@@ -479,7 +479,7 @@ def test_lanes_boot_each_platform_once_at_most_two_at_a_time(lane_boots):
 def test_workers_share_their_boots_through_claims(lane_boots, tmp_path):
     """Two pytest-xdist workers (threads here), each a lane over every platform, boot each
     platform once between them and both get every platform's run."""
-    names = ["tcg", "kvm", "tcg-smp2", "kvm-smp2"]
+    names = ["tcg", "kvm", "tcg-smp2", "kvm-smp4"]
     directory = tmp_path / "run"
     directory.mkdir()
     results = {}
@@ -520,7 +520,7 @@ def test_one_lane_starts_the_longest_boot_and_the_other_the_short_ones():
     whole = ["kvm", "tcg", "tcg-lab"]
     assert [name for name in names if conftest.whole_suite(name)] == ["tcg", "kvm", "tcg-lab"]
     assert zero[:3] == whole and one[-3:] == whole
-    assert one[0] == "tcg-smp2" and one[-4] == "kvm-smp2"  # the KVM short ones from the end
+    assert one[0] == "tcg-smp2" and one[-4] == "kvm-smp4"  # the KVM short ones from the end
 
 
 def test_the_timeline_gives_each_lane_its_boots_from_the_first_start():
@@ -547,7 +547,7 @@ def test_a_claimed_boot_that_never_finishes_is_a_failure_not_a_hang(tmp_path, mo
 def test_two_boots_of_the_whole_suite_never_run_side_by_side(lane_boots):
     """tcg, kvm and tcg-lab boot every suite, timing tests and all: one at a time, while the
     other lane boots the short platforms."""
-    names = ["tcg", "kvm", "tcg-lab", "tcg-smp2", "kvm-smp2", "tcg-apic"]
+    names = ["tcg", "kvm", "tcg-lab", "tcg-smp2", "kvm-smp4", "tcg-apic"]
     platforms = conftest.boot_in_lanes(names)
     assert sorted(platforms) == sorted(names)
     assert sorted(name for name, _, _ in lane_boots) == sorted(names)
