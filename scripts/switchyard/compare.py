@@ -21,10 +21,12 @@ out, CRC mismatch); 77 the packages cannot be fetched (skip); 124 time limit. Wi
 import argparse
 import datetime
 import json
+import lzma
 import os
 import re
 import shutil
 import stat
+import struct
 import subprocess
 import sys
 import tarfile
@@ -228,8 +230,64 @@ def make_initramfs(path, busybox, benchmark):
     return path
 
 
+# The uncompressed kernel, booted through PVH: QEMU loads an ELF kernel with a PVH entry note
+# (XEN_ELFNOTE_PHYS32_ENTRY, Linux's CONFIG_PVH) at that entry, so the bzImage's decompressor
+# never runs. Under TCG it decompressed Debian's XZ image for about 10 of a boot's 20 s
+# (docs/compare.md). The same kernel runs either way.
+XZ_MAGIC = b"\xfd7zXZ\x00"
+GZIP_MAGIC = b"\x1f\x8b\x08"
+ELF_MAGIC = b"\x7fELF"
+PT_NOTE = 4
+XEN_ELFNOTE_PHYS32_ENTRY = 18
+
+
+def elf_has_pvh_entry(image):
+    """Whether the ELF64 image has a "Xen" note XEN_ELFNOTE_PHYS32_ENTRY in a PT_NOTE segment."""
+    if image[:4] != ELF_MAGIC or image[4] != 2:  # ELFCLASS64
+        return False
+    phoff, = struct.unpack_from("<Q", image, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", image, 0x36)
+    for i in range(phnum):
+        kind, _, offset, _, _, size = struct.unpack_from("<IIQQQQ", image, phoff + i * phentsize)
+        at, end = offset, offset + size
+        while kind == PT_NOTE and at + 12 <= end:
+            namesz, descsz, note = struct.unpack_from("<III", image, at)
+            name = image[at + 12:at + 12 + namesz].rstrip(b"\0")
+            if name == b"Xen" and note == XEN_ELFNOTE_PHYS32_ENTRY:
+                return True
+            at += 12 + (namesz + 3) // 4 * 4 + (descsz + 3) // 4 * 4
+    return False
+
+
+def extract_vmlinux(vmlinuz, into):
+    """The ELF kernel inside the bzImage vmlinuz, as into/vmlinux-RELEASE (once), or None with
+    the reason when it has none that QEMU can boot through PVH."""
+    target = into / vmlinuz.name.replace("vmlinuz-", "vmlinux-", 1)
+    if target.is_file():
+        return target, ""
+    data = vmlinuz.read_bytes()
+    for magic, decompressor in ((XZ_MAGIC, lambda: lzma.LZMADecompressor(lzma.FORMAT_XZ)),
+                                (GZIP_MAGIC, lambda: zlib.decompressobj(16 + zlib.MAX_WBITS))):
+        start = data.find(magic)
+        while start >= 0:
+            try:
+                image = decompressor().decompress(data[start:])
+            except (lzma.LZMAError, zlib.error):
+                image = b""
+            if image[:4] == ELF_MAGIC:
+                if not elf_has_pvh_entry(image):
+                    return None, "its ELF kernel has no PVH entry (CONFIG_PVH)"
+                partial = target.with_suffix(".partial")
+                partial.write_bytes(image)
+                partial.replace(target)
+                return target, ""
+            start = data.find(magic, start + 1)
+    return None, "no XZ or gzip stream in it holds an ELF kernel"
+
+
 def prepare(work):
-    """Everything Linux's boot needs: {"vmlinuz", "initramfs", "package", ...}."""
+    """Everything Linux's boot needs: {"vmlinuz", "image", "initramfs", "package", ...}: image
+    is what boots, the uncompressed kernel where it has a PVH entry, else vmlinuz."""
     kernel_deb, busybox_deb = fetch(work)
     linux = unpack(kernel_deb, work / "linux", members=("./boot/",))
     images = sorted((linux / "boot").glob("vmlinuz-*"))
@@ -238,7 +296,10 @@ def prepare(work):
     busybox = unpack(busybox_deb, work / "busybox") / "bin" / "busybox"
     benchmark = build_benchmark(work)
     initramfs = make_initramfs(work / "initramfs.cpio", busybox, benchmark)
-    return {"vmlinuz": images[-1], "initramfs": initramfs,
+    image, why = extract_vmlinux(images[-1], linux / "boot")
+    if image is None:
+        say(f"{images[-1].name}: booting the bzImage itself: {why}")
+    return {"vmlinuz": images[-1], "image": image or images[-1], "initramfs": initramfs,
             "package": deb_field(kernel_deb, "Package"),
             "package_version": deb_field(kernel_deb, "Version"),
             "busybox_version": deb_field(busybox_deb, "Version")}
@@ -388,14 +449,14 @@ def linux_cmdline(args):
 def linux_command(args, accel, prepared):
     return [args.qemu, "-M", args.machine, "-m", MEMORY, "-display", "none",
             "-nodefaults", "-no-reboot", "-serial", "stdio", "-accel", accel,
-            "-cpu", qemu.CPU[accel], "-smp", str(CPUS), "-kernel", str(prepared["vmlinuz"]),
+            "-cpu", qemu.CPU[accel], "-smp", str(CPUS), "-kernel", str(prepared["image"]),
             "-initrd", str(prepared["initramfs"]),
             "-append", linux_cmdline(args)]
 
 
 def boot_linux(args, accel, prepared):
     argv = linux_command(args, accel, prepared)
-    say(f"{accel}: booting Linux {prepared['vmlinuz'].name} ({prepared['package_version']}), "
+    say(f"{accel}: booting Linux {prepared['image'].name} ({prepared['package_version']}), "
         f"{args.samples} samples or {args.budget_ms} ms per configuration")
     boot = qemu.boot(argv, args.timeout)
     log = args.out / f"compare-linux-{accel}.log"
@@ -512,6 +573,7 @@ def document(args, prepared, runs, skipped, linux, switchyard, load, generated=N
                       "package": prepared["package"],
                       "package_version": prepared["package_version"],
                       "busybox": prepared["busybox_version"],
+                      "image": prepared["image"].name,
                       "cmdline": linux_cmdline(args),
                       "vulnerabilities": linux["vulnerabilities"],
                       "samples": args.samples, "budget_ms": args.budget_ms},

@@ -8,7 +8,9 @@ breakpoints are never installed fails the fire check.
 """
 
 import json
+import lzma
 import stat
+import struct
 import subprocess
 import sys
 import zlib
@@ -188,6 +190,38 @@ def test_packages_that_cannot_be_fetched_exit_77(tmp_path):
     assert "cannot fetch the packages" in proc.stderr
 
 
+def elf_with_notes(*notes):
+    """A minimal ELF64 image: its header, one PT_NOTE program header, the notes (name, type)."""
+    body = b"".join(struct.pack("<III", len(name) + 1, 4, kind) + name + b"\0"
+                    + b"\0" * (-(len(name) + 1) % 4) + b"\0" * 4 for name, kind in notes)
+    header = bytearray(64)
+    header[:5] = b"\x7fELF\x02"
+    struct.pack_into("<Q", header, 0x20, 64)  # e_phoff
+    struct.pack_into("<HH", header, 0x36, 56, 1)  # e_phentsize, e_phnum
+    program = struct.pack("<IIQQQQQQ", compare.PT_NOTE, 0, 64 + 56, 0, 0, len(body), len(body), 4)
+    return bytes(header) + program + body
+
+
+@pytest.mark.parametrize("inside, expected", [
+    (None, "no XZ or gzip stream in it holds an ELF kernel"),
+    (b"not an ELF at all", "no XZ or gzip stream in it holds an ELF kernel"),
+    (elf_with_notes((b"Xen", 5), (b"Linux", 18)), "its ELF kernel has no PVH entry (CONFIG_PVH)"),
+    (elf_with_notes((b"Xen", 5), (b"Xen", compare.XEN_ELFNOTE_PHYS32_ENTRY)), ""),
+])
+def test_the_uncompressed_kernel_boots_only_with_a_pvh_entry(tmp_path, inside, expected):
+    """A bzImage's XZ stream holding an ELF kernel with the PVH note gives vmlinux-RELEASE;
+    anything else falls back to the bzImage with the reason."""
+    stream = lzma.compress(inside, format=lzma.FORMAT_XZ) if inside is not None else b""
+    vmlinuz = tmp_path / "vmlinuz-6.1.0-1-amd64"
+    vmlinuz.write_bytes(b"MZ setup code" + b"\0" * 100 + stream + b"\0" * 16)
+    image, why = compare.extract_vmlinux(vmlinuz, tmp_path)
+    assert why == expected
+    if expected:
+        assert image is None and not (tmp_path / "vmlinux-6.1.0-1-amd64").exists()
+    else:
+        assert image == tmp_path / "vmlinux-6.1.0-1-amd64" and image.read_bytes() == inside
+
+
 # Debian's Linux and switchyard under QEMU TCG, with small loops.
 
 SMALL = ["--accel", "tcg", "--samples", "600", "--budget-ms", "600", "--passes", "2",
@@ -216,6 +250,8 @@ def test_compare_writes_both_kernels_configurations(tmp_path):
     linux = document["kernels"]["linux"]
     assert linux["release"].endswith("-amd64") and linux["package"].startswith("linux-image-")
     assert linux["package_version"] and linux["busybox"] and "Debian" in linux["version"]
+    # The uncompressed kernel boots through PVH: Debian's has CONFIG_PVH.
+    assert linux["image"] == f"vmlinux-{linux['release']}", linux["image"]
     assert document["kernels"]["switchyard"]["version"].startswith("switchyard ")
     [run] = document["runs"]
     assert (run["accel"], run["cpu"]) == ("tcg", "max")
