@@ -1,13 +1,15 @@
 """Boot switchyard's benchmarks (tests=*.benchmark_*) once per accelerator, record the metrics.
 
   scripts/bench [--accel tcg --accel kvm] [--tests GLOB] [--timeout 300] [--out build/bench]
+                [--budget soak|quick]
 
 Writes OUT/results.json (every "# metric" line of every run, numbers parsed), OUT/switch-cost.png
 and OUT/switch-cost.svg (median and p99 of every *switch_cycles* metric per accelerator, log
 scale), and the raw serial logs OUT/ACCEL.log. The default is tcg, plus kvm when /dev/kvm is
 usable (else skipped with the reason). The benchmarks take their full sample counts
 (budget=soak): the default run's budget=quick takes fewer (1,000 switches, not 10,000), too
-few for a p99 that shows what a timer tick does to a switch.
+few for a p99 that shows what a timer tick does to a switch; --budget quick takes those, to
+check the tool itself quickly.
 
 Exit status: 0 every run passed; 1 a benchmark's own check failed (results are still written,
 with "verdict": "FAIL"); 2 bad arguments; 3 the kernel rejected its command line; 4 crash
@@ -33,7 +35,7 @@ from switchyard import qmp
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = ROOT / "build" / "bench"
 BENCHMARKS = "*.benchmark_*"
-BUDGET = "budget=soak"  # the benchmarks' full sample counts
+BUDGETS = ("soak", "quick")  # soak: the benchmarks' full sample counts (the default)
 CPUS = 2  # smp.benchmark_* needs a second CPU; the others run on CPU 0 with CPU 1 idle
 OUTPUTS = ("results.json", "switch-cost.png", "switch-cost.svg")
 SWITCH_CYCLES = "switch_cycles"
@@ -321,6 +323,9 @@ def parse_args(argv):
                           "seconds per boot before QEMU is killed (default: %(default)g)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
                         help="output directory (default: build/bench)")
+    parser.add_argument("--budget", choices=BUDGETS, default=BUDGETS[0],
+                        help="the kernel's budget=: soak, the full sample counts, or quick, "
+                        "make check's (default: %(default)s)")
     arguments.add_kernel(parser)
     arguments.add_qemu(parser)
     args = parser.parse_args(argv)
@@ -336,7 +341,7 @@ def bench_one(args, accel):
         say(f"kvm: skipped: KVM unusable: {qemu.kvm_unusable_reason()}")
         return None
     cpu = qemu.CPU[accel]
-    cmdline = f"{BUDGET} tests={args.tests}" + (" host.sync" if accel == "kvm" else "")
+    cmdline = f"budget={args.budget} tests={args.tests}" + (" host.sync" if accel == "kvm" else "")
     argv = qemu.qemu_command(args.kernel, accel, machine=args.machine, cmdline=cmdline,
                              smp=CPUS, qemu=args.qemu)
     host = None
@@ -369,6 +374,7 @@ def bench_one(args, accel):
                         error.status) from None
     record = run_record(accel, cpu, args.machine, boot.seconds, result)
     record["cpus"] = CPUS
+    record["budget"] = args.budget
     if host:
         for error in host.errors:
             say(f"{accel}: host counters: {error}")
