@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* ds suite: PEBS records of a counted loop, drained at the threshold and at detach. */
 #include "arch/x86/msr.h"
+#include "lib/format.h"
+#include "lib/string.h"
 #include "tests/kernel/lib/ds_util.h"
 #include "tests/kernel/lib/emulator_util.h"
 #include "tests/kernel/lib/nmi_margin.h"
@@ -142,6 +144,40 @@ TEST(ds, pebs_reset_values_sit_in_the_format_dependent_slot)
 	check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS));
 	task_continue(task);
 	check_eq(0, task_join(task, NULL));
+}
+
+/*
+ * ds_pebs_check() on a DS-area part: a configuration the attach takes passes with no reason; a
+ * PEBS_ENABLE bit the CPU lacks, and precise distribution (which only leaf 23H enumerates), are
+ * refused with the rule and the value that decide it, as the attach refuses them.
+ */
+TEST(ds, pebs_check_names_the_rule_a_refused_configuration_breaks)
+{
+	struct ds_target target = self_target();
+	struct ds_pebs_config config;
+	char reason[160], expected[160];
+	uint64_t lacking;
+
+	if (ds_support()->pebs_reason[0])
+		test_skip("%s", ds_support()->pebs_reason);
+	config = pebs_config(RECORDS, THRESHOLD, PERIOD);
+	check_eq(DS_OK, ds_pebs_check(&config, reason, sizeof(reason)));
+	check_eq(0, strlen(reason));
+	config.pdist = 1;
+	check_eq(DS_ERROR_CONFIG, ds_pebs_check(&config, reason, sizeof(reason)));
+	check(strcmp(reason, "pdist 0x1: only CPUID leaf 23H (architectural PEBS) enumerates "
+			     "precise distribution") == 0,
+	      "reason '%s'", reason);
+	check_eq(DS_ERROR_CONFIG, ds_attach_pebs(&target, &config));
+	config = pebs_config(RECORDS, THRESHOLD, PERIOD);
+	lacking = ~ds_support()->pebs_enable_valid & -~ds_support()->pebs_enable_valid;
+	config.enable = lacking;
+	format(expected, sizeof(expected), "enable 0x%llx: PEBS_ENABLE takes 0x%llx here",
+	       (unsigned long long)lacking, (unsigned long long)ds_support()->pebs_enable_valid);
+	check_eq(DS_ERROR_CONFIG, ds_pebs_check(&config, reason, sizeof(reason)));
+	check(strcmp(reason, expected) == 0, "reason '%s', expected '%s'", reason, expected);
+	check_eq(DS_ERROR_CONFIG, ds_attach_pebs(&target, &config));
+	check_eq(DS_ERROR_NOT_ATTACHED, ds_detach(&target, DS_USER_PEBS));
 }
 
 /*
