@@ -670,6 +670,7 @@ TEST_OBSERVING(ds, arch_pebs_attach_and_detach_reach_the_cpu_the_task_runs_on, 2
  */
 struct alternating {
 	bool pebs;
+	unsigned int bit; /* the counter, GP i at bit i, fixed i at 32 + i */
 	volatile bool *pebs_ready; /* the PEBS task attached and added its event */
 	struct ds_credit credit;
 	uint64_t overflows;
@@ -687,12 +688,13 @@ static void loop_and_yield(void *arg)
 					       : pebs_config(24, 20, PERIOD);
 	struct loop_span loop;
 
+	config.enable = 1ull << a->bit;
 	event.pebs = a->pebs;
 	ds_credit_reset(target.index);
 	while (!a->pebs && !*a->pebs_ready)
 		sched_yield();
 	if ((a->pebs && ds_attach_pebs(&target, &config) != DS_OK) ||
-	    pmu_add_sampling_event(target.index, &event, PERIOD) != 0) {
+	    pmu_add_sampling_event_on(target.index, a->bit, &event, PERIOD) != 0) {
 		a->failed = true;
 		*a->pebs_ready = true;
 		return;
@@ -709,17 +711,15 @@ static void loop_and_yield(void *arg)
 	a->credit = ds_credit(target.index);
 }
 
-TEST_OBSERVING(ds, pebs_and_plain_sampling_tasks_alternate_on_one_counter_breaking_no_rule, 30000)
+static void alternate_on(unsigned int bit, const char *name)
 {
 	volatile bool pebs_ready = false;
-	struct alternating pebs = { .pebs = true, .pebs_ready = &pebs_ready },
-			   plain = { .pebs = false, .pebs_ready = &pebs_ready };
+	struct alternating pebs = { .pebs = true, .bit = bit, .pebs_ready = &pebs_ready },
+			   plain = { .pebs = false, .bit = bit, .pebs_ready = &pebs_ready };
 	struct ds_arch_pebs_writes before, after;
 	struct task *tp, *ts;
 	uint64_t switches;
 
-	if (ds_support()->pebs_reason[0])
-		require_arch_pebs();
 	tp = task_create("pebs", loop_and_yield, &pebs, TASK_START_STOPPED);
 	ts = task_create("sampler", loop_and_yield, &plain, TASK_START_STOPPED);
 	if (!tp || !ts || sched_migrate(tp, this_cpu_index()) != 0 ||
@@ -734,9 +734,9 @@ TEST_OBSERVING(ds, pebs_and_plain_sampling_tasks_alternate_on_one_counter_breaki
 	after = ds_arch_pebs_writes();
 	switches = sched_stats_cpu(this_cpu_index()).switches - switches;
 	check(!pebs.failed && !plain.failed, "an attach, an event or a detach failed");
-	test_diag("metric ds.arch_pebs_alternating_writes cfg_c=%llu base=%llu index=%llu "
+	test_diag("metric ds.arch_pebs_alternating_writes.%s cfg_c=%llu base=%llu index=%llu "
 		  "switches=%llu",
-		  (unsigned long long)(after.cfg_c - before.cfg_c),
+		  name, (unsigned long long)(after.cfg_c - before.cfg_c),
 		  (unsigned long long)(after.base - before.base),
 		  (unsigned long long)(after.index - before.index), (unsigned long long)switches);
 	test_diag("PEBS task: %llu records, %llu overflows; sampler: %llu records, %llu overflows",
@@ -748,4 +748,27 @@ TEST_OBSERVING(ds, pebs_and_plain_sampling_tasks_alternate_on_one_counter_breaki
 	check(plain.overflows >= 2 * CHUNKS - 1, "%llu PMIs in %u periods",
 	      (unsigned long long)plain.overflows, 2 * CHUNKS);
 	check_eq(0, plain.credit.pebs_records);
+}
+
+TEST_OBSERVING(ds, pebs_and_plain_sampling_tasks_alternate_on_one_counter_breaking_no_rule, 30000)
+{
+	if (ds_support()->pebs_reason[0])
+		require_arch_pebs();
+	alternate_on(0, "gp0");
+}
+
+/*
+ * The same on fixed counter 0 (instructions), where architectural PEBS has it: the sampler's
+ * field in FIXED_CTR_CTRL has the PMI bit (Linux intel_pmu_enable_fixed(): 0x8 unless PEBS),
+ * which pmu/'s switch-out takes off before ds/ sets that counter's CFG_C.EN; left on, rule 15
+ * breaks at the CFG_C write. The sampler's PMIs reload the fixed counter.
+ */
+TEST_OBSERVING(ds, arch_pebs_and_plain_sampling_tasks_alternate_on_fixed_counter_0, 30000)
+{
+	require_arch_pebs();
+	if (!(ds_support()->arch_pebs.pebs & (1ull << 32)))
+		test_skip("CPUID.23H.5:ECX bit 0 clear: fixed counter 0 cannot PEBS");
+	if (pmu_info()->fixed_counters == 0)
+		test_skip("CPUID.0AH:EDX[4:0]=0: no fixed counter");
+	alternate_on(32, "fixed0");
 }
