@@ -114,7 +114,9 @@ struct ds_credit {
 	 */
 	uint64_t last_pebs_groups;
 	unsigned int last_pebs_fragments;
-	uint64_t last_pebs_counters; /* architectural PEBS: the last record's applicable counters */
+	/* The last record's applicable counters (formats 1-3: its status; adaptive and
+	 * architectural: its applicable-counters field); 0 in format 0, which has none. */
+	uint64_t last_pebs_counters;
 	/*
 	 * Architectural PEBS: drains that found IA32_PEBS_INDEX.FULL set. The CPU sets it when a
 	 * record did not fit below the buffer's end, and loses that record and every later one
