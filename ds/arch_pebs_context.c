@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "arch/x86/arch-pebs.h"
+#include "arch/x86/cpuid.h"
 #include "arch/x86/msr-index.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
@@ -20,6 +21,7 @@
 #include "kernel/smp.h"
 #include "kernel/switch_hooks.h"
 #include "lib/bitops.h"
+#include "lib/format.h"
 #include "lib/panic.h"
 #include "lib/string.h"
 
@@ -227,30 +229,131 @@ static uint64_t index_armed(const struct ds_pebs_config *config)
 	return ARCH_PEBS_INDEX_EN | thresh_units(config) << ARCH_PEBS_INDEX_THRESH_SHIFT;
 }
 
+/* A counter bitmap's GP half (bits 31:0) and fixed half (bits 47:32), as leaf 23H splits it. */
+static uint32_t gp_half(uint64_t bits)
+{
+	return (uint32_t)bits;
+}
+
+static uint32_t fixed_half(uint64_t bits)
+{
+	return (uint32_t)(bits >> FIXED_SHIFT);
+}
+
 /*
- * What the CPU can take: counters leaf 23H.5 names, groups 23H.4 allows, a record at least a
- * header and the basic group in whole 16-byte units, a reload value the CPU sign-extends to
- * reset_value, and the threshold rules of ds_pebs_fields(); the buffer's size code in code.
+ * What the CPU can take: counters that exist and that leaf 23H.5 names (PDIST ones among its
+ * PDIST bitmaps), groups 23H.4 allows, a record at least a header and the basic group in whole
+ * 16-byte units, a reload value the CPU sign-extends to reset_value, and the threshold rules
+ * of ds_pebs_fields(); the buffer's size code in code. false with the first broken rule in
+ * reason.
  */
-static bool config_valid(const struct ds_pebs_config *config, unsigned int *code)
+static bool config_check(const struct ds_pebs_config *config, unsigned int *code, char *reason,
+			 size_t size)
 {
 	const struct ds_arch_pebs_support *arch = &ds_support()->arch_pebs;
+	uint64_t absent = config->enable & ~arch->counters;
+	uint64_t no_pebs = config->enable & ~arch->pebs;
+	uint64_t no_pdist = config->pdist & ~arch->pdist;
 	size_t bytes;
 
-	if (config->format != PERF_CAP_PEBS_FORMAT_ARCH || config->data_cfg ||
-	    config->enable == 0 || (config->enable & ~arch->pebs) ||
-	    (config->groups & ~arch->caps) ||
-	    config->record_size < ARCH_PEBS_HEADER_BYTES + ARCH_PEBS_BASIC_BYTES ||
-	    config->record_size % ARCH_PEBS_INDEX_UNIT || !(config->reset_value & RELOAD_SIGN) ||
-	    __builtin_mul_overflow(config->records, config->record_size, &bytes) ||
+	if (config->format != PERF_CAP_PEBS_FORMAT_ARCH) {
+		format(reason, size, "PEBS format %u: this CPU's is architectural PEBS (0x%x)",
+		       config->format, PERF_CAP_PEBS_FORMAT_ARCH);
+		return false;
+	}
+	if (config->data_cfg) {
+		format(reason, size,
+		       "PEBS_DATA_CFG 0x%llx: no such MSR with architectural PEBS (CFG_C has the "
+		       "groups)",
+		       (unsigned long long)config->data_cfg);
+		return false;
+	}
+	if (config->enable == 0 || (config->enable >> COUNTER_BITS)) {
+		format(reason, size,
+		       "enable 0x%llx: no counter, or a bit above fixed counter 15 (bit 47)",
+		       (unsigned long long)config->enable);
+		return false;
+	}
+	if (absent) {
+		format(reason, size, "counters 0x%llx do not exist: the CPU has 0x%llx",
+		       (unsigned long long)absent, (unsigned long long)arch->counters);
+		return false;
+	}
+	if (gp_half(no_pebs)) {
+		format(reason, size, "GP counters 0x%x cannot PEBS: CPUID.23H.5:EAX is 0x%x",
+		       gp_half(no_pebs), gp_half(arch->pebs));
+		return false;
+	}
+	if (fixed_half(no_pebs)) {
+		format(reason, size, "fixed counters 0x%x cannot PEBS: CPUID.23H.5:ECX is 0x%x",
+		       fixed_half(no_pebs), fixed_half(arch->pebs));
+		return false;
+	}
+	if (config->pdist & ~config->enable) {
+		format(reason, size, "pdist 0x%llx names counters enable (0x%llx) lacks",
+		       (unsigned long long)config->pdist, (unsigned long long)config->enable);
+		return false;
+	}
+	if (gp_half(no_pdist)) {
+		format(reason, size,
+		       "GP counters 0x%x lack precise distribution: CPUID.23H.5:EBX is 0x%x",
+		       gp_half(no_pdist), gp_half(arch->pdist));
+		return false;
+	}
+	if (fixed_half(no_pdist)) {
+		format(reason, size,
+		       "fixed counters 0x%x lack precise distribution: CPUID.23H.5:EDX is 0x%x",
+		       fixed_half(no_pdist), fixed_half(arch->pdist));
+		return false;
+	}
+	if (config->groups & ~arch->caps) {
+		format(reason, size, "CFG_C group bits 0x%llx: CPUID.23H.4:EBX (0x%x) lacks them",
+		       (unsigned long long)(config->groups & ~arch->caps),
+		       (unsigned int)(arch->caps >> CPUID_23_PEBS_CAPS_SHIFT));
+		return false;
+	}
+	if (config->record_size < ARCH_PEBS_HEADER_BYTES + ARCH_PEBS_BASIC_BYTES ||
+	    config->record_size % ARCH_PEBS_INDEX_UNIT) {
+		format(reason, size,
+		       "record size %zu: at least %u bytes (a header and the basic group), a "
+		       "multiple of %u",
+		       config->record_size, ARCH_PEBS_HEADER_BYTES + ARCH_PEBS_BASIC_BYTES,
+		       ARCH_PEBS_INDEX_UNIT);
+		return false;
+	}
+	if (!(config->reset_value & RELOAD_SIGN)) {
+		format(reason, size,
+		       "reset value 0x%llx: bit 31 clear, so CFG_C's sign-extended reload is no "
+		       "-period",
+		       (unsigned long long)config->reset_value);
+		return false;
+	}
+	if (__builtin_mul_overflow(config->records, config->record_size, &bytes) ||
 	    config->threshold_records == 0 || config->threshold_records > config->records ||
 	    (config->threshold_records > 1 &&
-	     config->threshold_records + ds_threshold_room(config->records) > config->records))
+	     config->threshold_records + ds_threshold_room(config->records) > config->records)) {
+		format(reason, size,
+		       "%zu records with a threshold of %zu: the threshold is 1, or leaves %zu "
+		       "records of room below the end",
+		       config->records, config->threshold_records,
+		       ds_threshold_room(config->records));
 		return false;
+	}
 	for (*code = 0; *code <= SIZE_CODE_MAX; (*code)++)
 		if (ARCH_PEBS_BUFFER_BYTES(*code) >= bytes)
 			return true;
+	format(reason, size, "%zu bytes of records: beyond %llu (size code %u)", bytes,
+	       ARCH_PEBS_BUFFER_BYTES(SIZE_CODE_MAX), SIZE_CODE_MAX);
 	return false;
+}
+
+enum ds_error ds_arch_pebs_check(const struct ds_pebs_config *config, char *reason, size_t size)
+{
+	unsigned int code;
+
+	if (size)
+		reason[0] = '\0';
+	return config_check(config, &code, reason, size) ? DS_OK : DS_ERROR_CONFIG;
 }
 
 enum ds_error ds_arch_pebs_attach(const struct ds_target *target,
@@ -265,7 +368,7 @@ enum ds_error ds_arch_pebs_attach(const struct ds_target *target,
 		return DS_ERROR_UNSUPPORTED;
 	if (target->index >= SWITCH_TASKS_MAX)
 		return DS_ERROR_NO_TARGET;
-	if (!config_valid(config, &code))
+	if (!config_check(config, &code, NULL, 0))
 		return DS_ERROR_CONFIG;
 	pages = 1u << code;
 	phys = pfa_alloc_pages(pages);
@@ -344,6 +447,7 @@ static void credit(struct arch_context *context, uint64_t index, unsigned int ta
 			out->last_pebs_ip = sample.ip;
 			out->last_pebs_groups = sample.groups;
 			out->last_pebs_fragments = sample.fragments;
+			out->last_pebs_counters = sample.applicable_counters;
 		} else {
 			break; /* a truncated or malformed record: nothing after it can be trusted
 				*/
@@ -367,6 +471,8 @@ static void drain_locked(struct arch_context *context, unsigned int task)
 	if (here)
 		cpu->index = index;
 	credit(context, index, task);
+	if (index & ARCH_PEBS_INDEX_FULL)
+		ds_credit_of(task)->pebs_full++;
 	memset(phys_to_virt(context->phys), 0, (size_t)written(context, index));
 	index &= ~(ARCH_PEBS_INDEX_WR_MASK | ARCH_PEBS_INDEX_FULL);
 	context->index = index;

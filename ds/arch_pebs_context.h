@@ -14,6 +14,8 @@
  * that owns the same step (context.c, switch.c, drain.c, ds.c); ds_lock guards everything here.
  * Task targets only: a CPU target is refused (DS_ERROR_UNSUPPORTED).
  */
+/* ds_pebs_check() on an arch-PEBS part. */
+enum ds_error ds_arch_pebs_check(const struct ds_pebs_config *config, char *reason, size_t size);
 enum ds_error ds_arch_pebs_attach(const struct ds_target *target,
 				  const struct ds_pebs_config *config);
 enum ds_error ds_arch_pebs_detach(const struct ds_target *target);

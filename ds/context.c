@@ -23,6 +23,7 @@
 #include "kernel/pfa.h"
 #include "kernel/smp.h"
 #include "kernel/switch_hooks.h"
+#include "lib/format.h"
 #include "lib/string.h"
 
 #define DS_CANARY 0xa5
@@ -252,33 +253,84 @@ enum ds_error ds_attach_bts(const struct ds_target *target, const struct ds_bts_
  * What this CPU's PEBS can take, refused here rather than met as a #GP under ds_lock: the
  * CPU's own record format and record size, counters it can sample
  * (ds_support()->pebs_enable_valid), a reset slot for each, and for format 0 a buffer of at most
- * one page (larger ones hang Core 2; Linux ds.c).
+ * one page (larger ones hang Core 2; Linux ds.c); then the buffer rules of ds_pebs_fields().
+ * false with the first broken rule in reason.
  */
-static bool ds_pebs_config_valid(const struct ds_pebs_config *config)
+static bool ds_pebs_config_check(const struct ds_pebs_config *config, char *reason, size_t size)
 {
 	const struct ds_support *support = ds_support();
+	struct ds_buffer_fields fields;
 
-	if (config->format != support->pebs_format || config->enable == 0 ||
-	    (config->enable & ~support->pebs_enable_valid))
+	if (config->format != support->pebs_format) {
+		format(reason, size, "PEBS format %u: this CPU's is %u", config->format,
+		       support->pebs_format);
 		return false;
+	}
+	if (config->enable == 0 || (config->enable & ~support->pebs_enable_valid)) {
+		format(reason, size, "enable 0x%llx: PEBS_ENABLE takes 0x%llx here",
+		       (unsigned long long)config->enable,
+		       (unsigned long long)support->pebs_enable_valid);
+		return false;
+	}
+	if (config->pdist) {
+		format(reason, size,
+		       "pdist 0x%llx: only CPUID leaf 23H (architectural PEBS) enumerates precise "
+		       "distribution",
+		       (unsigned long long)config->pdist);
+		return false;
+	}
 	/* PEBS_DATA_CFG exists only with adaptive PEBS, and its reserved bits #GP (SDM). */
 	if (config->data_cfg && (!support->pebs_baseline || config->format < PEBS_FORMAT_4 ||
-				 (config->data_cfg & ~PEBS_DATA_CFG_VALID)))
+				 (config->data_cfg & ~PEBS_DATA_CFG_VALID))) {
+		format(reason, size, "PEBS_DATA_CFG 0x%llx: baseline %u, format %u, valid 0x%llx",
+		       (unsigned long long)config->data_cfg, support->pebs_baseline, config->format,
+		       (unsigned long long)PEBS_DATA_CFG_VALID);
 		return false;
+	}
 	/*
 	 * The CPU moves the index by the record it writes: the format's own, or for adaptive
 	 * formats up to the one data_cfg's groups make. Smaller slots would let it write past max.
 	 */
 	if (pebs_format_is_adaptive((enum pebs_format)config->format)
 		    ? config->record_size < pebs_adaptive_record_size(config->data_cfg)
-		    : config->record_size != pebs_record_size((enum pebs_format)config->format))
+		    : config->record_size != pebs_record_size((enum pebs_format)config->format)) {
+		format(reason, size, "record size %zu: not format %u's record", config->record_size,
+		       config->format);
 		return false;
-	for (unsigned int bit = 0; bit < PEBS_ENABLE_BITS; bit++)
+	}
+	for (unsigned int bit = 0; bit < PEBS_ENABLE_BITS; bit++) {
 		if ((config->enable & (1ull << bit)) &&
-		    ds_reset_slot(config->format, bit) == PEBS_RESET_SLOT_NONE)
+		    ds_reset_slot(config->format, bit) == PEBS_RESET_SLOT_NONE) {
+			format(reason, size, "counter bit %u: format %u has no reset slot for it",
+			       bit, config->format);
 			return false;
-	return config->format != PEBS_FORMAT_0 ||
-	       config->records * config->record_size <= PEBS_FORMAT0_BUFFER_MAX;
+		}
+	}
+	if (!buffer_size_fits(config->records, config->record_size) ||
+	    (config->format == PEBS_FORMAT_0 &&
+	     config->records * config->record_size > PEBS_FORMAT0_BUFFER_MAX) ||
+	    !ds_pebs_fields(0, config->records * config->record_size, config->record_size,
+			    config->threshold_records, &fields)) {
+		format(reason, size,
+		       "%zu records of %zu bytes with a threshold of %zu: not a buffer the DS area "
+		       "rules allow",
+		       config->records, config->record_size, config->threshold_records);
+		return false;
+	}
+	return true;
+}
+
+enum ds_error ds_pebs_check(const struct ds_pebs_config *config, char *reason, size_t size)
+{
+	if (size)
+		reason[0] = '\0';
+	if (ds_support()->arch_pebs.usable)
+		return ds_arch_pebs_check(config, reason, size);
+	if (ds_support()->pebs_reason[0]) {
+		format(reason, size, "%s", ds_support()->pebs_reason);
+		return DS_ERROR_UNSUPPORTED;
+	}
+	return ds_pebs_config_check(config, reason, size) ? DS_OK : DS_ERROR_CONFIG;
 }
 
 enum ds_error ds_attach_pebs(const struct ds_target *target, const struct ds_pebs_config *config)
@@ -294,10 +346,7 @@ enum ds_error ds_attach_pebs(const struct ds_target *target, const struct ds_peb
 		return ds_arch_pebs_attach(target, config);
 	if (ds_support()->pebs_reason[0])
 		return DS_ERROR_UNSUPPORTED;
-	if (!buffer_size_fits(config->records, config->record_size) ||
-	    !ds_pebs_config_valid(config) ||
-	    !ds_pebs_fields(0, config->records * config->record_size, config->record_size,
-			    config->threshold_records, &fields))
+	if (!ds_pebs_config_check(config, NULL, 0))
 		return DS_ERROR_CONFIG;
 	flags = ds_lock_irqsave();
 	error = attach_buffer(context, target, DS_USER_PEBS, config->records, config->record_size);

@@ -76,8 +76,10 @@ static void credit_pebs(struct ds_context *context, struct ds_credit *credit)
 		credit_pebs_samples(pebs, (const uint8_t *)from, used, last, credit);
 		credit->pebs_records += count;
 		if (pebs_decode((enum pebs_format)pebs->format, (const void *)(from + last),
-				used - last, pebs->data_cfg, &sample, &size))
+				used - last, pebs->data_cfg, &sample, &size)) {
 			credit->last_pebs_ip = sample.ip;
+			credit->last_pebs_counters = sample.has_status ? sample.status : 0;
+		}
 	}
 	context->pebs_credited = area->pebs_index;
 }

@@ -65,7 +65,19 @@ struct ds_pebs_config {
 	 * counter in enable (arch/x86/arch-pebs.h; a subset of ds_support()->arch_pebs.caps). The
 	 * reload value is reset_value's bits 31:0, sign-extended by the CPU: bit 31 must be set. */
 	uint64_t groups;
+	/* Architectural PEBS: the counters of enable whose events ask for precise distribution
+	 * (Linux's precise_ip 3): each must be one CPUID.23H.5 EBX/EDX lists (Linux confines
+	 * such an event to pebs_cap.pdists). A DS-area part enumerates none. */
+	uint64_t pdist;
 };
+
+/*
+ * Whether ds_attach_pebs() takes config on this CPU, by the rules it applies: DS_OK, or the
+ * error it would return (DS_ERROR_UNSUPPORTED: no PEBS here; DS_ERROR_CONFIG: what config
+ * asks breaks a rule) with the first broken rule in reason, the CPUID or MSR value that decides
+ * it included. reason is "" with DS_OK.
+ */
+enum ds_error ds_pebs_check(const struct ds_pebs_config *config, char *reason, size_t size);
 
 /*
  * Attach a user to target's DS area, allocating and filling the area on first use; a second user
@@ -102,6 +114,17 @@ struct ds_credit {
 	 */
 	uint64_t last_pebs_groups;
 	unsigned int last_pebs_fragments;
+	/* The last record's applicable counters (formats 1-3: its status; adaptive and
+	 * architectural: its applicable-counters field); 0 in format 0, which has none. */
+	uint64_t last_pebs_counters;
+	/*
+	 * Architectural PEBS: drains that found IA32_PEBS_INDEX.FULL set. The CPU sets it when a
+	 * record did not fit below the buffer's end, and loses that record and every later one
+	 * until software clears it; it counts none of them, so neither can ds/ (Linux
+	 * intel_pmu_drain_arch_pebs() clears FULL and counts nothing). Each is a loss of one or
+	 * more records.
+	 */
+	uint64_t pebs_full;
 };
 struct ds_credit ds_credit(unsigned int task);
 void ds_credit_reset(unsigned int task);

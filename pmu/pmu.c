@@ -108,6 +108,13 @@ static uint64_t counter_mask(unsigned int counter)
 	return counter < PMU_MAX_GP ? gp_mask : fixed_mask;
 }
 
+/* A counter's bit in GLOBAL_CTRL and GLOBAL_STATUS (counter: GP 0-7, fixed 8-11). */
+static uint64_t global_bit(unsigned int counter)
+{
+	return counter < PMU_MAX_GP ? pmu_global_gp(counter)
+				    : pmu_global_fixed(counter - PMU_MAX_GP);
+}
+
 /* The hardware counter of a set event this slice: GP 0-7, fixed 8-11; or PMU_NO_COUNTER. */
 static unsigned int event_counter(const struct pmu_set_event *event)
 {
@@ -159,11 +166,11 @@ static __attribute__((noinline)) void pmu_selfmon_publish(unsigned int task)
  * -left. One that wrapped already has its overflow taken by the PMI or by PEBS, which reload it:
  * a new period.
  */
-static uint64_t events_left(uint64_t value, uint64_t period)
+static uint64_t events_left(uint64_t value, uint64_t period, uint64_t mask)
 {
-	uint64_t sign = gp_mask ^ (gp_mask >> 1);
+	uint64_t sign = mask ^ (mask >> 1);
 
-	return value & sign ? (0 - value) & gp_mask : period;
+	return value & sign ? (0 - value) & mask : period;
 }
 
 /* End a slice: add each running counter's delta to its event, and the time to every event. */
@@ -182,11 +189,9 @@ static void pmu_account(unsigned int task)
 			continue;
 		if (state->period[i]) {
 			/* A sampling counter moved, and PEBS may have reloaded it: unknown now. */
-			if (counter < PMU_MAX_GP) {
-				state->left[i] =
-					events_left(rdmsr(counter_msr(counter)), state->period[i]);
-				cpu->held.count_known &= ~pmu_global_gp(counter);
-			}
+			state->left[i] = events_left(rdmsr(counter_msr(counter)), state->period[i],
+						     counter_mask(counter));
+			cpu->held.count_known &= ~global_bit(counter);
 			continue;
 		}
 		value = rdmsr(counter_msr(counter));
@@ -236,18 +241,26 @@ static void pmu_apply(unsigned int task)
 	for (unsigned int i = 0; state->used && i < state->set.nr_events; i++) {
 		unsigned int counter = event_counter(&state->set.events[i]);
 
-		if (counter != PMU_NO_COUNTER && state->set.events[i].event.pebs)
-			wanted.pebs |= counter < PMU_MAX_GP
-					       ? pmu_global_gp(counter)
-					       : pmu_global_fixed(counter - PMU_MAX_GP);
+		bool pebs = state->set.events[i].event.pebs;
+
+		if (counter != PMU_NO_COUNTER && pebs)
+			wanted.pebs |= global_bit(counter);
 		if (counter == PMU_NO_COUNTER || !state->period[i])
 			continue;
 		/* Sampling: interrupt on overflow (a PEBS event: the assist, and the PMI at the
 		 * buffer's threshold), start period events below it. */
-		if (!state->set.events[i].event.pebs)
-			wanted.evtsel[counter] |= EVTSEL_INT;
-		wanted.gp_count[counter] = (0 - state->left[i]) & gp_mask;
-		wanted.count_known &= ~pmu_global_gp(counter);
+		if (counter < PMU_MAX_GP) {
+			if (!pebs)
+				wanted.evtsel[counter] |= EVTSEL_INT;
+			wanted.gp_count[counter] = (0 - state->left[i]) & gp_mask;
+		} else {
+			if (!pebs)
+				wanted.fixed_ctrl |= FIXED_CTRL_PMI << (FIXED_CTRL_FIELD_SIZE *
+									(counter - PMU_MAX_GP));
+			wanted.fixed_count[counter - PMU_MAX_GP] =
+				(0 - state->left[i]) & fixed_mask;
+		}
+		wanted.count_known &= ~global_bit(counter);
 	}
 	uint64_t ran = cpu->held.global_ctrl;
 
@@ -341,6 +354,7 @@ static void pmu_stop(void)
 static void selects_quiet_for_pebs(void)
 {
 	struct pmu_cpu *cpu = this_pmu_cpu();
+	uint64_t fixed_pmi = 0;
 
 	for (unsigned int i = 0; i < cpu->caps.gp; i++) {
 		uint64_t select = cpu->held.evtsel[i] & ~(EVTSEL_INT | EVTSEL_EN);
@@ -349,6 +363,14 @@ static void selects_quiet_for_pebs(void)
 			continue;
 		pmu_wrmsr(pmu_evtsel_msr(&cpu->caps, i), select);
 		pmu_shadow_update(&cpu->held, &cpu->caps, pmu_evtsel_msr(&cpu->caps, i), select);
+	}
+	/* A fixed counter's PMI bit likewise (Linux intel_pmu_enable_fixed(): none with PEBS). */
+	for (unsigned int i = 0; i < cpu->caps.fixed; i++)
+		fixed_pmi |= FIXED_CTRL_PMI << (FIXED_CTRL_FIELD_SIZE * i);
+	if (cpu->held.fixed_ctrl & fixed_pmi) {
+		pmu_wrmsr(MSR_IA32_FIXED_CTR_CTRL, cpu->held.fixed_ctrl & ~fixed_pmi);
+		pmu_shadow_update(&cpu->held, &cpu->caps, MSR_IA32_FIXED_CTR_CTRL,
+				  cpu->held.fixed_ctrl & ~fixed_pmi);
 	}
 }
 
@@ -483,15 +505,17 @@ void pmu_pmi_reload_and_acknowledge(uint64_t status)
 		uint32_t msr;
 
 		if (counter == PMU_NO_COUNTER || !state->period[i] ||
-		    state->set.events[i].event.pebs || !(status & pmu_global_gp(counter)))
+		    state->set.events[i].event.pebs || !(status & global_bit(counter)))
 			continue;
 		state->overflows[i]++;
 		state->left[i] = state->period[i];
-		/* Legacy IA32_PMCx writes sign-extend bit 31: fine for a period below 2^31. */
-		msr = pmu_gp_count_msr(&this_pmu_cpu()->caps, counter);
-		wrmsr(msr, (0 - state->period[i]) & gp_mask);
+		/* Legacy IA32_PMCx writes sign-extend bit 31: fine for a period below 2^31. Fixed
+		 * counter writes take the counter's width (Linux x86_perf_event_set_period()). */
+		msr = counter < PMU_MAX_GP ? pmu_gp_count_msr(&this_pmu_cpu()->caps, counter)
+					   : counter_msr(counter);
+		wrmsr(msr, (0 - state->period[i]) & counter_mask(counter));
 		pmu_shadow_update(&this_pmu_cpu()->held, &this_pmu_cpu()->caps, msr,
-				  (0 - state->period[i]) & gp_mask);
+				  (0 - state->period[i]) & counter_mask(counter));
 	}
 	if (!this_pmu_cpu()->caps.amd)
 		overflowed |= status & PERF_GLOBAL_STATUS_COND_CHANGED;
@@ -582,6 +606,26 @@ int pmu_add_fixed_event(unsigned int task, unsigned int fixed_counter,
 uint64_t pmu_max_period(void)
 {
 	return full_width_everywhere ? gp_mask >> 1 : (1ull << 31) - 1;
+}
+
+int pmu_add_sampling_event_on(unsigned int task, unsigned int counter,
+			      const struct pmu_event *event, uint64_t period)
+{
+	bool fixed = counter >= GLOBAL_CTRL_FIXED_SHIFT;
+	unsigned int n = fixed ? counter - GLOBAL_CTRL_FIXED_SHIFT : counter;
+	unsigned long flags = local_irq_save();
+	int index = -1;
+
+	/* Alone in the set, as pmu_add_sampling_event() has it: it never rotates off. */
+	if (period && pmu_prepare(task) && tasks[task].set.nr_events == 0 &&
+	    (fixed ? n < fixed_everywhere && period <= fixed_mask >> 1
+		   : n < this_pmu_cpu()->caps.gp && period <= pmu_max_period()))
+		index = pmu_add(task,
+				fixed ? pmu_set_add_fixed(&tasks[task].set, n, event)
+				      : pmu_set_add_on(&tasks[task].set, n, event),
+				period);
+	local_irq_restore(flags);
+	return index;
 }
 
 int pmu_add_sampling_event(unsigned int task, const struct pmu_event *event, uint64_t period)

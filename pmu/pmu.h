@@ -31,6 +31,15 @@ int pmu_add_event(unsigned int task, const struct pmu_event *event);
 int pmu_add_fixed_event(unsigned int task, unsigned int fixed_counter,
 			const struct pmu_event *event);
 int pmu_add_sampling_event(unsigned int task, const struct pmu_event *event, uint64_t period);
+/*
+ * A sampling event, as pmu_add_sampling_event() adds one, on the counter named in GLOBAL_CTRL
+ * numbering (GP counter i at bit i, fixed counter i at bit 32 + i; a fixed counter counts its
+ * own event, so only event's user, kernel and pebs apply there): for a PEBS user that asked
+ * for that counter (ds_pebs_config.enable). -1 also when this CPU lacks that GP counter or
+ * some CPU lacks that fixed counter, or the period does not fit the counter's width.
+ */
+int pmu_add_sampling_event_on(unsigned int task, unsigned int counter,
+			      const struct pmu_event *event, uint64_t period);
 /* The longest period a sampling event may have here; a longer one is refused (-1). */
 uint64_t pmu_max_period(void);
 

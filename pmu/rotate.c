@@ -33,6 +33,18 @@ int pmu_set_add(struct pmu_set *set, const struct pmu_event *event)
 	return index;
 }
 
+int pmu_set_add_on(struct pmu_set *set, unsigned int gp_counter, const struct pmu_event *event)
+{
+	int index;
+
+	if (gp_counter >= PMU_MAX_GP)
+		return -1;
+	index = pmu_set_add(set, event);
+	if (index >= 0)
+		set->events[index].counter = (uint8_t)gp_counter;
+	return index;
+}
+
 int pmu_set_add_fixed(struct pmu_set *set, unsigned int fixed_counter,
 		      const struct pmu_event *event)
 {

@@ -52,6 +52,14 @@ void pmu_set_init(struct pmu_set *set);
 int pmu_set_add(struct pmu_set *set, const struct pmu_event *event);
 
 /*
+ * Add a GP event that asks for GP counter gp_counter: pmu_set_schedule() leaves it there while
+ * that counter exists and no earlier event of the window holds it (as it leaves every event's
+ * counter), else gives it the lowest free one. -1 when the set is full or gp_counter is not
+ * below PMU_MAX_GP.
+ */
+int pmu_set_add_on(struct pmu_set *set, unsigned int gp_counter, const struct pmu_event *event);
+
+/*
  * Add an event that fixed counter fixed_counter counts (the hardware chooses what: SDM
  * §20.2.2); event supplies user, kernel and interrupt. -1 when the set is full, the counter
  * does not exist in PMU_MAX_FIXED, or another event of the set owns it.

@@ -5,11 +5,11 @@
 
 Writes OUT/results.json (every "# metric" line of every run, numbers parsed), OUT/switch-cost.png
 and OUT/switch-cost.svg (median and p99 of every *switch_cycles* metric per accelerator, log
-scale), and the raw serial logs OUT/ACCEL.log. The default is tcg, plus kvm when /dev/kvm is
-usable (else skipped with the reason). The benchmarks take their full sample counts
-(budget=soak): the default run's budget=quick takes fewer (1,000 switches, not 10,000), too
-few for a p99 that shows what a timer tick does to a switch; --budget quick takes those, to
-check the tool itself quickly.
+scale), and the raw serial logs OUT/ACCEL.log (OUT/tcg-PROFILE.log for PROFILE_BOOTS). The
+default is tcg, plus kvm when /dev/kvm is usable (else skipped with the reason). The benchmarks
+take their full sample counts (budget=soak): the default run's budget=quick takes fewer (1,000
+switches, not 10,000), too few for a p99 that shows what a timer tick does to a switch;
+--budget quick takes those, to check the tool itself quickly.
 
 Exit status: 0 every run passed; 1 a benchmark's own check failed (results are still written,
 with "verdict": "FAIL"); 2 bad arguments; 3 the kernel rejected its command line; 4 crash
@@ -41,6 +41,11 @@ OUTPUTS = ("results.json", "switch-cost.png", "switch-cost.svg")
 SWITCH_CYCLES = "switch_cycles"
 COLOURS = {"tcg": "#4c72b0", "kvm": "#dd8452"}
 BAD_ARGUMENTS, TIMED_OUT = 2, 124
+# Benchmarks only a part the emulated CPU plays can run: architectural PEBS's MSR writes per
+# switch (ds.benchmark_arch_pebs_writes_per_switch; docs/emulated-cpu.md, "Architectural
+# PEBS"). With the default --tests, one more boot under TCG for each; its record is the tcg
+# run's "profiles" entry, and its failure the tcg run's.
+PROFILE_BOOTS = {"pantherlake": "ds.benchmark_arch_pebs_*"}
 # Under KVM the kernel waits at each "# host-sync LABEL" (runner/host_sync.h) while the host's
 # counters are read; a window SUITE.NAME runs from LABEL SUITE.NAME.begin to SUITE.NAME.end, and
 # the kernel's metric SUITE.host_window.NAME says how many switches it held.
@@ -292,13 +297,17 @@ def table(runs):
                 f"{key}={value:,}" if isinstance(value, int) else f"{key}={value}"
                 for key, value in cost.items()))
     # pmu/'s MSR writes per switch between two tasks with identical event sets, by register
-    # (pmu.benchmark_msr_writes_per_switch).
+    # (pmu.benchmark_msr_writes_per_switch), and ds/'s arch-PEBS ones on the profile that has it.
     for run in runs:
-        for name, writes in sorted(run["metrics"].items()):
-            if name.startswith("pmu.switch_writes."):
-                lines.append(f"  {name:<40} {run['accel']} " + " ".join(
-                    f"{key.removesuffix('_per_switch')}={value}"
-                    for key, value in writes.items()))
+        sources = [("", run["metrics"])] + [
+            (f" {profile}", profiled["metrics"])
+            for profile, profiled in run.get("profiles", {}).items()]
+        for where, metrics in sources:
+            for name, writes in sorted(metrics.items()):
+                if name.startswith(("pmu.switch_writes.", "ds.arch_pebs_switch_writes.")):
+                    lines.append(f"  {name:<40} {run['accel']}{where} " + " ".join(
+                        f"{key.removesuffix('_per_switch')}={value}"
+                        for key, value in writes.items()))
     for run in runs:
         for window, deltas in run.get("host", {}).items():
             lines.append(f"  {window:<40} {run['accel']} host: "
@@ -335,29 +344,34 @@ def parse_args(argv):
     return args
 
 
-def bench_one(args, accel):
-    """Boot once; return the run record, None when KVM is skipped, or raise BrokenRun."""
+def bench_one(args, accel, profile=None):
+    """Boot once (on the emulated CPU's `profile` with its PROFILE_BOOTS tests, if given);
+    return the run record, None when KVM is skipped, or raise BrokenRun."""
     if accel == "kvm" and qemu.kvm_unusable_reason():
         say(f"kvm: skipped: KVM unusable: {qemu.kvm_unusable_reason()}")
         return None
     cpu = qemu.CPU[accel]
-    cmdline = f"budget={args.budget} tests={args.tests}" + (" host.sync" if accel == "kvm" else "")
+    if profile:
+        cmdline = f"budget={args.budget} emulate=cpu:{profile} tests={PROFILE_BOOTS[profile]}"
+    else:
+        cmdline = f"budget={args.budget} tests={args.tests}" + (" host.sync" if accel == "kvm" else "")
+    name = f"{accel}-{profile}" if profile else accel
     argv = qemu.qemu_command(args.kernel, accel, machine=args.machine, cmdline=cmdline,
                              smp=CPUS, qemu=args.qemu)
     host = None
     with tempfile.TemporaryDirectory(prefix="switchyard-qmp-") as folder:
-        if accel == "kvm":
+        if accel == "kvm" and not profile:
             socket_path = Path(folder) / "qmp.sock"
             argv += ["-qmp", f"unix:{socket_path},server=on,wait=off"]
             host = HostCounters(socket_path)
-        say(f"{accel}: booting {CPUS} CPUs with '{cmdline}' (time limit {args.timeout:g} s)")
+        say(f"{name}: booting {CPUS} CPUs with '{cmdline}' (time limit {args.timeout:g} s)")
         try:
             boot = qemu.boot(argv, args.timeout, answer=host.answer if host else None)
         finally:
             if host:
                 host.close()
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"{accel}.log").write_bytes(boot.raw)
+    (args.out / f"{name}.log").write_bytes(boot.raw)
     if boot.stderr.strip():
         sys.stderr.write(boot.stderr)
     qemu_failed = boot.status is not None and (boot.status == 1 or boot.status < 0)
@@ -369,8 +383,8 @@ def bench_one(args, accel):
     except BrokenRun as error:
         tail = ktap.clean(boot.raw).splitlines()[-10:]
         for line in tail:
-            say(f"{accel}:   | {line}")
-        raise BrokenRun(f"{accel}: {error} (raw log: {args.out / f'{accel}.log'})",
+            say(f"{name}:   | {line}")
+        raise BrokenRun(f"{name}: {error} (raw log: {args.out / f'{name}.log'})",
                         error.status) from None
     record = run_record(accel, cpu, args.machine, boot.seconds, result)
     record["cpus"] = CPUS
@@ -382,12 +396,12 @@ def bench_one(args, accel):
         if not record["host"]:
             say(f"{accel}: host counters: none read (QMP query-stats gave no KVM provider)")
     tests = record["tests"]
-    say(f"{accel}: {record['verdict']} {tests['pass']} passed, {tests['fail']} failed, "
+    say(f"{name}: {record['verdict']} {tests['pass']} passed, {tests['fail']} failed, "
         f"{tests['skip']} skipped, {len(record['metrics'])} metrics ({boot.seconds:.2f} s)")
     for test in [t for t in result.tests if t.status == "fail"]:
-        say(f"{accel}: not ok {test.id} (log line {test.line})")
+        say(f"{name}: not ok {test.id} (log line {test.line})")
         for line in test.diagnostics:
-            say(f"{accel}:     {line}")
+            say(f"{name}:     {line}")
     return record
 
 
@@ -401,8 +415,22 @@ def main(argv):
             say(f"error: {error}")
             broken.append(error)
             continue
-        if record is not None:
-            runs.append(record)
+        if record is None:
+            continue
+        runs.append(record)
+        if accel != "tcg" or args.tests != BENCHMARKS:
+            continue
+        for profile in PROFILE_BOOTS:
+            try:
+                profiled = bench_one(args, accel, profile)
+            except BrokenRun as error:
+                say(f"error: {error}")
+                broken.append(error)
+                continue
+            record.setdefault("profiles", {})[profile] = profiled
+            if profiled["verdict"] == ktap.FAIL:
+                record["verdict"] = ktap.FAIL
+                record["failed"] += [f"{profile}: {test}" for test in profiled["failed"]]
     if broken:
         remove_stale(args.out)
         say(f"error: {len(broken)} boot(s) without a complete, verified log; "

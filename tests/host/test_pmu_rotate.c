@@ -195,6 +195,29 @@ HOST_TEST(pmu_set_config_encodes_the_assignment)
 	host_check_eq_u64(0x410002, evtsel[1]);
 }
 
+/*
+ * An event that asks for a GP counter keeps it; later events take the lowest free ones around
+ * it. On a CPU without that counter (a hybrid part's smaller core) it takes a free one there.
+ */
+HOST_TEST(pmu_set_event_on_a_named_gp_counter_keeps_it)
+{
+	struct pmu_set set;
+	struct pmu_event event = { .event = 0xc0, .kernel = true };
+
+	pmu_set_init(&set);
+	host_check_eq_i64(-1, pmu_set_add_on(&set, PMU_MAX_GP, &event));
+	host_check_eq_i64(0, pmu_set_add_on(&set, 5, &event));
+	host_check_eq_i64(1, pmu_set_add(&set, &event));
+	pmu_set_schedule(&set, 8);
+	check_invariants(&set);
+	host_check_eq_u64(5, set.events[0].counter);
+	host_check_eq_u64(0, set.events[1].counter);
+	pmu_set_schedule(&set, 4);
+	check_invariants(&set);
+	host_check_eq_u64(1, set.events[0].counter);
+	host_check_eq_u64(0, set.events[1].counter);
+}
+
 HOST_TEST(pmu_set_rejects_overflow_and_duplicate_fixed_counters)
 {
 	struct pmu_set set;

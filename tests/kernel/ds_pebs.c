@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* ds suite: PEBS records of a counted loop, drained at the threshold and at detach. */
 #include "arch/x86/msr.h"
+#include "lib/format.h"
+#include "lib/string.h"
 #include "tests/kernel/lib/ds_util.h"
 #include "tests/kernel/lib/emulator_util.h"
 #include "tests/kernel/lib/nmi_margin.h"
@@ -142,6 +144,107 @@ TEST(ds, pebs_reset_values_sit_in_the_format_dependent_slot)
 	check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS));
 	task_continue(task);
 	check_eq(0, task_join(task, NULL));
+}
+
+/*
+ * PEBS through ds/ on each counter PEBS_ENABLE takes here (ds_support()->pebs_enable_valid: GP
+ * counter 0 on Core 2, 0-3 to Skylake, every GP and fixed counter with baseline), its event on
+ * that counter (pmu_add_sampling_event_on()): 2.25 periods give 2 records, the last one's IP in
+ * the loop and, from format 1, its status naming that counter alone. Fixed counters 1 and 2
+ * count cycles: a quarter of the period, at least one record. Fixed counter 3 (topdown slots)
+ * counts no architectural event a loop can predict (SDM §20.2.2): not driven.
+ */
+#define FIXED_SHIFT 32
+#define FIXED_DRIVEN 3 /* instructions, core cycles, reference cycles */
+
+TEST_OBSERVING(ds, pebs_records_on_each_counter_pebs_enable_takes, 11000)
+{
+	uint64_t valid;
+	unsigned int counters = 0;
+
+	require_pebs();
+	valid = ds_support()->pebs_enable_valid;
+	for (unsigned int bit = 0; bit < 64; bit++) {
+		bool fixed = bit >= FIXED_SHIFT;
+		bool instructions = !fixed || bit == FIXED_SHIFT;
+		uint64_t period = instructions ? PERIOD : PERIOD / 4;
+		struct ds_target target = self_target();
+		struct pmu_event event = instructions_retired();
+		struct ds_pebs_config config = pebs_config(16, 12, period);
+		struct loop_span loop;
+		struct ds_credit credit;
+		unsigned long nmis;
+		int added;
+
+		if (!(valid & (1ull << bit)) || (fixed && bit - FIXED_SHIFT >= FIXED_DRIVEN) ||
+		    (fixed && bit - FIXED_SHIFT >= pmu_info()->fixed_counters))
+			continue;
+		counters++;
+		config.enable = 1ull << bit;
+		ds_credit_reset(target.index);
+		check_attached(ds_attach_pebs(&target, &config));
+		nmis = nmi_count();
+		added = pmu_add_sampling_event_on(target.index, bit, &event, period);
+		counted_loop(TWO_AND_A_QUARTER_PERIODS, &loop);
+		pmu_release(target.index);
+		nmis = nmi_count() - nmis;
+		check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS));
+		credit = ds_credit(target.index);
+		test_diag("counter bit %u: %llu records, the last naming 0x%llx at 0x%llx", bit,
+			  (unsigned long long)credit.pebs_records,
+			  (unsigned long long)credit.last_pebs_counters,
+			  (unsigned long long)credit.last_pebs_ip);
+		check(added >= 0, "pmu/ refused a PEBS event on counter bit %u", bit);
+		if (instructions)
+			check_eq(2, credit.pebs_records);
+		else
+			check(credit.pebs_records >= 1, "counter bit %u: no record", bit);
+		check_eq(0, credit.pebs_dropped);
+		if (config.format != PEBS_FORMAT_0)
+			check_eq(1ull << bit, credit.last_pebs_counters);
+		if (instructions && !nmis)
+			check(credit.last_pebs_ip >= loop.head && credit.last_pebs_ip <= loop.end,
+			      "counter bit %u: last record at 0x%llx, the loop is 0x%llx-0x%llx",
+			      bit, (unsigned long long)credit.last_pebs_ip,
+			      (unsigned long long)loop.head, (unsigned long long)loop.end);
+	}
+	test_diag("%u counters", counters);
+	check(counters > 0, "PEBS_ENABLE takes 0x%llx: no counter pmu/ drives",
+	      (unsigned long long)valid);
+}
+
+/*
+ * ds_pebs_check() on a DS-area part: a configuration the attach takes passes with no reason; a
+ * PEBS_ENABLE bit the CPU lacks, and precise distribution (which only leaf 23H enumerates), are
+ * refused with the rule and the value that decide it, as the attach refuses them.
+ */
+TEST(ds, pebs_check_names_the_rule_a_refused_configuration_breaks)
+{
+	struct ds_target target = self_target();
+	struct ds_pebs_config config;
+	char reason[160], expected[160];
+	uint64_t lacking;
+
+	if (ds_support()->pebs_reason[0])
+		test_skip("%s", ds_support()->pebs_reason);
+	config = pebs_config(RECORDS, THRESHOLD, PERIOD);
+	check_eq(DS_OK, ds_pebs_check(&config, reason, sizeof(reason)));
+	check_eq(0, strlen(reason));
+	config.pdist = 1;
+	check_eq(DS_ERROR_CONFIG, ds_pebs_check(&config, reason, sizeof(reason)));
+	check(strcmp(reason, "pdist 0x1: only CPUID leaf 23H (architectural PEBS) enumerates "
+			     "precise distribution") == 0,
+	      "reason '%s'", reason);
+	check_eq(DS_ERROR_CONFIG, ds_attach_pebs(&target, &config));
+	config = pebs_config(RECORDS, THRESHOLD, PERIOD);
+	lacking = ~ds_support()->pebs_enable_valid & -~ds_support()->pebs_enable_valid;
+	config.enable = lacking;
+	format(expected, sizeof(expected), "enable 0x%llx: PEBS_ENABLE takes 0x%llx here",
+	       (unsigned long long)lacking, (unsigned long long)ds_support()->pebs_enable_valid);
+	check_eq(DS_ERROR_CONFIG, ds_pebs_check(&config, reason, sizeof(reason)));
+	check(strcmp(reason, expected) == 0, "reason '%s', expected '%s'", reason, expected);
+	check_eq(DS_ERROR_CONFIG, ds_attach_pebs(&target, &config));
+	check_eq(DS_ERROR_NOT_ATTACHED, ds_detach(&target, DS_USER_PEBS));
 }
 
 /*

@@ -162,7 +162,7 @@ def fake_bench(tmp_path):
     script = tmp_path / "fake-qemu"
     script.write_text(f"""#!{sys.executable}
 import os, sys
-open({str(tmp_path / "argv")!r}, "w").write("\\n".join(sys.argv[1:]))
+open({str(tmp_path / "argv")!r}, "a").write("\\n".join(sys.argv[1:]) + "\\n\\n")
 sys.stdout.buffer.write(open(os.environ["FAKE_LOG"], "rb").read().replace(b"\\n", b"\\r\\n"))
 sys.exit(int(os.environ["FAKE_STATUS"]))
 """)
@@ -177,20 +177,29 @@ sys.exit(int(os.environ["FAKE_STATUS"]))
                                "--timeout", "30"],
                               capture_output=True, text=True, timeout=120, env=env)
     run.out = out
-    run.argv = lambda: (tmp_path / "argv").read_text().split("\n")
+    # Each boot's argv, in boot order.
+    run.argv = lambda: [boot.split("\n")
+                        for boot in (tmp_path / "argv").read_text().split("\n\n") if boot]
     return run
 
 
 def test_bench_writes_results_for_a_passing_run(fake_bench):
     proc = fake_bench(seal(BODY))
     assert proc.returncode == 0, proc.stderr
-    argv = fake_bench.argv()
+    argv, profiled = fake_bench.argv()
     assert argv[argv.index("-append") + 1] == (
         "exit=isa-debug budget=soak tests=*.benchmark_* smp.expect=2")
     assert argv[argv.index("-smp") + 1] == "2"
     assert argv[argv.index("-accel") + 1] == "tcg"
+    # The arch-PEBS writes per switch need a part that has it: the model's pantherlake.
+    assert profiled[profiled.index("-append") + 1] == (
+        "exit=isa-debug budget=soak emulate=cpu:pantherlake tests=ds.benchmark_arch_pebs_* "
+        "smp.expect=2")
+    assert profiled[profiled.index("-accel") + 1] == "tcg"
     document = json.loads((fake_bench.out / "results.json").read_text())
     assert [(run["accel"], run["verdict"]) for run in document["runs"]] == [("tcg", "PASS")]
+    assert document["runs"][0]["profiles"]["pantherlake"]["verdict"] == "PASS"
+    assert (fake_bench.out / "tcg-pantherlake.log").is_file()
     assert (fake_bench.out / "switch-cost.png").read_bytes().startswith(PNG_MAGIC)
     assert (fake_bench.out / "switch-cost.svg").is_file()
     assert (fake_bench.out / "tcg.log").read_bytes().replace(b"\r", b"") == seal(BODY).encode()
@@ -250,6 +259,15 @@ def test_bench_boots_the_real_benchmarks_under_tcg(tmp_path):
     assert (tmp_path / "switch-cost.png").read_bytes().startswith(PNG_MAGIC)
     assert (tmp_path / "switch-cost.svg").is_file()
     assert ktap.check_log((tmp_path / "tcg.log").read_bytes()).verdict == ktap.PASS
+    # Architectural PEBS on the model: identical switches write no CFG_C, one PEBS_BASE and no
+    # INDEX; a partner whose period differs, one CFG_C a switch (ds/'s cache elides only equals).
+    writes = run["profiles"]["pantherlake"]["metrics"]
+    identical = writes["ds.arch_pebs_switch_writes.identical"]
+    assert (identical["cfg_c_per_switch"], identical["base_per_switch"],
+            identical["index_per_switch"]) == (0, 1, 0), writes
+    assert identical["switches"] >= 40, writes  # budget=quick's pairs; soak's are 2,000
+    assert writes["ds.arch_pebs_switch_writes.other_period"]["cfg_c_per_switch"] == 1, writes
+    assert "ds.arch_pebs_switch_writes.identical" in proc.stdout
 
 
 # The host's counters (runner/host_sync.h, scripts/switchyard/qmp.py).

@@ -269,6 +269,61 @@ SHIM_TEST(pmu_host_a_pebs_event_has_no_int_and_the_pmi_leaves_its_counter_alone,
 }
 
 /*
+ * A sampling event on a counter the caller names (pmu_add_sampling_event_on(), for a PEBS user
+ * of that counter): GP counter 5 gets the event's select with INT and -period; fixed counter 1
+ * its field with the PMI bit (Linux intel_pmu_enable_fixed(): 0x8 unless PEBS) and -period at
+ * the fixed counters' width; a PMI that finds fixed counter 1's status bit reloads it and counts
+ * the overflow. A PEBS event on a fixed counter has no PMI bit. A second event, a counter that
+ * does not exist, a period beyond the counter's half are refused.
+ */
+SHIM_TEST(pmu_host_a_sampling_event_goes_on_the_gp_or_fixed_counter_named, "icelake")
+{
+	struct emulator_registers *r = shim_registers(0);
+	uint64_t gp_reload = (0 - (uint64_t)PERIOD) & emulator_counter_mask(shim_profile(), false);
+	uint64_t fixed_mask = emulator_counter_mask(shim_profile(), true);
+	uint64_t fixed_reload = (0 - (uint64_t)PERIOD) & fixed_mask;
+	uint64_t fixed_1 = PERF_GLOBAL_FIXED_CTR0 << 1;
+	struct pmu_event pebs = instructions;
+
+	pebs.pebs = true;
+	shim_boot();
+	host_check_eq_i64(-1, pmu_add_sampling_event_on(0, 8, &instructions, PERIOD));
+	host_check_eq_i64(-1, pmu_add_sampling_event_on(0, 32 + 4, &instructions, PERIOD));
+	host_check_eq_i64(-1, pmu_add_sampling_event_on(0, 33, &instructions, fixed_mask));
+	if (!host_check_eq_i64(0, pmu_add_sampling_event_on(0, 5, &instructions, PERIOD)))
+		return;
+	host_check_eq_u64(gp_reload, r->counter[5]);
+	host_check(r->evtsel[5] & EVTSEL_INT);
+	host_check_eq_u64(0, r->evtsel[0]);
+	host_check_eq_u64(1u << 5, r->global_ctrl);
+	host_check_eq_i64(-1, pmu_add_sampling_event_on(0, 33, &instructions, PERIOD));
+	host_check(pmu_release(0));
+	if (!host_check_eq_i64(0, pmu_add_sampling_event_on(0, 33, &cycles, PERIOD)))
+		return;
+	host_check_eq_u64(fixed_reload, r->fixed_counter[1]);
+	host_check_eq_u64((uint64_t)(FIXED_CTRL_OS | FIXED_CTRL_USR | FIXED_CTRL_PMI)
+				  << FIXED_CTRL_FIELD_SIZE,
+			  r->fixed_ctrl);
+	host_check_eq_u64(fixed_1, r->global_ctrl);
+	r->global_status = fixed_1;
+	r->fixed_counter[1] = 3; /* it wrapped and counted on */
+	shim_log_clear();
+	shim_pmi();
+	shim_check_writes(
+		{ MSR_IA32_PERF_GLOBAL_CTRL, 0 }, { MSR_IA32_FIXED_CTR0 + 1, fixed_reload },
+		{ MSR_IA32_PERF_GLOBAL_OVF_CTRL, fixed_1 }, { MSR_IA32_PERF_GLOBAL_CTRL, fixed_1 });
+	host_check_eq_u64(1, pmu_read(0, 0).overflows);
+	host_check(pmu_release(0));
+	if (!host_check_eq_i64(0, pmu_add_sampling_event_on(0, 33, &pebs, PERIOD)))
+		return;
+	host_check_eq_u64((uint64_t)(FIXED_CTRL_OS | FIXED_CTRL_USR) << FIXED_CTRL_FIELD_SIZE,
+			  r->fixed_ctrl);
+	host_check_eq_u64(fixed_reload, r->fixed_counter[1]);
+	host_check(pmu_release(0));
+	host_check(pmu_idle());
+}
+
+/*
  * A sampling period goes on across switches: what the counter had left when its task left is
  * what it gets back (Linux: period_left), not a new period. One that wrapped starts a new one.
  */
