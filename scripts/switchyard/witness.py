@@ -216,7 +216,7 @@ class Image:
         return self.stubs <= insn.vaddr < self.entry_end
 
 
-@dataclass
+@dataclass(slots=True)
 class Step:
     """A retired instruction (insn) or a control transfer (kind, source, target)."""
     insn: Insn = None
@@ -372,9 +372,21 @@ def silicon(window, witness, image):
     _strip(stream, 0, len(stream), facts, insns, result, kept)
     depth = 0  # interrupt and exception entries not yet returned from by IRETQ
     entered = []  # their vectors, innermost last (those entered inside the window)
+    steps, vectors, iretqs, always_taken = result.steps, facts.vector, facts.iretq, facts.always_taken
+    last = len(kept) - 1
     for i, insn in enumerate(kept):
-        nxt = kept[i + 1] if i + 1 < len(kept) else None
-        vector = facts.vector.get(nxt.id) if nxt is not None and not nxt.diverted else None
+        nxt = kept[i + 1] if i < last else None
+        vector = vectors.get(nxt.id) if nxt is not None and not nxt.diverted else None
+        if vector is None and insn.id not in iretqs:
+            # The common case, as the general one below takes it: no entry follows and no
+            # IRETQ returns, so the instruction retired at this depth, and a branch is taken
+            # unless the next one follows it.
+            steps.append(Step(insn=insn, depth=depth))
+            if nxt is not None and (nxt.vaddr != insn.vaddr + insn.length
+                                    or insn.id in always_taken):
+                steps.append(Step(kind="branch", source=insn.vaddr, target=nxt.vaddr,
+                                  depth=depth, source_insn=insn))
+            continue
         # Where the interrupted flow resumed: a trap or an interrupt comes after insn ran.
         resume = None
         if vector is not None and vector not in FAULT_VECTORS:
