@@ -3,11 +3,10 @@
 At collection, the kernel is booted once per platform and every KTAP test becomes a pytest
 case with id "PLATFORM-suite.test". Platforms are "tcg" (always) and "kvm" (skipped, with the
 reason, when /dev/kvm cannot be opened or QEMU cannot start a KVM guest), each with one CPU and
-every test; and "tcg-smp2", "tcg-smp4", "kvm-smp4": the smp suite with 2 and 4 CPUs;
-"tcg-apic", "kvm-xapic", "kvm-x2apic-firmware": the arch suite's APIC tests on 2 CPUs
-with the local APIC in xAPIC mode (TCG has no x2APIC; apic=xapic; kvm-xapic also runs the
-smp suite, on 2 CPUs, where kvm-smp4 runs it in x2APIC mode) and with firmware's x2APIC handover played
-(selftest.firmware_x2apic); "tcg-smp16": the smp suite with 16 CPUs, per-CPU data sized at boot for more than the 8 it
+every test; and "tcg-smp2", "tcg-smp4": the smp suite with 2 and 4 CPUs; "tcg-apic",
+"kvm-xapic", "kvm-smp4": the arch suite's APIC tests with the local APIC in xAPIC mode (TCG
+has no x2APIC; apic=xapic) and with firmware's x2APIC handover played
+(selftest.firmware_x2apic), the KVM two with the smp suite on 2 and 4 CPUs; "tcg-smp16": the smp suite with 16 CPUs, per-CPU data sized at boot for more than the 8 it
 once allowed (about 2 s under TCG on this 2-core host); "tcg-pebs-fmtN", "tcg-kvm-pebs" and
 "tcg-skid": the bts, ds, pebs, pmu, emulator and lbr suites on the emulated CPU playing another
 part, or with a PMI skid; "tcg-zen2", "tcg-zen4" and "tcg-arch-pebs*": the same on AMD parts and
@@ -82,23 +81,23 @@ BOOTS = {
     "tcg-smp2": ("tcg", 2, "tests=smp.*"),
     "tcg-smp4": ("tcg", 4, "tests=smp.*"),
     "tcg-smp16": ("tcg", 16, "tests=smp.*"),
-    "kvm-smp4": ("kvm", 4, "tests=smp.*"),
 }
 # The local APIC in each mode (docs/platforms.md): KVM's "-cpu host" has x2APIC, which the
-# kernel uses by default there; kvm-xapic forces xAPIC mode; kvm-x2apic-firmware plays firmware
-# that hands over in x2APIC mode (selftest.firmware_x2apic turns the boot CPU's x2APIC on before
-# the APIC set-up looks). TCG has no x2APIC: tcg-apic runs the same tests in xAPIC mode, where
-# the x2APIC-only ones skip with the reason. Each on 2 CPUs, for the IPIs and the AP start-up.
-# Only the tests that go through the local APIC: the rest of arch runs in the main boots.
-# tcg-apic also plays a host that stops the guest inside the timer's calibration
+# kernel uses by default there; kvm-xapic forces xAPIC mode; kvm-smp4 plays firmware that hands
+# over in x2APIC mode (selftest.firmware_x2apic turns the boot CPU's x2APIC on before the APIC
+# set-up looks). TCG has no x2APIC: tcg-apic runs the same tests in xAPIC mode, where the
+# x2APIC-only ones skip with the reason. On 2 CPUs (kvm-smp4: 4), for the IPIs and the AP
+# start-up. Only the tests that go through the local APIC: the rest of arch runs in the main
+# boots. tcg-apic also plays a host that stops the guest inside the timer's calibration
 # (selftest.timer_calibration_stop), which arch.timer_ticks_at_its_calibrated_rate judges.
+# The KVM ones also run the smp suite, in xAPIC mode on 2 CPUs and in x2APIC mode on 4: KVM
+# boots run one at a time, so each one's start-up is paid on make check's longest path (a
+# kvm-smp2 and a kvm-x2apic-firmware of their own added about 8 s to it).
 APIC_SUITES = ("tests=arch.apic_*,arch.timer_*,arch.halt_*,arch.per_test_timeout_fires,"
                "smp.every_cpu_comes_up_and_reports_its_apic_id")
 BOOTS["tcg-apic"] = ("tcg", 2, f"selftest.timer_calibration_stop {APIC_SUITES}")
-# kvm-xapic also runs the smp suite: one KVM boot fewer than a kvm-smp2 of its own (KVM boots
-# run one at a time, so each one's start-up is paid on make check's longest path).
 BOOTS["kvm-xapic"] = ("kvm", 2, f"apic=xapic {APIC_SUITES},smp.*")
-BOOTS["kvm-x2apic-firmware"] = ("kvm", 2, f"selftest.firmware_x2apic {APIC_SUITES}")
+BOOTS["kvm-smp4"] = ("kvm", 4, f"selftest.firmware_x2apic {APIC_SUITES},smp.*")
 # The emulated CPU as each PEBS record format's part (docs/emulated-cpu.md); format 4 is the
 # default profile of the tcg and kvm boots. kvm_pebs is a guest with PEBS but no BTS.
 EMULATED_SUITES = "tests=bts.*,ds.*,pebs.*,pmu.*,emulator.*,lbr.*"
