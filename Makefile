@@ -20,7 +20,10 @@ CFLAGS := -std=gnu11 -O2 -g -ffreestanding -fno-pic -fno-pie -fno-stack-protecto
 NASMFLAGS := -f elf64 -g -I. -Werror
 LDFLAGS := -nostdlib -static -z max-page-size=0x1000 -z noexecstack -T boot/kernel.ld
 
-HOST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -I. \
+# -O0: the host tests build and run in 12 s instead of 18 (14 s of CPU instead of 24) from a
+# fresh clone, where make check pays it; the sanitizers check as much. The warnings that need
+# the optimizer (-Wmaybe-uninitialized) come from the kernel's -O2 build of the same sources.
+HOST_CFLAGS := -std=gnu11 -O0 -g -Wall -Wextra -Werror -I. \
 	-fsanitize=address,undefined -fno-sanitize-recover=all
 
 OBJS := \
