@@ -362,8 +362,10 @@ def _strip(stream, lo, hi, facts, insns, result, kept):
         i += 1
 
 
-def silicon(window, witness, image):
-    """The window's stream with switchyard's services removed (see the module's comment)."""
+def silicon(window, witness, image, with_retired=True):
+    """The window's stream with switchyard's services removed (see the module's comment).
+    with_retired=False leaves the retired instructions' steps out, for a caller that wants
+    only the transfers (they are most of the steps)."""
     facts = _facts(witness, image)
     insns = witness.insns
     stream = window.stream
@@ -381,7 +383,8 @@ def silicon(window, witness, image):
             # The common case, as the general one below takes it: no entry follows and no
             # IRETQ returns, so the instruction retired at this depth, and a branch is taken
             # unless the next one follows it.
-            steps.append(Step(insn=insn, depth=depth))
+            if with_retired:
+                steps.append(Step(insn=insn, depth=depth))
             if nxt is not None and (nxt.vaddr != insn.vaddr + insn.length
                                     or insn.id in always_taken):
                 steps.append(Step(kind="branch", source=insn.vaddr, target=nxt.vaddr,
@@ -397,7 +400,7 @@ def silicon(window, witness, image):
         returns_from = None
         if insn.id in facts.iretq and depth:
             returns_from = entered[-1] if entered else -1
-        if retired:
+        if retired and with_retired:
             result.steps.append(Step(insn=insn, depth=depth, returns_from=returns_from))
         # An unconditional branch to the next instruction (a RET into a new task's first
         # code, which follows switch_context) is taken all the same.
