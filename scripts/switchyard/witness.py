@@ -238,6 +238,9 @@ class Silicon:
     diverted: dict = field(default_factory=lambda: {"rdmsr": 0, "wrmsr": 0, "cpuid": 0})
     divert_service_insns: int = 0
     rep_iterations: int = 0  # extra executions of REP string instructions collapsed
+    # Diverted sites whose #UD service was not taken for one: (stream index, site, the
+    # service's end index or None, the address it resumed at or None), to say why in a failure.
+    unmatched_diverts: list = field(default_factory=list)
 
     def retired(self):
         return [s.insn for s in self.steps if s.insn is not None]
@@ -353,6 +356,8 @@ def _strip(stream, lo, hi, facts, insns, result, kept):
                     _strip(stream, first, last + 1, facts, insns, result, kept)
                 i = end + 1
                 continue
+            result.unmatched_diverts.append(
+                (i, site, end, insns[after].vaddr if after is not None else None))
         insn = insns[ident]
         # QEMU restarts a REP string instruction at each iteration; it retires once.
         if kept and kept[-1] is insn and ident in facts.rep_string:

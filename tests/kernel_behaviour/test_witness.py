@@ -362,7 +362,9 @@ def compare_bts(run, test, window_name):
     (window,) = run.windows(window_name)
     silicon = witness.silicon(window, run.data, run.image)
     writes = diverted_indices(silicon, "wrmsr")
-    assert len(writes) == 4, f"expected 4 WRMSRs in the BTS window, saw {len(writes)}"
+    assert len(writes) == 4, (f"expected 4 WRMSRs in the BTS window, saw {len(writes)}; "
+                              "diverted sites not taken for one (stream index, site, service "
+                              f"end, resumed at): {silicon.unmatched_diverts}")
     recorded, omitted = bts_expected(silicon, writes[1], writes[2])
     for reason, text in MODEL_OMITS.items():
         steps = [step for why, step in omitted if why == reason]
