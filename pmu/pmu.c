@@ -395,7 +395,18 @@ void pmu_switch_out(const struct switch_task *prev, const struct switch_task *ne
 {
 	if (!pmu_usable())
 		return;
-	if (pmu_task_pebs(prev->index) || pmu_task_pebs(next->index))
+	/*
+	 * To a task without counters, pmu_switch_in() stops every counter anyway: stopped first,
+	 * they are read where they stopped, all at one instruction. Read running, one after
+	 * another, each counter's share ended that much later than the one before it, and the
+	 * instructions it counted past its read were lost when the next start reloaded it: with
+	 * a fixed and eight GP counters of one event, GP counter k gained k times the read loop's
+	 * ~100 instructions a switch. Same writes: the one GLOBAL_CTRL write moves here (without
+	 * a global control, AMD before PerfMonV2, stopping costs a select write each: not so).
+	 */
+	if (pmu_task_pebs(prev->index) || pmu_task_pebs(next->index) ||
+	    (tasks[prev->index].used && !tasks[next->index].used &&
+	     !this_pmu_cpu()->caps.no_global_ctrl))
 		pmu_stop();
 	if (pmu_task_pebs(next->index) && !this_pmu_cpu()->caps.amd)
 		selects_quiet_for_pebs();
@@ -428,6 +439,10 @@ static void pmu_tick(struct cpu_regs *regs)
 	(void)regs;
 	if (!tasks[task].used)
 		return;
+	/* A rotation stops the counters it moves: all of them first, as at a switch (above). */
+	if (tasks[task].set.gp_events > tasks[task].set.gp_counters &&
+	    !this_pmu_cpu()->caps.no_global_ctrl)
+		pmu_stop();
 	pmu_account(task);
 	if (pmu_set_rotate(&tasks[task].set))
 		pmu_apply(task);
