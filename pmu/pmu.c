@@ -439,10 +439,6 @@ static void pmu_tick(struct cpu_regs *regs)
 	(void)regs;
 	if (!tasks[task].used)
 		return;
-	/* A rotation stops the counters it moves: all of them first, as at a switch (above). */
-	if (tasks[task].set.gp_events > tasks[task].set.gp_counters &&
-	    !this_pmu_cpu()->caps.no_global_ctrl)
-		pmu_stop();
 	pmu_account(task);
 	if (pmu_set_rotate(&tasks[task].set))
 		pmu_apply(task);
