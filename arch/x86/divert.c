@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/x86/cpu.h"
 #include "arch/x86/cpuid.h"
 #include "arch/x86/divert.h"
 #include "arch/x86/exceptions.h"
@@ -163,10 +164,16 @@ bool divert_debug_trap(struct cpu_regs *regs, unsigned long dr7)
 	return model && model->debug_trap(regs, dr7);
 }
 
+/*
+ * The handler that follows is stepped when the model asks (rule 21): TF is set last, so that
+ * one instruction of this function's return runs before the first #DB (SDM Vol. 3B
+ * "Single-Step Exception Condition": a POPF that sets TF traps after the next instruction),
+ * and the model serves that #DB as its own.
+ */
 void divert_interrupted(struct cpu_regs *regs)
 {
-	if (model)
-		model->interrupted(regs);
+	if (model && model->interrupted(regs))
+		set_trap_flag();
 }
 
 void divert_system_call(struct cpu_regs *regs)
@@ -177,8 +184,8 @@ void divert_system_call(struct cpu_regs *regs)
 
 void divert_exception(struct cpu_regs *regs)
 {
-	if (model)
-		model->exception(regs);
+	if (model && model->exception(regs))
+		set_trap_flag();
 }
 
 void divert_nmi(struct cpu_regs *regs)
