@@ -34,6 +34,8 @@ enum witness_id {
 	WITNESS_PEBS_EVENTING = 24,
 	WITNESS_BTS_USER = 25,
 	WITNESS_BTS_NMI = 26,
+	/* Windows over a loop traced or counted with and without ticks (rule 21's tick margin). */
+	WITNESS_TICKS = 27,
 };
 
 #define WITNESS_DISP(op, id) ((WITNESS_MAGIC << 24) | ((op) << 16) | (id))

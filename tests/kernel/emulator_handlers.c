@@ -11,6 +11,7 @@
 #include "arch/x86/paging.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/traps.h"
+#include "arch/x86/witness_marker.h"
 #include "ds/ds.h"
 #include "ds/records.h"
 #include "ds/save_area.h"
@@ -312,6 +313,7 @@ static void tick_window(bool bts, bool interrupts, struct tick_window *w)
 		local_irq_enable();
 	w->kernel_ticks = this_cpu()->ticks;
 	before = emulator_stats();
+	witness_begin(WITNESS_TICKS);
 	if (bts) {
 		bts_on();
 		handler_probe_loop(TICK_LOOP);
@@ -328,11 +330,14 @@ static void tick_window(bool bts, bool interrupts, struct tick_window *w)
 		wrmsr(MSR_IA32_PERFEVTSEL0 + counter, 0);
 		used = 0;
 	}
+	witness_end(WITNESS_TICKS);
 	after = emulator_stats();
 	local_irq_restore(flags);
 	w->kernel_ticks = this_cpu()->ticks - w->kernel_ticks;
 	w->ticks = after.ticks_unstepped - before.ticks_unstepped;
 	w->nmis = after.nmis_recorded - before.nmis_recorded;
+	test_diag("tick window: %s, interrupts %s: %llu unstepped ticks", bts ? "bts" : "counter",
+		  interrupts ? "on" : "off", (unsigned long long)w->ticks);
 	w->deliveries = w->returns = 0;
 	for (long i = 0; i < used; i++) {
 		if (records[i].to == gate)

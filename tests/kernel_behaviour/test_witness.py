@@ -70,6 +70,8 @@ PEBS_RECORD = re.compile(r"^pebs record (\d+): eventing 0x([0-9a-f]+) ip 0x([0-9
 PEBS_FORMAT = re.compile(r"emulated cpu: on .* pebs_format=(\d+) ")
 POLLER = re.compile(r"^the poller saw (\d+) records, the last 0x([0-9a-f]+) -> 0x([0-9a-f]+)$")
 BTS_RECORD = re.compile(r"^bts record (\d+): 0x([0-9a-f]+) -> 0x([0-9a-f]+)$")
+TICK_WINDOW = re.compile(r"^tick window: (bts|counter), interrupts (on|off): (\d+) unstepped ticks$")
+VECTOR_TIMER = 0x20  # arch/x86/exceptions.h
 
 # The 64-bit code the decoder is for (test_decoder.py's ranges): the kernel half, the boot
 # code's 64-bit tail and the user text; not the firmware, nor the 32-bit boot code.
@@ -230,7 +232,8 @@ def list_handlers(steps):
     if entries:
         print(f"listed difference: {len(entries)} interrupt(s) (vectors "
               f"{sorted({s.vector for s in entries})}), {len(inside)} handler instructions "
-              "that silicon would count in the enabled rings; the model steps no handler")
+              "that silicon would count in the enabled rings; the model steps neither an NMI's "
+              "handler nor the timer's")
 
 
 def test_instructions_counted_are_what_the_witness_saw_retire(run):
@@ -318,8 +321,8 @@ def test_pebs_records_point_at_the_instruction_after_each_overflow(run):
 # the model differs from silicon"); SDM Vol. 3B "Branch Trace Store": a record for every
 # "taken branch, interrupt, or exception".
 MODEL_OMITS = {
-    "handler": "a branch or delivery inside an interrupt or exception handler, which runs "
-               "with TF clear (rule 21, not yet observed)",
+    "handler": "a branch or delivery inside a handler the model does not step: the timer's, "
+               "an NMI's (rule 21: ticks are counted instead); these windows take no other",
 }
 
 
@@ -448,3 +451,30 @@ def test_decoder_gives_every_executed_instruction_its_length_and_class(run):
           "transferring control in a window")
     assert len(insns) == len(result.stdout.splitlines())
     assert not wrong, f"{len(wrong)} disagreements:\n" + "\n".join(wrong[:40])
+
+
+def test_unstepped_ticks_are_the_timer_interrupts_the_witness_saw(run):
+    """emulator.rule_21_each_unstepped_tick_*: the model steps no timer handler and counts
+    each tick that comes while ring 0 is observed (emulator_stats().ticks_unstepped). In each
+    window (a known loop, BTS-traced or counted, interrupts off or on) that count equals the
+    vector-32 deliveries the witness saw while the loop was observed: between the WRMSR that
+    sets DEBUGCTL.TR|BTS and the one that clears it (the 2nd and 3rd of DS_AREA, on, off,
+    DS_AREA), or between the GLOBAL_CTRL writes that start and stop the counter (the 3rd and
+    4th of PMC, EVTSEL, on, off, EVTSEL)."""
+    test = "emulator.rule_21_each_unstepped_tick_is_its_iretq_and_two_records"
+    lines = matches(run, test, TICK_WINDOW)
+    assert lines, f"{test} printed no tick windows"
+    seen_ticks = 0
+    for window, match in pair(run, "ticks", lines, "tick windows"):
+        silicon = witness.silicon(window, run.data, run.image)
+        writes = diverted_indices(silicon, "wrmsr")
+        start, end = (1, 2) if match[1] == "bts" else (2, 3)
+        assert len(writes) == (4 if match[1] == "bts" else 5), \
+            f"{match[1]} window: {len(writes)} WRMSRs"
+        ticks = sum(1 for step in silicon.steps[writes[start]:writes[end]]
+                    if step.kind == "interrupt" and step.vector == VECTOR_TIMER)
+        print(f"{match[1]} window, interrupts {match[2]}: the model counted {match[3]} "
+              f"unstepped ticks, the witness saw {ticks}")
+        seen_ticks += ticks
+        assert ticks == int(match[3])
+    assert seen_ticks, "no tick came in any window: nothing was compared"
