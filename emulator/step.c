@@ -698,8 +698,8 @@ bool emulator_step(struct cpu_regs *regs, unsigned long dr7)
 	}
 	if (cpu->handler.arming && !user) {
 		/*
-		 * The first #DB of a stepped handler follows divert.c's POPF and one instruction
-		 * of its return, the model's: the handler's own start here.
+		 * The first #DB of a stepped handler follows divert.c's POPF and the NOP after it
+		 * (the witness's point), the model's: the handler's own start here.
 		 */
 		cpu->handler.arming = false;
 		cpu->stats.steps++;

@@ -168,9 +168,11 @@ TEST(emulator, rule_21_an_exception_handlers_branches_lie_between_its_delivery_a
 	require_emulated_bts();
 	handler_iterations = HANDLER_ITERATIONS;
 	exception_register(X86_EXC_UD, invalid_opcode_runs_probe);
+	witness_begin(WITNESS_BTS_HANDLER);
 	bts_on();
 	site = ud2_at_known_site();
 	used = bts_off();
+	witness_end(WITNESS_BTS_HANDLER);
 	if (saved)
 		exception_register(X86_EXC_UD, saved);
 	else

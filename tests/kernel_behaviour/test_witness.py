@@ -321,22 +321,36 @@ def test_pebs_records_point_at_the_instruction_after_each_overflow(run):
 # the model differs from silicon"); SDM Vol. 3B "Branch Trace Store": a record for every
 # "taken branch, interrupt, or exception".
 MODEL_OMITS = {
-    "handler": "a branch or delivery inside a handler the model does not step: the timer's, "
-               "an NMI's (rule 21: ticks are counted instead); these windows take no other",
+    "handler": "a branch or delivery inside a handler the model does not step (the timer's, "
+               "an NMI's: rule 21), or in a stepped one's entry before the model's hook or "
+               "return after its resume hook",
 }
 
 
-def bts_expected(silicon, start, end):
+def bts_expected(silicon, start, end, image):
     """(what the model must record, [(reason, transfer)] it is documented to leave out).
     Rule 21: deliveries to the stepped flow and its far transfers (SYSCALL, INT n) are
-    recorded, from the raising instruction or the interrupted one to the gate."""
+    recorded, from the raising instruction or the interrupted one to the gate. A handler the
+    model steps is recorded from the point WITNESS_HANDLER_STEPPED (arch/x86/divert.c) up to
+    and including the transfer into its resume hook, with the deliveries and IRETQs of what
+    comes inside it; its entry before the point and its return after the hook are not."""
+    resume_hook = image.symbols["emulator_resume_hook"]
     recorded, omitted = [], []
+    stepped = None  # the depth of the handler the model steps, from its point to its hook
     for step in silicon.steps[start:end]:
         if step.insn is not None:
+            if step.insn.marker == (witness.OP_POINT, witness.HANDLER_STEPPED) and step.depth:
+                stepped = step.depth
+            elif step.insn.vaddr == resume_hook and step.depth == stepped:
+                stepped = None
             continue
         # The IRETQ that leaves an outermost handler (an NMI's too) returns to the stepped flow.
         leaves = step.returns_from is not None and step.depth == 1
-        if step.depth and not leaves:
+        inside = stepped is not None and (step.depth == stepped or (
+            step.returns_from is not None and step.depth == stepped + 1))
+        if inside:
+            recorded.append((step.source, step.target))
+        elif step.depth and not leaves:
             omitted.append(("handler", step))
         else:
             recorded.append((step.source, step.target))
@@ -359,6 +373,16 @@ def test_bts_records_of_an_nmi_are_its_delivery_and_iretq_where_the_witness_saw_
                 "bts_nmi")
 
 
+def test_bts_records_of_a_stepped_handler_are_the_branches_the_witness_saw(run):
+    """emulator.rule_21_an_exception_handlers_branches_*: a UD2 in a traced window whose #UD
+    handler runs a known loop. The handler is stepped from the model's hook on (rule 21): its
+    branches from there to the transfer into the resume hook are compared one for one, in
+    order with the fault's delivery and the IRETQ; its entry before the hook and its return
+    after the resume hook are listed."""
+    compare_bts(run, "emulator.rule_21_an_exception_handlers_branches_lie_between_its_"
+                "delivery_and_its_iretq", "bts_handler")
+
+
 def compare_bts(run, test, window_name):
     records = [(int(m[2], 16), int(m[3], 16)) for m in matches(run, test, BTS_RECORD)]
     assert records, f"{test} printed no records"
@@ -366,7 +390,7 @@ def compare_bts(run, test, window_name):
     silicon = witness.silicon(window, run.data, run.image)
     writes = diverted_indices(silicon, "wrmsr")
     assert len(writes) == 4, f"expected 4 WRMSRs in the BTS window, saw {len(writes)}"
-    recorded, omitted = bts_expected(silicon, writes[1], writes[2])
+    recorded, omitted = bts_expected(silicon, writes[1], writes[2], run.image)
     for reason, text in MODEL_OMITS.items():
         steps = [step for why, step in omitted if why == reason]
         if steps:
