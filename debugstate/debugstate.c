@@ -77,15 +77,19 @@ void debugstate_task_exit(const struct switch_task *task)
 
 /*
  * A PMI, in the order of Linux's intel_pmu_handle_irq():
- * 1. Stop the counters (GLOBAL_CTRL 0, its value kept): nothing counts and no PEBS assist
- *    writes while the buffers are drained and the counters reloaded (__intel_pmu_disable_all();
- *    SDM "Re-configuring PEBS Facilities": stop the counting first, let the records settle).
+ * 1. Stop the counters (GLOBAL_CTRL 0, its value kept), then BTS (intel_bts_disable_local()):
+ *    silicon counts and records the handler's own instructions and branches in the enabled
+ *    rings, so the counters stop first, before anything else of the handler counts, and BTS
+ *    next, or the handler's branches would fill the buffer it is called to drain. Nothing
+ *    counts and no PEBS assist writes while the buffers are drained and the counters reloaded
+ *    (__intel_pmu_disable_all(); SDM "Re-configuring PEBS Facilities": stop the counting
+ *    first, let the records settle).
  * 2. Read GLOBAL_STATUS once the counters stand still: the overflows this PMI answers
  *    (intel_pmu_get_status()).
- * 3. Drain the active DS area, with BTS and PEBS off so that the CPU never sees its indexes
- *    change under it (Linux turns BTS off before intel_pmu_drain_bts_buffer(), and drains PEBS
- *    with the counters off: intel_pmu_drain_pebs_buffer(); docs/emulated-cpu.md rule 3), and
- *    acknowledge BUFFER_OVF (SDM §19.6: else no further PEBS PMI comes).
+ * 3. Drain the active DS area, tracing off (Linux turns BTS off before
+ *    intel_pmu_drain_bts_buffer(), and drains PEBS with the counters off:
+ *    intel_pmu_drain_pebs_buffer(); docs/emulated-cpu.md rule 3), and acknowledge BUFFER_OVF
+ *    (SDM §19.6: else no further PEBS PMI comes).
  * 3b. lbr/: read the stack FREEZE_LBRS_ON_PMI froze, then thaw it (acknowledge
  *    GLOBAL_STATUS.LBR_FRZ from perfmon v4, else set DEBUGCTL.LBR again), as Linux reads the
  *    LBRs before intel_pmu_ack_status().
@@ -93,7 +97,10 @@ void debugstate_task_exit(const struct switch_task *task)
  *    GLOBAL_OVF_CTRL (handle_pmi_common(), intel_pmu_ack_status()). The counters stand still
  *    since step 1, so reload and acknowledgement cannot race an overflow; both come before the
  *    restart, which counts from the reloaded values.
- * 5. Restart the counters as step 1 found them (__intel_pmu_enable_all()).
+ * 5. BTS on again (intel_bts_enable_local()), then the counters as step 1 found them
+ *    (__intel_pmu_enable_all()), last, so that they count as little of the handler as they
+ *    can. What the handler records after BTS is on must stay under the buffer's threshold:
+ *    the LVTPC entry is still masked, and a threshold reached now raises no PMI.
  * 6. arch/x86's pmi_interrupt() unmasks LVTPC when this returns (SDM §19.6.1: delivery masked
  *    it): after the reload and the acknowledgement, as Linux's "late_ack" does, since an
  *    earlier unmask lets an overflow still in GLOBAL_STATUS raise a spurious PMI.
@@ -104,10 +111,12 @@ void debugstate_pmi(struct cpu_regs *regs)
 
 	(void)regs;
 	global_ctrl = pmu_pmi_stop();
+	ds_pmi_stop();
 	status = pmu_pmi_status();
 	ds_pmi_drain();
 	lbr_pmi(status);
 	pmu_pmi_reload_and_acknowledge(status);
+	ds_pmi_restart();
 	pmu_pmi_restart(global_ctrl);
 }
 

@@ -20,6 +20,7 @@
 #include "lib/panic.h"
 
 static DEFINE_PER_CPU(uint64_t, quiesced_global_ctrl); /* ds_counters_pause() in ds_quiesce() */
+static DEFINE_PER_CPU(bool, pmi_tracing_off); /* from ds_pmi_stop() to ds_pmi_restart() */
 
 static bool context_live(const struct ds_context *context)
 {
@@ -69,7 +70,7 @@ void ds_apply(struct ds_context *context)
 {
 	const struct ds_registers *now = ds_registers_held();
 	uint64_t area = context ? (uint64_t)context->area : 0;
-	uint64_t debugctl = debugctl_for(context);
+	uint64_t debugctl = *this_cpu_ptr(pmi_tracing_off) ? 0 : debugctl_for(context);
 	bool pebs = context && ds_user_live(context, DS_USER_PEBS);
 	uint64_t pebs_enable = pebs ? context->pebs.enable & ds_pebs_enable_valid_here() : 0;
 	uint64_t data_cfg = pebs ? context->pebs.data_cfg : now->pebs_data_cfg;
@@ -116,6 +117,29 @@ void ds_resume(void)
 	ds_apply(ds_context_active());
 	ds_counters_resume(*this_cpu_ptr(quiesced_global_ctrl));
 	*this_cpu_ptr(quiesced_global_ctrl) = 0;
+}
+
+/*
+ * BTS off for the whole PMI handler, as Linux's intel_pmu_handle_irq() calls
+ * intel_bts_disable_local() first and intel_bts_enable_local() last: silicon records the
+ * handler's branches too (SDM Vol. 3B DEBUGCTL.TR, "taken branch, interrupt, or exception"), and
+ * with BTS on they would land in the buffer the handler drains, past its threshold, and raise the
+ * next PMI from inside this one. The drain's ds_resume() keeps it off meanwhile. Interrupts are
+ * off in a PMI handler; no switch comes between the two.
+ */
+void ds_pmi_stop(void)
+{
+	*this_cpu_ptr(pmi_tracing_off) = true;
+	if (ds_registers_held()->debugctl)
+		ds_write_debugctl(0);
+}
+
+void ds_pmi_restart(void)
+{
+	*this_cpu_ptr(pmi_tracing_off) = false;
+	ds_lock_irqs_off();
+	ds_apply(ds_context_active());
+	ds_unlock_irqs_off();
 }
 
 void ds_activate_cpu(void)

@@ -203,14 +203,17 @@ uint64_t ds_pmi_count(void);
  * (debugstate/debugstate.c says why). switch_out credits the records a CPU-mode area took to
  * the task leaving (the area is shared by every task); switch_in makes the registers what the
  * incoming task's area (else its CPU's) needs, tracing off while IA32_DS_AREA changes; a task's
- * area dies with it at task_exit. pmi_drain drains the active area with BTS and PEBS off,
- * credits the task running here, and acknowledges GLOBAL_STATUS.BUFFER_OVF (SDM §19.6: else no
- * further PEBS PMI comes).
+ * area dies with it at task_exit. pmi_stop turns BTS off for the PMI handler, pmi_restart
+ * back on as it ends (Linux intel_bts_disable_local() and intel_bts_enable_local()); pmi_drain
+ * drains the active area with BTS and PEBS off, credits the task running here, and acknowledges
+ * GLOBAL_STATUS.BUFFER_OVF (SDM §19.6: else no further PEBS PMI comes).
  */
 void ds_switch_out(const struct switch_task *prev, const struct switch_task *next);
 void ds_switch_in(const struct switch_task *prev, const struct switch_task *next);
 void ds_task_exit(const struct switch_task *task);
+void ds_pmi_stop(void);
 void ds_pmi_drain(void);
+void ds_pmi_restart(void);
 
 /* Detect support. */
 void ds_init(void);

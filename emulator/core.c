@@ -241,6 +241,8 @@ struct emulator_stats emulator_stats_all(void)
 		sum.pebs_late += s->pebs_late;
 		sum.nmis_recorded += s->nmis_recorded;
 		sum.nmis_unobserved += s->nmis_unobserved;
+		sum.handlers_stepped += s->handlers_stepped;
+		sum.ticks_unstepped += s->ticks_unstepped;
 		sum.pmis += s->pmis;
 		sum.pmis_masked += s->pmis_masked;
 		sum.resyncs += s->resyncs;
@@ -251,17 +253,18 @@ struct emulator_stats emulator_stats_all(void)
 
 /*
  * Set or clear the model's TF in the frame that resumes next, as the registers now ask. Not
- * in an interrupt handler's own frames: the CPU cleared TF to enter it, and the interrupted
- * context gets TF back when the handler returns (the model's resume hook runs then too).
+ * in an interrupt handler's own frames unless the model steps that handler: the CPU cleared TF
+ * to enter it, and the interrupted context gets TF back when the handler returns (the model's
+ * resume hook runs then too).
  */
 static void emulator_apply_trap_flag(struct emulator_cpu *cpu, struct cpu_regs *regs,
 				     unsigned int observed)
 {
 	bool user = regs_from_user(regs);
 	bool want = observed & (user ? OBSERVE_USER : OBSERVE_KERNEL);
-	bool *mine = user ? &cpu->tf_user[switch_task_current()->index] : &cpu->tf_kernel;
+	bool *mine = user ? &cpu->tf_user[switch_task_current()->index] : emulator_kernel_tf(cpu);
 
-	if (this_cpu()->interrupt_depth)
+	if (this_cpu()->interrupt_depth && !cpu->handler.active)
 		return;
 	if (want && !(regs->rflags & RFLAGS_TF)) {
 		regs->rflags |= RFLAGS_TF;
@@ -362,6 +365,9 @@ static bool emulator_write_msr_hook(struct cpu_regs *regs, uint32_t index, uint6
 	check_write_order(cpu, index, value);
 	if (emulator_write_msr(&cpu->registers, emulator_profile(), index, value))
 		return true;
+	if (cpu->pmi_outstanding && (index == MSR_IA32_PERF_GLOBAL_OVF_CTRL ||
+				     index == MSR_AMD64_PERF_CNTR_GLOBAL_STATUS_CLR))
+		cpu->pmi_acknowledged |= value;
 	emulator_pebs_write_check(cpu, &before, index, value);
 	if (emulator_profile()->arch_pebs)
 		emulator_arch_pebs_write_check(cpu, &before);
@@ -468,7 +474,7 @@ static void check_pmi_return(struct emulator_cpu *cpu, struct cpu_regs *regs)
 	if (!cpu->pmi_outstanding || regs->vector != (apic_read_lvtpc() & APIC_LVT_VECTOR_MASK))
 		return;
 	cpu->pmi_outstanding = false;
-	left = r->global_status & cpu->pmi_status;
+	left = r->global_status & cpu->pmi_status & ~cpu->pmi_acknowledged;
 	if (left)
 		emulator_violation(14,
 				   "the PMI handler returned with GLOBAL_STATUS bits 0x%llx "
@@ -481,39 +487,55 @@ static void check_pmi_return(struct emulator_cpu *cpu, struct cpu_regs *regs)
 				   (unsigned long long)cpu->pmi_global_ctrl);
 }
 
-/* The kernel frame an interrupt saves carries the live flow's TF, and so its owner. */
-static void emulator_interrupted_hook(struct cpu_regs *regs)
+/*
+ * The kernel frame an interrupt saves carries the live flow's TF, and so its owner. A timer
+ * interrupt while ring 0 is observed is counted: its handler is never stepped (step.c).
+ */
+static bool emulator_interrupted_hook(struct cpu_regs *regs)
 {
 	struct emulator_cpu *cpu = emulator_this_cpu();
 	const struct emulator_registers *r = &cpu->registers;
+	bool stepped;
 
 	emulator_pebs_land(cpu);
-	emulator_delivery(regs);
+	if (regs->vector == VECTOR_TIMER && (emulator_observed(cpu) & OBSERVE_KERNEL))
+		cpu->stats.ticks_unstepped++;
+	stepped = emulator_delivery(regs);
 	if (!regs_from_user(regs))
 		cpu->tf_interrupted[switch_task_current()->index] = cpu->tf_kernel;
 	/* The PMI handler starts: what it must acknowledge, and restore (rule 14). */
 	if (cpu->pmi_outstanding && regs->vector == (apic_read_lvtpc() & APIC_LVT_VECTOR_MASK)) {
 		cpu->pmi_status = r->global_status & ~PERF_GLOBAL_STATUS_COUNTERS_FROZEN;
+		cpu->pmi_acknowledged = 0;
 		if (!cpu->pmi_froze)
 			cpu->pmi_global_ctrl = r->global_ctrl;
 	}
+	return stepped;
 }
 
-static void emulator_exception_hook(struct cpu_regs *regs)
+static bool emulator_exception_hook(struct cpu_regs *regs)
 {
-	emulator_delivery(regs);
+	return emulator_delivery(regs);
 }
 
-static void resume(struct emulator_cpu *cpu, struct cpu_regs *regs, uint64_t iret_site,
+/*
+ * A frame resumes. The stepped handler's own entry frame ends it (its IRETQ is the flow's, as
+ * before); a frame inside it (a step, a diverted access, a nested exception) resumes the
+ * handler, stepped as a flow. Returns whether a stepped handler ended here.
+ */
+static bool resume(struct emulator_cpu *cpu, struct cpu_regs *regs, uint64_t iret_site,
 		   bool serviced)
 {
+	bool ended = cpu->handler.active && regs == cpu->handler.frame;
 	unsigned int observed;
 
 	check_pmi_return(cpu, regs);
-	/* An interrupt handler's own frames run with TF clear and are not stepped. */
-	if (this_cpu()->interrupt_depth)
-		return;
-	if (regs->vector >= X86_EXC_COUNT && !regs_from_user(regs))
+	if (ended)
+		emulator_handler_end(cpu);
+	/* An interrupt handler's own frames run with TF clear and are not stepped, but one. */
+	else if (this_cpu()->interrupt_depth && !cpu->handler.active)
+		return false;
+	if (regs->vector >= X86_EXC_COUNT && !regs_from_user(regs) && !cpu->handler.active)
 		cpu->tf_kernel = cpu->tf_interrupted[switch_task_current()->index];
 	observed = emulator_observed(cpu);
 	emulator_apply_trap_flag(cpu, regs, observed);
@@ -530,13 +552,14 @@ static void resume(struct emulator_cpu *cpu, struct cpu_regs *regs, uint64_t ire
 		cpu->pending_rip = regs->rip;
 		cpu->exceptions_seen = this_cpu()->stepped_exceptions;
 	}
+	return ended;
 }
 
 static void emulator_resume_hook(struct cpu_regs *regs, uint64_t iret_site)
 {
 	struct emulator_cpu *cpu = emulator_this_cpu();
 	bool serviced = cpu->serviced;
-	bool stepped;
+	bool stepped, ended;
 
 	cpu->serviced = false;
 	if (cpu->in_resume)
@@ -546,13 +569,14 @@ static void emulator_resume_hook(struct cpu_regs *regs, uint64_t iret_site)
 	 * Not stepped through: silicon runs no such code, and each step costs milliseconds under
 	 * KVM-PVM, where stepping this hook's BTS store kept interrupts off past the NMI
 	 * watchdog's limit. The POPF that clears TF still traps once (the guard above serves it);
-	 * the one that sets it again traps after the next instruction.
+	 * the one that sets it again traps after the next instruction. A stepped handler that
+	 * ends here returns unstepped, as it entered: the IRETQ is retired by resume().
 	 */
 	stepped = read_rflags() & RFLAGS_TF;
 	if (stepped)
 		clear_trap_flag();
-	resume(cpu, regs, iret_site, serviced);
-	if (stepped)
+	ended = resume(cpu, regs, iret_site, serviced);
+	if (stepped && !ended)
 		set_trap_flag();
 	cpu->in_resume = false;
 }
@@ -573,6 +597,19 @@ static void emulator_switch_in(const struct switch_task *prev, const struct swit
 
 	(void)prev;
 	(void)next;
+	if (cpu->handler.active) {
+		/*
+		 * A stepped handler switched away (a reschedule IPI, a faulting task's end): the
+		 * next task does not run in it. Its live TF is the flow's from here, which the
+		 * code below keeps or clears as for any switch.
+		 */
+		if (cpu->handler.tf && (read_rflags() & RFLAGS_TF))
+			cpu->tf_kernel = true;
+		/* Each step between here and there finds its owner in one or the other. */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		emulator_handler_end(cpu);
+		cpu->pending_valid = false;
+	}
 	if (!(read_rflags() & RFLAGS_TF))
 		cpu->tf_kernel = false;
 	if (this_cpu()->interrupt_depth && cpu->tf_kernel) {

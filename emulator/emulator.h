@@ -31,7 +31,13 @@ struct emulator_stats {
 	uint64_t bts_records, pebs_records;
 	uint64_t pebs_late; /* of pebs_records, those that landed after PEBS was turned off */
 	uint64_t nmis_recorded; /* NMIs in the stepped flow: delivery, IRETQ recorded (rule 21) */
-	uint64_t nmis_unobserved; /* NMIs inside a handler of it, which the model does not step */
+	uint64_t nmis_unobserved; /* in a handler not stepped, or left over */
+	uint64_t handlers_stepped; /* exception and interrupt handlers stepped (rule 21) */
+	/*
+	 * Timer interrupts taken while ring 0 is observed: their handlers are not stepped
+	 * (docs/emulated-cpu.md), so each is a margin a ring-0 count must allow.
+	 */
+	uint64_t ticks_unstepped;
 	uint64_t pmis, pmis_masked;
 	uint64_t resyncs; /* steps after an exception, a far transfer or a lost step */
 	uint64_t diverted; /* RDMSR, WRMSR and CPUID served */

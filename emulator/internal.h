@@ -65,6 +65,17 @@ struct emulator_cpu {
 	/* An exception delivered to the stepped flow has not returned to it (its handler runs). */
 	bool flow_in_exception;
 	/*
+	 * Rule 21: the handler of an exception or interrupt (not the timer's) delivered to the
+	 * stepped flow while ring 0 is observed, stepped as the flow is (step.c,
+	 * emulator_delivery()). frame: its entry frame, whose resume ends it; arming: divert.c's
+	 * POPF set TF and the #DB after its next instruction, the model's, is still to come; tf:
+	 * the model's TF in the handler (tf_kernel stays the interrupted flow's).
+	 */
+	struct {
+		bool active, arming, tf;
+		const struct cpu_regs *frame;
+	} handler;
+	/*
 	 * What the counting registers (EVTSEL, FIXED_CTR_CTRL, GLOBAL_CTRL) enable, worked out
 	 * when they change (emulator_counters_changed()), not at every step.
 	 */
@@ -89,6 +100,12 @@ struct emulator_cpu {
 	bool pmi_skid_pending;
 	unsigned int pmi_skid_left;
 	uint64_t pmi_status, pmi_global_ctrl; /* as the handler found them */
+	/*
+	 * Status bits the PMI handler acknowledged (GLOBAL_OVF_CTRL, AMD GlobalStatusClr): one the
+	 * hardware sets again after that, from the handler's own counted instructions once it
+	 * restarted the counters, was acknowledged all the same (rule 14).
+	 */
+	uint64_t pmi_acknowledged;
 	struct emulator_stats stats;
 	/* The LBR stack at a PEBS assist, for its record's LBR group (store.c). */
 	struct pebs_assist_lbr pebs_lbr[LBR_LEGACY_MAX_DEPTH];
@@ -100,6 +117,25 @@ struct emulator_cpu {
 };
 
 struct emulator_cpu *emulator_this_cpu(void);
+
+/* The model's TF in the kernel context that runs: a stepped handler's, else the flow's. */
+static inline bool *emulator_kernel_tf(struct emulator_cpu *cpu)
+{
+	return cpu->handler.active ? &cpu->handler.tf : &cpu->tf_kernel;
+}
+
+/*
+ * The stepped handler is over (its resume, a switch away from it, or it was unwound). A switch
+ * ends it with TF live: active goes first, so that each step in between finds its owner in
+ * handler.tf or else in tf_kernel (emulator_kernel_tf()).
+ */
+static inline void emulator_handler_end(struct emulator_cpu *cpu)
+{
+	cpu->handler.active = false;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	cpu->handler.arming = cpu->handler.tf = false;
+	cpu->handler.frame = NULL;
+}
 /* A PMI held back by the profile's skid, requested now: the model stops observing (rule 22). */
 void emulator_pmi_skid_flush(struct emulator_cpu *cpu);
 const struct emulator_profile *emulator_profile(void);
@@ -131,9 +167,10 @@ bool emulator_step(struct cpu_regs *regs, unsigned long dr7);
 void emulator_system_call(struct cpu_regs *regs);
 /*
  * Rule 21: an interrupt or exception delivered to a context the model steps (regs: its frame,
- * before any handler ran), and the IRETQ at iret_site that resumes one.
+ * before any handler ran), and the IRETQ at iret_site that resumes one. Returns whether the
+ * handler is to be stepped (divert.c sets TF on the way out of the hook).
  */
-void emulator_delivery(struct cpu_regs *regs);
+bool emulator_delivery(struct cpu_regs *regs);
 void emulator_iret(struct cpu_regs *regs, uint64_t iret_site);
 /* Rule 21 for NMIs (nmi.c): the cpu_model_ops hook, and the deferred records of those taken in
  * the model's service, flushed from the flow's instruction at, in ring user, at the flow's next

@@ -34,10 +34,10 @@ static void record(struct emulator_cpu *cpu, uint64_t at, bool user, struct cpu_
  * an NMI, SDM Vol. 3A "Priority Among Concurrent Events"; or a diverted access's #UD): silicon
  * would have taken it between the flow's two instructions, so it is recorded there, deferred to
  * the flow's next record point (emulator_nmi_flush()), which is after the step's own record if
- * the step was not processed yet (DR6.BS still set) and before the next one's if it was. One
- * inside an interrupt or exception handler of the flow is not observed, as the handler is not:
- * counted (nmis_unobserved), not recorded. Interrupted model code is never re-entered: the
- * deferral is an atomic count.
+ * the step was not processed yet (DR6.BS still set) and before the next one's if it was. A
+ * handler the model steps (step.c, emulator_delivery()) is such a flow; one inside a handler
+ * it does not step (the timer's) is not observed: counted (nmis_unobserved), not recorded.
+ * Interrupted model code is never re-entered: the deferral is an atomic count.
  */
 void emulator_nmi(struct cpu_regs *regs)
 {
@@ -49,7 +49,7 @@ void emulator_nmi(struct cpu_regs *regs)
 	}
 	if (!cpu->pending_valid || !emulator_observed(cpu))
 		return;
-	if (this_cpu()->interrupt_depth || cpu->flow_in_exception) {
+	if ((this_cpu()->interrupt_depth || cpu->flow_in_exception) && !cpu->handler.active) {
 		cpu->stats.nmis_unobserved++;
 		return;
 	}

@@ -4,10 +4,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/x86/cpu.h"
 #include "arch/x86/cpuid.h"
 #include "arch/x86/divert.h"
 #include "arch/x86/exceptions.h"
 #include "arch/x86/traps.h"
+#include "arch/x86/witness_marker.h"
 #include "arch/x86/xsave.h"
 
 #define UD2_LENGTH 2
@@ -163,10 +165,22 @@ bool divert_debug_trap(struct cpu_regs *regs, unsigned long dr7)
 	return model && model->debug_trap(regs, dr7);
 }
 
+/*
+ * The handler that follows is stepped when the model asks (rule 21): TF is set last, so that
+ * only the witness's point (one NOP) runs before the first #DB (SDM Vol. 3B "Single-Step
+ * Exception Condition": a POPF that sets TF traps after the next instruction), and the model
+ * serves that #DB as its own. The handler is stepped from the next instruction on.
+ */
+static void step_handler(void)
+{
+	set_trap_flag();
+	witness_point(WITNESS_HANDLER_STEPPED);
+}
+
 void divert_interrupted(struct cpu_regs *regs)
 {
-	if (model)
-		model->interrupted(regs);
+	if (model && model->interrupted(regs))
+		step_handler();
 }
 
 void divert_system_call(struct cpu_regs *regs)
@@ -177,8 +191,8 @@ void divert_system_call(struct cpu_regs *regs)
 
 void divert_exception(struct cpu_regs *regs)
 {
-	if (model)
-		model->exception(regs);
+	if (model && model->exception(regs))
+		step_handler();
 }
 
 void divert_nmi(struct cpu_regs *regs)

@@ -41,15 +41,20 @@ struct cpu_model_ops {
 	 * model consumed the whole exception.
 	 */
 	bool (*debug_trap)(struct cpu_regs *regs, unsigned long dr7);
-	/* An interrupt arrived in the task's own flow (not inside another handler). */
-	void (*interrupted)(struct cpu_regs *regs);
+	/*
+	 * An interrupt arrived in the task's own flow (not inside another handler). Return true to
+	 * have its handler single-stepped: divert_interrupted() sets RFLAGS.TF as it returns, so
+	 * the first #DB follows the instruction after that POPF.
+	 */
+	bool (*interrupted)(struct cpu_regs *regs);
 	/* A system call entered from ring 3: regs->rip is past its SYSCALL (or the #UD gate). */
 	void (*system_call)(struct cpu_regs *regs);
 	/*
 	 * An exception (not an NMI) that is neither the model's own #DB nor a diverted access is
-	 * delivered: regs is its frame, before any handler ran.
+	 * delivered: regs is its frame, before any handler ran. Return true to have its handler
+	 * single-stepped, as for interrupted().
 	 */
-	void (*exception)(struct cpu_regs *regs);
+	bool (*exception)(struct cpu_regs *regs);
 	/*
 	 * A context is about to be resumed from regs by IRET (every entry path returns so), by the
 	 * IRETQ at iret_site.

@@ -20,6 +20,8 @@
 enum witness_id {
 	/* Point: the emulated CPU consumed this #DB (its own single step); arch/x86/traps.c. */
 	WITNESS_STEP_CONSUMED = 1,
+	/* Point: the emulated CPU steps the handler from the next instruction (divert.c). */
+	WITNESS_HANDLER_STEPPED = 2,
 	/* Windows over the counted switches of the write-count tests and benchmarks. */
 	WITNESS_DR_WRITES = 10,
 	WITNESS_DR_BENCHMARK = 11,
@@ -34,6 +36,10 @@ enum witness_id {
 	WITNESS_PEBS_EVENTING = 24,
 	WITNESS_BTS_USER = 25,
 	WITNESS_BTS_NMI = 26,
+	/* Windows over a loop traced or counted with and without ticks (rule 21's tick margin). */
+	WITNESS_TICKS = 27,
+	/* A window over a fault whose handler the model steps (rule 21). */
+	WITNESS_BTS_HANDLER = 28,
 };
 
 #define WITNESS_DISP(op, id) ((WITNESS_MAGIC << 24) | ((op) << 16) | (id))

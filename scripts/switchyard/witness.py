@@ -28,10 +28,12 @@ MAGIC = b"SYWITN01"
 MARKER_MAGIC = 0x5A
 OP_BEGIN, OP_END, OP_POINT = 1, 2, 3
 STEP_CONSUMED = 1
+HANDLER_STEPPED = 2  # the model steps the handler from the next instruction (divert.c)
 WINDOW_IDS = {"dr_writes": 10, "dr_benchmark": 11, "ds_switch_writes": 12,
               "pmu_switch_writes": 13, "sched_switch_writes": 14, "pmu_counted": 20,
               "bts_traced": 21, "pmu_branches": 22, "pmu_user_counted": 23,
-              "pebs_eventing": 24, "bts_user": 25, "bts_nmi": 26}
+              "pebs_eventing": 24, "bts_user": 25, "bts_nmi": 26,
+              "ticks": 27, "bts_handler": 28}
 HOW = {0: "closed", 1: "superseded", 2: "truncated", 3: "open at exit"}
 
 KERNEL_HALF = 0xFFFF800000000000

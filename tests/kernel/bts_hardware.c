@@ -52,24 +52,33 @@ TEST(bts, known_branch_sequence_is_recorded_in_order)
 	ds_detach(&target, DS_USER_BTS);
 }
 
-#define THRESHOLD_RECORDS 16
-#define PROBE_CALLS 32
+/*
+ * The threshold is above what a PMI's own handler records: silicon records its branches while
+ * BTS is on (SDM "taken branch, interrupt, or exception"; rule 21), from its delivery until it
+ * turns BTS off and from when it turns BTS on again to its IRETQ, 30 to 50 records on the model
+ * here. A threshold below that (16 before handlers were recorded) is reached again by the
+ * handler alone, and every PMI raises the next.
+ */
+#define THRESHOLD_RECORDS 64
+#define PROBE_CALLS 64
 #define PROBE_TAKEN_BRANCHES 4 /* in each probe_branches(): the call, two jumps, the return */
 /*
  * Records the CPU may add after the index reaches the threshold and before ds/'s handler drains
- * it: the interrupt's delivery and the handler's branches until it turns BTS off. The SDM gives
- * no number; this is a generous bound. A lost PMI leaves the buffer to fill up to its 256.
+ * it: the interrupt's delivery and the handler's branches until it turns BTS off (on the model
+ * here, 30 of them: the model records the handler from its hook on, silicon from its gate). The
+ * SDM gives no number; this is a generous bound. A lost PMI leaves the buffer to fill up to its
+ * 256.
  */
-#define DRAIN_SLACK_RECORDS 32
+#define DRAIN_SLACK_RECORDS 64
 
 /*
  * DEBUGCTL.BTINT: a PMI each time the index reaches the threshold (SDM "BTS Buffer Full
  * Condition" / DS save area), which ds/ drains. Every taken branch is stored (SDM: "taken branch,
- * interrupt, or exception"), so none of the probes' 4 x 32 may be missing; each PMI drains at
+ * interrupt, or exception"), so none of the probes' 4 x 64 may be missing; each PMI drains at
  * least a threshold's worth; and what the detach finds left is less than a threshold and its
  * slack, or a PMI was lost.
  */
-TEST(bts, interrupt_mode_raises_a_pmi_at_the_threshold)
+TEST_OBSERVING(bts, interrupt_mode_raises_a_pmi_at_the_threshold, 2800)
 {
 	struct ds_bts_config config = { .records = RECORDS,
 					.threshold_records = THRESHOLD_RECORDS };

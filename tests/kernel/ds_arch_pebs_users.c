@@ -9,6 +9,7 @@
 #include "lib/format.h"
 #include "tests/kernel/lib/budget.h"
 #include "tests/kernel/lib/ds_util.h"
+#include "tests/kernel/lib/handler_margin.h"
 #include "tests/kernel/lib/user_programs.h"
 
 /*
@@ -61,6 +62,7 @@ struct sampled {
 	uint64_t pmis, credited, total, last_ip, last_groups;
 	unsigned int last_fragments;
 	uint64_t base_attached, base_detached;
+	uint64_t ticks; /* counted in an observed ring 0 meanwhile (handler_margin.h) */
 	struct loop_span loop;
 };
 
@@ -76,10 +78,12 @@ static void sample_loop(const struct ds_pebs_config *config, unsigned long itera
 	check_attached(ds_attach_pebs(&target, config));
 	out->base_attached = rdmsr(T_PEBS_BASE);
 	pmis = ds_pmi_count();
+	out->ticks = tick_count();
 	if (pmu_add_sampling_event(target.index, &event, PERIOD) != 0)
 		test_abort("pmu_add_sampling_event did not get counter 0");
 	counted_loop(iterations, &out->loop);
 	pmu_release(target.index);
+	out->ticks = tick_count() - out->ticks;
 	out->pmis = ds_pmi_count() - pmis;
 	out->credited = ds_credit(target.index).pebs_records;
 	check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS));
@@ -97,20 +101,27 @@ static void sample_loop(const struct ds_pebs_config *config, unsigned long itera
 }
 
 /*
- * 7.5 periods: 7 or 8 records; the threshold PMI (GLOBAL_STATUS bit 54) at the 3rd and 6th
- * drains 3 each, the detach the rest. PEBS_BASE names a 4 KiB-aligned buffer whose size code
- * holds RECORDS records (code 0: 4 KiB), and is 0 once detached, before the buffer is freed.
+ * 7.5 periods: 7 or 8 records, and one more for each PMI whose handler's counted instructions
+ * cross a period (rule 21; 9 with 3 PMIs on the model), as ds.pebs_records_are_drained_*; the
+ * threshold PMI (GLOBAL_STATUS bit 54) at the 3rd and 6th drains 3 each, the detach the rest.
+ * PEBS_BASE names a 4 KiB-aligned buffer whose size code holds RECORDS records (code 0: 4 KiB), and
+ * is 0 once detached, before the buffer is freed.
  */
 TEST_OBSERVING(ds, arch_pebs_records_are_drained_at_each_threshold_pmi_and_at_detach, 3500)
 {
 	struct ds_pebs_config config;
 	struct sampled seen;
+	uint64_t most;
 
 	require_arch_pebs();
 	config = arch_config(RECORDS, THRESHOLD, PERIOD, T_BASIC_RECORD, 0);
 	sample_loop(&config, SEVEN_AND_A_HALF_PERIODS, &seen);
-	check(seen.total == 7 || seen.total == 8, "%llu records in 7.5 periods",
-	      (unsigned long long)seen.total);
+	most = 8 + seen.pmis * ((PMI_HANDLER_INSTRUCTIONS_MAX + PERIOD - 1) / PERIOD) +
+	       (tick_extra_instructions(seen.ticks) + PERIOD - 1) / PERIOD;
+	check(seen.total >= 7 && seen.total <= most,
+	      "%llu records in 7.5 periods, expected 7 to %llu (%llu PMIs, %llu ticks)",
+	      (unsigned long long)seen.total, (unsigned long long)most,
+	      (unsigned long long)seen.pmis, (unsigned long long)seen.ticks);
 	check_eq(seen.total / THRESHOLD, seen.pmis);
 	check_eq(seen.pmis * THRESHOLD, seen.credited);
 	check_eq(0, seen.base_attached & T_SIZE_CODE_MASK);

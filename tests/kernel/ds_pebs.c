@@ -5,6 +5,7 @@
 #include "lib/string.h"
 #include "tests/kernel/lib/ds_util.h"
 #include "tests/kernel/lib/emulator_util.h"
+#include "tests/kernel/lib/handler_margin.h"
 #include "tests/kernel/lib/nmi_margin.h"
 
 /*
@@ -14,7 +15,8 @@
  * its writes and plays AMD parts: 2.5 periods then gave a third record) and whether the
  * instruction that takes the assist counts (the SDM leaves it open) never move a record across
  * the loop's end: the detach test's loop covers 2.25 periods, leaving 3/4 of one. Stated
- * tolerance, where the loop covers 7.5 periods: 7 or 8 records.
+ * tolerance, where the loop covers 7.5 periods: 7 or 8 records, and one more for each PMI whose
+ * handler's counted instructions cross a period.
  *
  * The PMIs: the counter is PEBS-enabled, so its INT bit is clear ("Do NOT set local counter
  * PMI/INT bit", SDM "Requirements to Program PEBS") and its overflows raise none; the one PMI
@@ -37,6 +39,7 @@ struct sampled {
 	uint64_t last_ip;
 	struct loop_span loop;
 	unsigned long nmis; /* while the counter counted (tests/kernel/lib/nmi_margin.h) */
+	uint64_t ticks; /* counted in an observed ring 0 meanwhile (handler_margin.h) */
 };
 
 /*
@@ -54,11 +57,13 @@ static void sample_loop(const struct ds_pebs_config *config, unsigned long itera
 	check_attached(ds_attach_pebs(&target, config));
 	pmis = ds_pmi_count();
 	out->nmis = nmi_count();
+	out->ticks = tick_count();
 	if (pmu_add_sampling_event(target.index, &event, PERIOD) != 0)
 		test_abort("pmu_add_sampling_event did not get counter 0");
 	counted_loop(iterations, &out->loop);
 	pmu_release(target.index);
 	out->nmis = nmi_count() - out->nmis;
+	out->ticks = tick_count() - out->ticks;
 	out->pmis = ds_pmi_count() - pmis;
 	out->credited = ds_credit(target.index).pebs_records;
 	check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS));
@@ -70,13 +75,24 @@ TEST_OBSERVING(ds, pebs_records_are_drained_at_each_threshold, 3500)
 {
 	struct ds_pebs_config config;
 	struct sampled seen;
+	uint64_t most;
 
 	require_pebs();
 	config = pebs_config(RECORDS, THRESHOLD, PERIOD);
 	sample_loop(&config, SEVEN_AND_A_HALF_PERIODS, &seen);
-	check(seen.total == 7 || seen.total == 8, "%llu records in 7.5 periods",
-	      (unsigned long long)seen.total);
-	check_eq(seen.total / THRESHOLD, seen.pmis); /* 2: at the 3rd and the 6th record */
+	/*
+	 * Each PMI's handler counts too until it stops the counters and once it restarts them
+	 * (rule 21): at most PMI_HANDLER_INSTRUCTIONS_MAX, under a period, so at most one record
+	 * more a PMI; and each tick its own (tests/kernel/lib/handler_margin.h). 9 records came
+	 * with 3 PMIs once the model stepped them.
+	 */
+	most = 8 + seen.pmis * ((PMI_HANDLER_INSTRUCTIONS_MAX + PERIOD - 1) / PERIOD) +
+	       (tick_extra_instructions(seen.ticks) + PERIOD - 1) / PERIOD;
+	check(seen.total >= 7 && seen.total <= most,
+	      "%llu records in 7.5 periods, expected 7 to %llu (%llu PMIs, %llu ticks)",
+	      (unsigned long long)seen.total, (unsigned long long)most,
+	      (unsigned long long)seen.pmis, (unsigned long long)seen.ticks);
+	check_eq(seen.total / THRESHOLD, seen.pmis); /* at the 3rd, the 6th (and the 9th) record */
 	check_eq(seen.pmis * THRESHOLD, seen.credited); /* the rest, 1 or 2, at the detach */
 }
 

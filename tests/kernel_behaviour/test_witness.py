@@ -70,6 +70,8 @@ PEBS_RECORD = re.compile(r"^pebs record (\d+): eventing 0x([0-9a-f]+) ip 0x([0-9
 PEBS_FORMAT = re.compile(r"emulated cpu: on .* pebs_format=(\d+) ")
 POLLER = re.compile(r"^the poller saw (\d+) records, the last 0x([0-9a-f]+) -> 0x([0-9a-f]+)$")
 BTS_RECORD = re.compile(r"^bts record (\d+): 0x([0-9a-f]+) -> 0x([0-9a-f]+)$")
+TICK_WINDOW = re.compile(r"^tick window: (bts|counter), interrupts (on|off): (\d+) unstepped ticks$")
+VECTOR_TIMER = 0x20  # arch/x86/exceptions.h
 
 # The 64-bit code the decoder is for (test_decoder.py's ranges): the kernel half, the boot
 # code's 64-bit tail and the user text; not the firmware, nor the 32-bit boot code.
@@ -230,7 +232,8 @@ def list_handlers(steps):
     if entries:
         print(f"listed difference: {len(entries)} interrupt(s) (vectors "
               f"{sorted({s.vector for s in entries})}), {len(inside)} handler instructions "
-              "that silicon would count in the enabled rings; the model steps no handler")
+              "that silicon would count in the enabled rings; the model steps neither an NMI's "
+              "handler nor the timer's")
 
 
 def test_instructions_counted_are_what_the_witness_saw_retire(run):
@@ -318,22 +321,36 @@ def test_pebs_records_point_at_the_instruction_after_each_overflow(run):
 # the model differs from silicon"); SDM Vol. 3B "Branch Trace Store": a record for every
 # "taken branch, interrupt, or exception".
 MODEL_OMITS = {
-    "handler": "a branch or delivery inside an interrupt or exception handler, which runs "
-               "with TF clear (rule 21, not yet observed)",
+    "handler": "a branch or delivery inside a handler the model does not step (the timer's, "
+               "an NMI's: rule 21), or in a stepped one's entry before the model's hook or "
+               "return after its resume hook",
 }
 
 
-def bts_expected(silicon, start, end):
+def bts_expected(silicon, start, end, image):
     """(what the model must record, [(reason, transfer)] it is documented to leave out).
     Rule 21: deliveries to the stepped flow and its far transfers (SYSCALL, INT n) are
-    recorded, from the raising instruction or the interrupted one to the gate."""
+    recorded, from the raising instruction or the interrupted one to the gate. A handler the
+    model steps is recorded from the point WITNESS_HANDLER_STEPPED (arch/x86/divert.c) up to
+    and including the transfer into its resume hook, with the deliveries and IRETQs of what
+    comes inside it; its entry before the point and its return after the hook are not."""
+    resume_hook = image.symbols["emulator_resume_hook"]
     recorded, omitted = [], []
+    stepped = None  # the depth of the handler the model steps, from its point to its hook
     for step in silicon.steps[start:end]:
         if step.insn is not None:
+            if step.insn.marker == (witness.OP_POINT, witness.HANDLER_STEPPED) and step.depth:
+                stepped = step.depth
+            elif step.insn.vaddr == resume_hook and step.depth == stepped:
+                stepped = None
             continue
         # The IRETQ that leaves an outermost handler (an NMI's too) returns to the stepped flow.
         leaves = step.returns_from is not None and step.depth == 1
-        if step.depth and not leaves:
+        inside = stepped is not None and (step.depth == stepped or (
+            step.returns_from is not None and step.depth == stepped + 1))
+        if inside:
+            recorded.append((step.source, step.target))
+        elif step.depth and not leaves:
             omitted.append(("handler", step))
         else:
             recorded.append((step.source, step.target))
@@ -356,6 +373,16 @@ def test_bts_records_of_an_nmi_are_its_delivery_and_iretq_where_the_witness_saw_
                 "bts_nmi")
 
 
+def test_bts_records_of_a_stepped_handler_are_the_branches_the_witness_saw(run):
+    """emulator.rule_21_an_exception_handlers_branches_*: a UD2 in a traced window whose #UD
+    handler runs a known loop. The handler is stepped from the model's hook on (rule 21): its
+    branches from there to the transfer into the resume hook are compared one for one, in
+    order with the fault's delivery and the IRETQ; its entry before the hook and its return
+    after the resume hook are listed."""
+    compare_bts(run, "emulator.rule_21_an_exception_handlers_branches_lie_between_its_"
+                "delivery_and_its_iretq", "bts_handler")
+
+
 def compare_bts(run, test, window_name):
     records = [(int(m[2], 16), int(m[3], 16)) for m in matches(run, test, BTS_RECORD)]
     assert records, f"{test} printed no records"
@@ -365,7 +392,7 @@ def compare_bts(run, test, window_name):
     assert len(writes) == 4, (f"expected 4 WRMSRs in the BTS window, saw {len(writes)}; "
                               "diverted sites not taken for one (stream index, site, service "
                               f"end, resumed at): {silicon.unmatched_diverts}")
-    recorded, omitted = bts_expected(silicon, writes[1], writes[2])
+    recorded, omitted = bts_expected(silicon, writes[1], writes[2], run.image)
     for reason, text in MODEL_OMITS.items():
         steps = [step for why, step in omitted if why == reason]
         if steps:
@@ -451,3 +478,30 @@ def test_decoder_gives_every_executed_instruction_its_length_and_class(run):
           "transferring control in a window")
     assert len(insns) == len(result.stdout.splitlines())
     assert not wrong, f"{len(wrong)} disagreements:\n" + "\n".join(wrong[:40])
+
+
+def test_unstepped_ticks_are_the_timer_interrupts_the_witness_saw(run):
+    """emulator.rule_21_each_unstepped_tick_*: the model steps no timer handler and counts
+    each tick that comes while ring 0 is observed (emulator_stats().ticks_unstepped). In each
+    window (a known loop, BTS-traced or counted, interrupts off or on) that count equals the
+    vector-32 deliveries the witness saw while the loop was observed: between the WRMSR that
+    sets DEBUGCTL.TR|BTS and the one that clears it (the 2nd and 3rd of DS_AREA, on, off,
+    DS_AREA), or between the GLOBAL_CTRL writes that start and stop the counter (the 3rd and
+    4th of PMC, EVTSEL, on, off, EVTSEL)."""
+    test = "emulator.rule_21_each_unstepped_tick_is_its_iretq_and_two_records"
+    lines = matches(run, test, TICK_WINDOW)
+    assert lines, f"{test} printed no tick windows"
+    seen_ticks = 0
+    for window, match in pair(run, "ticks", lines, "tick windows"):
+        silicon = witness.silicon(window, run.data, run.image)
+        writes = diverted_indices(silicon, "wrmsr")
+        start, end = (1, 2) if match[1] == "bts" else (2, 3)
+        assert len(writes) == (4 if match[1] == "bts" else 5), \
+            f"{match[1]} window: {len(writes)} WRMSRs"
+        ticks = sum(1 for step in silicon.steps[writes[start]:writes[end]]
+                    if step.kind == "interrupt" and step.vector == VECTOR_TIMER)
+        print(f"{match[1]} window, interrupts {match[2]}: the model counted {match[3]} "
+              f"unstepped ticks, the witness saw {ticks}")
+        seen_ticks += ticks
+        assert ticks == int(match[3])
+    assert seen_ticks, "no tick came in any window: nothing was compared"

@@ -5,9 +5,9 @@
 #include <stdint.h>
 
 #include "arch/x86/msr-index.h"
-#include "kernel/switch_hooks.h"
 #include "ds/ds.h"
 #include "ds/records.h"
+#include "kernel/switch_hooks.h"
 #include "pmu/pmu.h"
 #include "tests/host/shim/shim.h"
 
@@ -93,9 +93,10 @@ SHIM_TEST(debugstate_host_an_exiting_pebs_task_stops_its_counter_before_its_pebs
 }
 
 /*
- * A PMI for a BTS threshold and a sampling counter's overflow at once: counters stopped, the
- * area drained with BTS off and BUFFER_OVF acknowledged, the counter reloaded and its overflow
- * acknowledged, counters restarted, in that order (intel_pmu_handle_irq()).
+ * A PMI for a BTS threshold and a sampling counter's overflow at once: counters stopped and BTS
+ * off, the area drained and BUFFER_OVF acknowledged, the counter reloaded and its overflow
+ * acknowledged, BTS on and counters restarted, in that order (intel_pmu_handle_irq(), with
+ * intel_bts_disable_local() and intel_bts_enable_local() inside the counters' stop and start).
  */
 SHIM_TEST(debugstate_host_a_pmi_stops_drains_reloads_acknowledges_and_restarts_in_order, "icelake")
 {
@@ -116,10 +117,9 @@ SHIM_TEST(debugstate_host_a_pmi_stops_drains_reloads_acknowledges_and_restarts_i
 	shim_log_clear();
 	shim_pmi();
 	shim_check_writes({ MSR_IA32_PERF_GLOBAL_CTRL, 0 }, { MSR_IA32_DEBUGCTL, 0 },
-			  { MSR_IA32_DEBUGCTL, BTS_ARMED },
 			  { MSR_IA32_PERF_GLOBAL_OVF_CTRL, PERF_GLOBAL_STATUS_BUFFER_OVF },
 			  { MSR_IA32_A_PMC0, reload }, { MSR_IA32_PERF_GLOBAL_OVF_CTRL, 1 },
-			  { MSR_IA32_PERF_GLOBAL_CTRL, 1 });
+			  { MSR_IA32_DEBUGCTL, BTS_ARMED }, { MSR_IA32_PERF_GLOBAL_CTRL, 1 });
 	host_check_eq_u64(0, r->global_status);
 	host_check_eq_u64(area->bts_base, area->bts_index);
 	host_check_eq_u64(2, ds_credit(0).bts_records);

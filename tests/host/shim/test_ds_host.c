@@ -574,8 +574,10 @@ SHIM_TEST(ds_host_a_switch_credits_the_cpu_mode_area_without_a_write, "icelake")
 	shim_check_clean();
 }
 
-/* The PMI (debugstate_pmi()): pmu/ stops the counters, ds/ drains with tracing off and
- * acknowledges the buffer, pmu/ restarts the counters. */
+/* The PMI (debugstate_pmi()), as Linux's intel_pmu_handle_irq(): pmu/ stops the counters, ds/
+ * turns BTS off and keeps it off through the drain (the handler's own branches would land in
+ * the buffer it drains), drains and acknowledges the buffer and turns BTS on, pmu/ restarts the
+ * counters last. */
 SHIM_TEST(ds_host_the_pmi_drains_inside_the_pmu_bracket_and_acknowledges_the_buffer, "icelake")
 {
 	struct ds_target self = task_target(0);
@@ -595,9 +597,8 @@ SHIM_TEST(ds_host_the_pmi_drains_inside_the_pmu_bracket_and_acknowledges_the_buf
 	shim_log_clear();
 	shim_pmi();
 	shim_check_writes({ MSR_IA32_PERF_GLOBAL_CTRL, 0 }, { MSR_IA32_DEBUGCTL, 0 },
-			  { MSR_IA32_DEBUGCTL, BTS_ARMED },
 			  { MSR_IA32_PERF_GLOBAL_OVF_CTRL, PERF_GLOBAL_STATUS_BUFFER_OVF },
-			  { MSR_IA32_PERF_GLOBAL_CTRL, 1 });
+			  { MSR_IA32_DEBUGCTL, BTS_ARMED }, { MSR_IA32_PERF_GLOBAL_CTRL, 1 });
 	host_check_eq_u64(0, shim_registers(0)->global_status);
 	host_check_eq_u64(area->bts_base, area->bts_index);
 	host_check_eq_u64(2, ds_credit(0).bts_records);

@@ -13,9 +13,10 @@
  * as one does under the emulated CPU's single-stepping (milliseconds to seconds). Silicon counts
  * and records an NMI in an observed ring as any interrupt (SDM Vol. 3B DEBUGCTL.TR; rule 21):
  * its IRETQ is a ring-0 instruction and branch, its delivery and IRETQ are two BTS records, and
- * its handler's instructions and branches count and record too. The model steps no handler:
- * exactly 1 instruction, 1 branch and 2 records an NMI. On silicon, at most the handler's on top
- * (stated tolerance: the witness measured 780 to 1,300 instructions in the watchdog's handler).
+ * its handler's instructions and branches count and record too. The model steps no NMI's
+ * handler (docs/emulated-cpu.md): exactly 1 instruction, 1 branch and 2 records an NMI. On
+ * silicon, at most the handler's on top (stated tolerance: the witness measured 780 to 1,300
+ * instructions in the watchdog's handler).
  * nmis: what nmi_count() moved by around the window (an upper bound: it may count NMIs just
  * outside it). No NMI, no margin: the exact value stands.
  */
