@@ -18,7 +18,11 @@
 #define FULL_RECORDS 64
 #define FULL_THRESHOLD 56
 
-TEST_OBSERVING(ds, circular_bts_buffer_wraps_and_raises_no_pmi, 1200)
+/*
+ * About 1,200 steps under TCG; 8,684 in a KVM-PVM boot where 4 of the watchdog's NMIs came in
+ * the probe, and 3 of 6 such boots ran into the 10 s limit: declared so, the pace skips it there.
+ */
+TEST_OBSERVING(ds, circular_bts_buffer_wraps_and_raises_no_pmi, 9000)
 {
 	struct ds_bts_config config = { .records = CIRCULAR_RECORDS, .circular = true };
 	struct ds_target target = self_target();

@@ -121,7 +121,7 @@ TEST_OBSERVING(ds, user_write_to_its_view_faults_and_other_tasks_have_no_view, 1
  * task: when callers named it (struct ds_target.address_space), another task's root showed that
  * task this one's area, and a kernel page named as the root was rewritten as a page table.
  */
-TEST(ds, only_the_owner_sees_its_area)
+TEST_OBSERVING(ds, only_the_owner_sees_its_area, 1900) /* its #PF handlers, stepped: 1,875 */
 {
 	struct ds_bts_config config = { .records = 16, .circular = true };
 	struct task *owner, *other;
