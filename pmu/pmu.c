@@ -412,6 +412,14 @@ void pmu_switch_out(const struct switch_task *prev, const struct switch_task *ne
 		selects_quiet_for_pebs();
 	if (tasks[prev->index].used)
 		pmu_account(prev->index);
+	/*
+	 * A task without counters may still have ds/'s PEBS_ENABLE bits (attached, its event
+	 * not yet added or already released): its empty programming goes first, so that ds/'s
+	 * switch-in never sets them beside the previous task's PMI bits (rule 15). The same
+	 * writes pmu_switch_in() would make, which then finds nothing to do.
+	 */
+	if (!tasks[next->index].used)
+		pmu_apply(next->index);
 }
 
 void pmu_switch_in(const struct switch_task *prev, const struct switch_task *next)

@@ -67,8 +67,9 @@ SHIM_TEST(debugstate_host_a_pebs_task_switches_with_its_counters_stopped_around_
 			  { MSR_IA32_PERF_GLOBAL_CTRL, 1 });
 	shim_log_clear();
 	shim_switch(TASK_A, 0);
-	shim_check_writes({ MSR_IA32_PERF_GLOBAL_CTRL, 0 }, { MSR_IA32_PEBS_ENABLE, 0 },
-			  { MSR_IA32_DS_AREA, 0 }, { MSR_IA32_PERFEVTSEL0, 0 });
+	/* To a task without counters: its empty programming before ds/'s switch-in (rule 15). */
+	shim_check_writes({ MSR_IA32_PERF_GLOBAL_CTRL, 0 }, { MSR_IA32_PERFEVTSEL0, 0 },
+			  { MSR_IA32_PEBS_ENABLE, 0 }, { MSR_IA32_DS_AREA, 0 });
 	host_check(pmu_release(TASK_A));
 	host_check_eq_u64(DS_OK, ds_detach(&a, DS_USER_PEBS));
 	shim_check_clean();
