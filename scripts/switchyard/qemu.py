@@ -26,6 +26,9 @@ CPU = {"kvm": "host,pmu=on,migratable=no,-arch-capabilities", "tcg": "max"}
 # What QEMU prints on stderr when it stops a KVM guest for good but keeps running, paused
 # (accel/kvm/kvm-all.c: an emulation failure, for one): boot() kills it then.
 STOPPED_GUEST = b"KVM internal error"
+# How long a silent serial line waits before stderr is looked at again for STOPPED_GUEST: each
+# test run alone that stops the guest waits about half of it (7 such boots in make check).
+STOPPED_POLL_S = 0.1
 
 
 @dataclass
@@ -197,11 +200,11 @@ class _LineSplitter:
 
 def _read_until_eof(fd, deadline, lines, stopped=lambda: False):
     """Feed lines from fd; return True at end of file, False when the deadline passes or, looked
-    at twice a second, stopped() says QEMU will send nothing more."""
+    at after each STOPPED_POLL_S without output, stopped() says QEMU will send nothing more."""
     with selectors.DefaultSelector() as selector:
         selector.register(fd, selectors.EVENT_READ)
         while time.monotonic() < deadline:
-            if not selector.select(min(0.5, deadline - time.monotonic())):
+            if not selector.select(min(STOPPED_POLL_S, deadline - time.monotonic())):
                 if stopped():
                     return False
                 continue
