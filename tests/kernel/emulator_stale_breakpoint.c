@@ -13,6 +13,7 @@
 #include "emulator/emulator.h"
 #include "lib/string.h"
 #include "runner/test.h"
+#include "tests/kernel/lib/ds_util.h"
 #include "tests/kernel/lib/emulator_util.h"
 
 #define RECORDS 64
@@ -49,8 +50,10 @@ TEST(emulator, a_step_at_a_disabled_slots_address_is_the_models_own_debug_except
 	wrmsr(MSR_IA32_DS_AREA, 0);
 	write_dr_address(STALE_SLOT, held);
 	used = (area.bts_index - area.bts_base) / sizeof(records[0]);
+	/* An interrupt that came just before the jump is a record from it too (rule 21). */
 	for (uint64_t i = 0; i < used; i++)
-		if (records[i].from == (uint64_t)probe_branch_1) {
+		if (records[i].from == (uint64_t)probe_branch_1 &&
+		    !record_of_an_entry(&records[i])) {
 			check_eq((uint64_t)probe_branch_1_target, records[i].to);
 			return;
 		}
