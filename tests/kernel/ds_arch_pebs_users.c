@@ -116,8 +116,7 @@ TEST_OBSERVING(ds, arch_pebs_records_are_drained_at_each_threshold_pmi_and_at_de
 	require_arch_pebs();
 	config = arch_config(RECORDS, THRESHOLD, PERIOD, T_BASIC_RECORD, 0);
 	sample_loop(&config, SEVEN_AND_A_HALF_PERIODS, &seen);
-	most = 8 + seen.pmis * ((PMI_HANDLER_INSTRUCTIONS_MAX + PERIOD - 1) / PERIOD) +
-	       (tick_extra_instructions(seen.ticks) + PERIOD - 1) / PERIOD;
+	most = pebs_records_max(8, seen.pmis, seen.ticks, PERIOD);
 	check(seen.total >= 7 && seen.total <= most,
 	      "%llu records in 7.5 periods, expected 7 to %llu (%llu PMIs, %llu ticks)",
 	      (unsigned long long)seen.total, (unsigned long long)most,

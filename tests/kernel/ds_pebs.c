@@ -86,8 +86,7 @@ TEST_OBSERVING(ds, pebs_records_are_drained_at_each_threshold, 3500)
 	 * more a PMI; and each tick its own (tests/kernel/lib/handler_margin.h). 9 records came
 	 * with 3 PMIs once the model stepped them.
 	 */
-	most = 8 + seen.pmis * ((PMI_HANDLER_INSTRUCTIONS_MAX + PERIOD - 1) / PERIOD) +
-	       (tick_extra_instructions(seen.ticks) + PERIOD - 1) / PERIOD;
+	most = pebs_records_max(8, seen.pmis, seen.ticks, PERIOD);
 	check(seen.total >= 7 && seen.total <= most,
 	      "%llu records in 7.5 periods, expected 7 to %llu (%llu PMIs, %llu ticks)",
 	      (unsigned long long)seen.total, (unsigned long long)most,

@@ -58,4 +58,16 @@ static inline uint64_t tick_extra_records(uint64_t ticks)
 	return ticks * (emulator_active() ? 2 : 2 + TICK_HANDLER_BRANCHES_MAX);
 }
 
+/*
+ * PEBS records at most over a counted loop that gives at most `records` on its own, with pmis
+ * PMIs and ticks ticks in it: each PMI's counted handler one more record a period it spans,
+ * and the ticks' extra instructions likewise.
+ */
+static inline uint64_t pebs_records_max(uint64_t records, uint64_t pmis, uint64_t ticks,
+					uint64_t period)
+{
+	return records + pmis * ((PMI_HANDLER_INSTRUCTIONS_MAX + period - 1) / period) +
+	       (tick_extra_instructions(ticks) + period - 1) / period;
+}
+
 #endif
