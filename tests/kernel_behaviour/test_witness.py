@@ -437,7 +437,12 @@ def test_bts_off_os_records_are_the_ring_3_branches_the_witness_saw(run):
     last = branches[-1] if branches else (0, 0)
     print(f"the poller saw {seen[0]} records, the last {seen[1]:#x} -> {seen[2]:#x}; the "
           f"witness: {len(branches)} ring-3 branches, the last {last[0]:#x} -> {last[1]:#x}")
-    assert seen == (len(branches), *last)
+    user = [step.insn.vaddr for step in silicon.steps
+            if step.insn is not None and step.insn.user]
+    assert seen == (len(branches), *last), (
+        f"window {window.how}, {len(window.stream)} executions, {len(silicon.steps)} steps, "
+        f"{len(user)} in ring 3 (the first at {user[0] if user else 0:#x}; the loop ends at "
+        f"{poll + POLL_LOOP_JNZ:#x})")
 
 
 def sixty_four_bit(image, insn):
