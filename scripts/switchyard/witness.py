@@ -386,6 +386,12 @@ def silicon(window, witness, image, with_retired=True):
     for i, insn in enumerate(kept):
         nxt = kept[i + 1] if i < last else None
         vector = vectors.get(nxt.id) if nxt is not None and not nxt.diverted else None
+        # Ring 3 runs in no handler: an entry whose handler switched to a task that began or
+        # left without an IRETQ of its own is never matched by one, and would leave the rest
+        # of the window one handler deep.
+        if depth and insn.user:
+            depth = 0
+            entered.clear()
         if vector is None and insn.id not in iretqs:
             # The common case, as the general one below takes it: no entry follows and no
             # IRETQ returns, so the instruction retired at this depth, and a branch is taken
