@@ -71,17 +71,6 @@ static struct arch_pebs_enum require_arch_pebs(void)
 	return e;
 }
 
-static void expect_violation(unsigned int rule)
-{
-	char text[EMULATOR_VIOLATION_MAX], prefix[16];
-	unsigned int count = emulator_take_violations(text, sizeof(text));
-	size_t length = (size_t)format(prefix, sizeof(prefix), "rule %u:", rule);
-
-	test_diag("reported: %s", count ? text : "nothing");
-	check(count >= 1 && strncmp(text, prefix, length) == 0,
-	      "expected a '%s' report, got %u: %s", prefix, count, text);
-}
-
 static void expect_no_violation(void)
 {
 	char text[EMULATOR_VIOLATION_MAX];

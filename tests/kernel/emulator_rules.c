@@ -65,18 +65,6 @@ static void bts_off(void)
 	wrmsr(MSR_IA32_DS_AREA, 0);
 }
 
-/* The violations since the last call must be at least one, the first of rule `rule`. */
-static void expect_violation(unsigned int rule)
-{
-	char text[EMULATOR_VIOLATION_MAX], prefix[16];
-	unsigned int count = emulator_take_violations(text, sizeof(text));
-	size_t length = (size_t)format(prefix, sizeof(prefix), "rule %u:", rule);
-
-	test_diag("reported: %s", count ? text : "nothing");
-	check(count >= 1 && strncmp(text, prefix, length) == 0,
-	      "expected a '%s' report, got %u: %s", prefix, count, text);
-}
-
 #define CALL_REL32_LENGTH 5
 
 /*
