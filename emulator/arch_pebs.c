@@ -59,24 +59,15 @@ bool emulator_arch_pebs_serves_msr(const struct emulator_profile *p, uint32_t in
 	return emulator_arch_pebs_owns_msr(index);
 }
 
+/* The counters that exist, by number: GLOBAL_CTRL's layout, GP from bit 0 and fixed from 32. */
 static uint32_t gp_exist(const struct emulator_profile *p)
 {
-	uint32_t bits = 0;
-
-	for (unsigned int i = 0; i < EMULATOR_MAX_GP; i++)
-		if (emulator_gp_counter_exists(p, i))
-			bits |= 1u << i;
-	return bits;
+	return (uint32_t)emulator_counter_bits(p);
 }
 
 static uint32_t fixed_exist(const struct emulator_profile *p)
 {
-	uint32_t bits = 0;
-
-	for (unsigned int i = 0; i < EMULATOR_MAX_FIXED; i++)
-		if (emulator_fixed_counter_exists(p, i))
-			bits |= 1u << i;
-	return bits;
+	return (uint32_t)(emulator_counter_bits(p) / PERF_GLOBAL_FIXED_CTR0);
 }
 
 uint32_t emulator_arch_pebs_gp_counters(const struct emulator_profile *p)

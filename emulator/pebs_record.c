@@ -129,6 +129,16 @@ static uint8_t *emit_zeros(uint8_t *at, size_t qwords)
 	return at;
 }
 
+/* R8-R15, in that order: the tail of every layout's registers. */
+static uint8_t *emit_r8_to_r15(uint8_t *at, const struct pebs_machine_state *s)
+{
+	const uint64_t r[] = { s->r8, s->r9, s->r10, s->r11, s->r12, s->r13, s->r14, s->r15 };
+
+	for (unsigned int i = 0; i < sizeof(r) / sizeof(r[0]); i++)
+		at = emit(at, r[i]);
+	return at;
+}
+
 uint8_t *pebs_record_emit_gprs(uint8_t *at, const struct pebs_machine_state *s)
 {
 	at = emit(at, s->rflags);
@@ -141,14 +151,7 @@ uint8_t *pebs_record_emit_gprs(uint8_t *at, const struct pebs_machine_state *s)
 	at = emit(at, s->rbp);
 	at = emit(at, s->rsi);
 	at = emit(at, s->rdi);
-	at = emit(at, s->r8);
-	at = emit(at, s->r9);
-	at = emit(at, s->r10);
-	at = emit(at, s->r11);
-	at = emit(at, s->r12);
-	at = emit(at, s->r13);
-	at = emit(at, s->r14);
-	return emit(at, s->r15);
+	return emit_r8_to_r15(at, s);
 }
 
 /*
@@ -171,14 +174,7 @@ static uint8_t *emit_fixed(uint8_t *at, const struct pebs_assist *assist)
 	at = emit(at, s->rdi);
 	at = emit(at, s->rbp);
 	at = emit(at, s->rsp);
-	at = emit(at, s->r8);
-	at = emit(at, s->r9);
-	at = emit(at, s->r10);
-	at = emit(at, s->r11);
-	at = emit(at, s->r12);
-	at = emit(at, s->r13);
-	at = emit(at, s->r14);
-	at = emit(at, s->r15);
+	at = emit_r8_to_r15(at, s);
 	if (assist->format < 1)
 		return at;
 	/*
