@@ -178,15 +178,7 @@ static void measure(const char *name, enum configuration configuration, bool laz
 
 TEST_OBSERVING(lbr, benchmark_switch_cost_by_configuration, 68000)
 {
-	if (!lbr_support()->present)
-		test_skip("%s", lbr_support()->reason);
-	if (lbr_support()->amd)
-		test_skip("AMD LbrExtV2 has no call-stack mode (LBR_SELECT bits 8:0 only; Linux "
-			  "lbr_select_map): no stack survives a switch");
-	if (!lbr_support()->call_stack)
-		test_skip("LBR_SELECT.EN_CALLSTACK takes no write (LBR format %u): no call-stack "
-			  "mode before Haswell",
-			  lbr_support()->format);
+	require_call_stack();
 	fewest_samples = ~0u;
 	measure("no_lbr", NO_LBR, true);
 	measure("call_stack_lazy", CALL_STACK, true);

@@ -10,6 +10,7 @@
 #include "sched/sched.h"
 #include "sched/task.h"
 #include "tests/kernel/lib/lbr_probe.h"
+#include "tests/kernel/lib/lbr_util.h"
 #include "tests/kernel/lib/smp_util.h"
 
 #define ENTRIES LBR_LEGACY_MAX_DEPTH
@@ -148,8 +149,7 @@ TEST_OBSERVING(lbr, a_cpu_request_records_every_task_there_without_its_own, 3200
 	unsigned int count = 0;
 
 	smp_require_cpus(2);
-	if (!lbr_support()->present)
-		test_skip("%s", lbr_support()->reason);
+	require_lbr();
 	if (!lbr_support()->select)
 		test_skip("no MSR_LBR_SELECT (LBR format %u): the requests filter JCC",
 			  lbr_support()->format);
@@ -207,8 +207,7 @@ TEST(lbr, a_cpu_request_refuses_call_stack_mode_and_unknown_cpus)
 					 .call_stack = true };
 	struct lbr_config all = { .kernel = true, .user = true, .branches = LBR_BRANCH_ALL };
 
-	if (!lbr_support()->present)
-		test_skip("%s", lbr_support()->reason);
+	require_lbr();
 	check_eq(lbr_support()->call_stack ? LBR_ERROR_CONFIG : LBR_ERROR_UNSUPPORTED,
 		 lbr_attach_cpu(0, &call_stack));
 	check_eq(LBR_ERROR_NO_TARGET, lbr_attach_cpu(percpu_count(), &all));

@@ -16,15 +16,10 @@
 #include "runner/test.h"
 #include "sched/sched.h"
 #include "tests/kernel/lib/lbr_probe.h"
+#include "tests/kernel/lib/lbr_util.h"
 
 #define ENTRIES LBR_LEGACY_MAX_DEPTH
 #define LOOP_ROUNDS 64
-
-static void require_lbr(void)
-{
-	if (!lbr_support()->present)
-		test_skip("%s", lbr_support()->reason);
-}
 
 static unsigned int self(void)
 {

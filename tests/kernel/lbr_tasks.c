@@ -20,12 +20,6 @@
 #define MIGRATION_ROUNDS 4 /* rounds on each CPU */
 #define OWN_CALLS 8 /* of its probe, each round: 8 or 24 conditional branches */
 
-static void require_lbr(void)
-{
-	if (!lbr_support()->present)
-		test_skip("%s", lbr_support()->reason);
-}
-
 static unsigned int self(void)
 {
 	return sched_current()->index;
@@ -184,18 +178,6 @@ static void print_stack(const char *what, const struct lbr_entry *entries, unsig
 		  (unsigned long long)user_text_address(user_lbr_level_2));
 }
 
-static void require_call_stack(void)
-{
-	require_lbr();
-	if (lbr_support()->amd)
-		test_skip("AMD LbrExtV2 has no call-stack mode (LBR_SELECT bits 8:0 only; Linux "
-			  "lbr_select_map): no stack survives a switch");
-	if (!lbr_support()->call_stack)
-		test_skip("LBR_SELECT.EN_CALLSTACK takes no write (LBR format %u): no call-stack "
-			  "mode before Haswell",
-			  lbr_support()->format);
-}
-
 /* The ring-3 task, stopped, recording its calls and returns in call-stack mode. */
 static struct task *levels_task(struct lbr_user_rounds **rounds)
 {
@@ -344,56 +326,7 @@ static void record_and_yield(void *arg)
 	lbr_detach(self());
 }
 
-/*
- * Another task recorded on the CPU between two runs of the call-stack task: its switch-in wiped
- * the stack (and this CPU forgot whose it held, as intel_pmu_lbr_reset() clears last_task_ctx),
- * so the call-stack task's switch-in restores every entry and TOS. The writes are exact
- * (lbr_expected_stack_writes()).
- */
-TEST_OBSERVING(lbr, a_call_stack_is_restored_after_another_task_recorded, 6000)
-{
-	struct lbr_entry entries[ENTRIES];
-	struct lbr_user_rounds *rounds;
-	struct lbr_stats before, after;
-	volatile bool stop = false;
-	unsigned int count = 0, broken = 0;
-	struct task *task, *recorder;
-	uint64_t restores, wipes;
-
-	require_call_stack();
-	task = levels_task(&rounds);
-	recorder = smp_task_on(0, "lbr-recorder", record_and_yield, (void *)&stop);
-	if (sched_migrate(task, 0) != 0)
-		test_abort("sched_migrate refused");
-	task_continue(task);
-	next_round(rounds);
-	before = lbr_stats(0);
-	for (int round = 0; round < ROUNDS; round++) {
-		next_round(rounds);
-		check_eq(LBR_OK, lbr_read(task->index, entries, ENTRIES, &count));
-		if (!stack_is_levels(entries, count) && broken++ == 0)
-			print_stack("round", entries, count);
-	}
-	after = lbr_stats(0);
-	rounds->stop = 1;
-	check_eq(0, task_join(task, NULL));
-	stop = true;
-	check_eq(0, task_join(recorder, NULL));
-	restores = after.restores - before.restores;
-	wipes = after.wipes - before.wipes;
-	test_diag("%d rounds: %llu restores, %llu skipped, %llu wipes, %llu stack writes", ROUNDS,
-		  (unsigned long long)restores,
-		  (unsigned long long)(after.restores_elided - before.restores_elided),
-		  (unsigned long long)wipes,
-		  (unsigned long long)(after.stack_writes - before.stack_writes));
-	check_eq(0, broken);
-	check(restores >= ROUNDS, "%llu restores in %d rounds", (unsigned long long)restores,
-	      ROUNDS);
-	check_eq(lbr_expected_stack_writes(&before, &after),
-		 after.stack_writes - before.stack_writes);
-}
-
-/* One run of restores by one way: the task's last stack, and the counts on CPU 0. */
+/* One run of restores: the task's last stack, and the counts on CPU 0. */
 struct restore_run {
 	struct lbr_entry last[ENTRIES];
 	unsigned int count, broken;
@@ -402,18 +335,16 @@ struct restore_run {
 };
 
 /*
- * ROUNDS restores of a call-stack task's stack on CPU 0 (a ring-0 recorder between each two
- * of its runs wipes the stack, so each switch-in restores), saved and restored with XSAVES and
- * XRSTORS or with the MSR loop (lbr_set_xsaves()).
+ * ROUNDS runs of a call-stack task on CPU 0, a ring-0 recorder between each two of them: its
+ * switch-in wipes the stack, so each of the task's restores it. label names a broken round.
  */
-static void restore_rounds(bool xsaves, struct restore_run *run)
+static void recorded_rounds(const char *label, struct restore_run *run)
 {
 	struct lbr_user_rounds *rounds;
 	volatile bool stop = false;
 	struct task *task, *recorder;
 	uint64_t executed;
 
-	lbr_set_xsaves(xsaves);
 	task = levels_task(&rounds);
 	recorder = smp_task_on(0, "lbr-recorder", record_and_yield, (void *)&stop);
 	if (sched_migrate(task, 0) != 0)
@@ -426,8 +357,7 @@ static void restore_rounds(bool xsaves, struct restore_run *run)
 		next_round(rounds);
 		check_eq(LBR_OK, lbr_read(task->index, run->last, ENTRIES, &run->count));
 		if (!stack_is_levels(run->last, run->count) && run->broken++ == 0)
-			print_stack(xsaves ? "XRSTORS round" : "MSR loop round", run->last,
-				    run->count);
+			print_stack(label, run->last, run->count);
 	}
 	run->after = lbr_stats(0);
 	run->xrstors_executed = this_cpu()->writes.xrstors - executed;
@@ -435,6 +365,41 @@ static void restore_rounds(bool xsaves, struct restore_run *run)
 	check_eq(0, task_join(task, NULL));
 	stop = true;
 	check_eq(0, task_join(recorder, NULL));
+}
+
+/* recorded_rounds(), the stack saved and restored by XSAVES and XRSTORS or by the MSR loop. */
+static void restore_rounds(bool xsaves, struct restore_run *run)
+{
+	lbr_set_xsaves(xsaves);
+	recorded_rounds(xsaves ? "XRSTORS round" : "MSR loop round", run);
+}
+
+/*
+ * Another task recorded on the CPU between two runs of the call-stack task: its switch-in wiped
+ * the stack (and this CPU forgot whose it held, as intel_pmu_lbr_reset() clears last_task_ctx),
+ * so the call-stack task's switch-in restores every entry and TOS. The writes are exact
+ * (lbr_expected_stack_writes()).
+ */
+TEST_OBSERVING(lbr, a_call_stack_is_restored_after_another_task_recorded, 6000)
+{
+	static struct restore_run run;
+	uint64_t restores, wipes;
+
+	require_call_stack();
+	run = (struct restore_run){ 0 };
+	recorded_rounds("round", &run);
+	restores = run.after.restores - run.before.restores;
+	wipes = run.after.wipes - run.before.wipes;
+	test_diag("%d rounds: %llu restores, %llu skipped, %llu wipes, %llu stack writes", ROUNDS,
+		  (unsigned long long)restores,
+		  (unsigned long long)(run.after.restores_elided - run.before.restores_elided),
+		  (unsigned long long)wipes,
+		  (unsigned long long)(run.after.stack_writes - run.before.stack_writes));
+	check_eq(0, run.broken);
+	check(restores >= ROUNDS, "%llu restores in %d rounds", (unsigned long long)restores,
+	      ROUNDS);
+	check_eq(lbr_expected_stack_writes(&run.before, &run.after),
+		 run.after.stack_writes - run.before.stack_writes);
 }
 
 static uint64_t run_count(const struct restore_run *run, size_t offset)

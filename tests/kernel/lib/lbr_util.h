@@ -1,11 +1,31 @@
 /* SPDX-License-Identifier: MIT */
-/* lbr suite helpers: the LBR MSR writes that restores and wipes must make. */
+/* lbr suite helpers: what a test needs of LBR, and the MSR writes restores and wipes make. */
 #ifndef TESTS_KERNEL_LIB_LBR_UTIL_H
 #define TESTS_KERNEL_LIB_LBR_UTIL_H
 
 #include <stdint.h>
 
 #include "lbr/lbr.h"
+#include "runner/test.h"
+
+static inline void require_lbr(void)
+{
+	if (!lbr_support()->present)
+		test_skip("%s", lbr_support()->reason);
+}
+
+/* Call-stack mode (LBR_SELECT.EN_CALLSTACK): Intel's, from Haswell. */
+static inline void require_call_stack(void)
+{
+	require_lbr();
+	if (lbr_support()->amd)
+		test_skip("AMD LbrExtV2 has no call-stack mode (LBR_SELECT bits 8:0 only; Linux "
+			  "lbr_select_map): no stack survives a switch");
+	if (!lbr_support()->call_stack)
+		test_skip("LBR_SELECT.EN_CALLSTACK takes no write (LBR format %u): no call-stack "
+			  "mode before Haswell",
+			  lbr_support()->format);
+}
 
 /*
  * The stack writes the restores and wipes between two lbr_stats() must have made. Legacy LBR:
