@@ -58,46 +58,18 @@ static struct ds_pebs_config arch_config(size_t records, size_t threshold, uint6
 	};
 }
 
-struct sampled {
-	uint64_t pmis, credited, total, last_ip, last_groups;
-	unsigned int last_fragments;
-	uint64_t base_attached, base_detached;
-	uint64_t ticks; /* counted in an observed ring 0 meanwhile (handler_margin.h) */
-	struct loop_span loop;
-};
-
-/* PEBS on GP counter 0 over a counted loop, the counter stopped at once after it. */
+/* PEBS on GP counter 0 over a counted loop (tests/kernel/lib/ds_util.h), with PEBS_BASE. */
 static void sample_loop(const struct ds_pebs_config *config, unsigned long iterations,
-			struct sampled *out)
+			struct pebs_sampled *out)
 {
-	struct ds_target target = self_target();
-	struct pmu_event event = instructions_retired();
-	uint64_t pmis;
-
-	ds_credit_reset(target.index);
-	check_attached(ds_attach_pebs(&target, config));
-	out->base_attached = rdmsr(T_PEBS_BASE);
-	pmis = ds_pmi_count();
-	out->ticks = tick_count();
-	if (pmu_add_sampling_event(target.index, &event, PERIOD) != 0)
-		test_abort("pmu_add_sampling_event did not get counter 0");
-	counted_loop(iterations, &out->loop);
-	pmu_release(target.index);
-	out->ticks = tick_count() - out->ticks;
-	out->pmis = ds_pmi_count() - pmis;
-	out->credited = ds_credit(target.index).pebs_records;
-	check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS));
-	out->base_detached = rdmsr(T_PEBS_BASE);
-	out->total = ds_credit(target.index).pebs_records;
-	out->last_ip = ds_credit(target.index).last_pebs_ip;
-	out->last_groups = ds_credit(target.index).last_pebs_groups;
-	out->last_fragments = ds_credit(target.index).last_pebs_fragments;
+	pebs_sample_loop(config, iterations, PERIOD, T_PEBS_BASE, out);
 	test_diag("records %llu (%llu by %llu PMIs), PEBS_BASE 0x%llx attached, 0x%llx detached, "
 		  "last record: groups 0x%llx in %u fragments",
 		  (unsigned long long)out->total, (unsigned long long)out->credited,
 		  (unsigned long long)out->pmis, (unsigned long long)out->base_attached,
-		  (unsigned long long)out->base_detached, (unsigned long long)out->last_groups,
-		  out->last_fragments);
+		  (unsigned long long)out->base_detached,
+		  (unsigned long long)out->credit.last_pebs_groups,
+		  out->credit.last_pebs_fragments);
 }
 
 /*
@@ -110,7 +82,7 @@ static void sample_loop(const struct ds_pebs_config *config, unsigned long itera
 TEST_OBSERVING(ds, arch_pebs_records_are_drained_at_each_threshold_pmi_and_at_detach, 3500)
 {
 	struct ds_pebs_config config;
-	struct sampled seen;
+	struct pebs_sampled seen;
 	uint64_t most;
 
 	require_arch_pebs();
@@ -126,7 +98,7 @@ TEST_OBSERVING(ds, arch_pebs_records_are_drained_at_each_threshold_pmi_and_at_de
 	check_eq(0, seen.base_attached & T_SIZE_CODE_MASK);
 	check(seen.base_attached != 0, "PEBS_BASE 0 while attached");
 	check_eq(0, seen.base_detached);
-	check_eq(T_BASIC, seen.last_groups);
+	check_eq(T_BASIC, seen.credit.last_pebs_groups);
 }
 
 /*
@@ -136,7 +108,7 @@ TEST_OBSERVING(ds, arch_pebs_records_are_drained_at_each_threshold_pmi_and_at_de
 static void partial_then_detach(uint64_t groups)
 {
 	struct ds_pebs_config config;
-	struct sampled seen;
+	struct pebs_sampled seen;
 
 	config = arch_config(RECORDS, RECORDS - 2, PERIOD, groups ? T_LARGE_RECORD : T_BASIC_RECORD,
 			     groups);
@@ -144,10 +116,9 @@ static void partial_then_detach(uint64_t groups)
 	check_eq(2, seen.total);
 	check_eq(0, seen.pmis);
 	check_eq(0, seen.credited);
-	check(seen.last_ip >= seen.loop.head && seen.last_ip <= seen.loop.end,
-	      "last record at 0x%llx, the loop is 0x%llx-0x%llx", (unsigned long long)seen.last_ip,
-	      (unsigned long long)seen.loop.head, (unsigned long long)seen.loop.end);
-	check_eq(T_BASIC | groups, seen.last_groups);
+	check_last_pebs_ip(seen.credit.last_pebs_ip, &seen.loop, seen.nmis, seen.ticks,
+			   "the second record");
+	check_eq(T_BASIC | groups, seen.credit.last_pebs_groups);
 }
 
 TEST_OBSERVING(ds, arch_pebs_partial_buffer_is_drained_when_its_user_detaches, 1500)

@@ -32,49 +32,17 @@
 #define TWO_AND_A_HALF_PERIODS (5 * PERIOD / 4)
 #define TWO_AND_A_QUARTER_PERIODS (9 * PERIOD / 8)
 
-struct sampled {
-	uint64_t pmis; /* during the loop */
-	uint64_t credited; /* by those PMIs */
-	uint64_t total; /* credited once detached: the rest was drained at the detach */
-	uint64_t last_ip;
-	struct loop_span loop;
-	unsigned long nmis; /* while the counter counted (tests/kernel/lib/nmi_margin.h) */
-	uint64_t ticks; /* counted in an observed ring 0 meanwhile (handler_margin.h) */
-};
-
-/*
- * PEBS on counter 0 over a counted loop; the counter stops at once after it (pmu_release()), and
- * the detach, with nothing more counted, drains what the PMIs left.
- */
+/* PEBS on counter 0 over a counted loop (tests/kernel/lib/ds_util.h). */
 static void sample_loop(const struct ds_pebs_config *config, unsigned long iterations,
-			struct sampled *out)
+			struct pebs_sampled *out)
 {
-	struct ds_target target = self_target();
-	struct pmu_event event = instructions_retired();
-	uint64_t pmis;
-
-	ds_credit_reset(target.index);
-	check_attached(ds_attach_pebs(&target, config));
-	pmis = ds_pmi_count();
-	out->nmis = nmi_count();
-	out->ticks = tick_count();
-	if (pmu_add_sampling_event(target.index, &event, PERIOD) != 0)
-		test_abort("pmu_add_sampling_event did not get counter 0");
-	counted_loop(iterations, &out->loop);
-	pmu_release(target.index);
-	out->nmis = nmi_count() - out->nmis;
-	out->ticks = tick_count() - out->ticks;
-	out->pmis = ds_pmi_count() - pmis;
-	out->credited = ds_credit(target.index).pebs_records;
-	check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS));
-	out->total = ds_credit(target.index).pebs_records;
-	out->last_ip = ds_credit(target.index).last_pebs_ip;
+	pebs_sample_loop(config, iterations, PERIOD, 0, out);
 }
 
 TEST_OBSERVING(ds, pebs_records_are_drained_at_each_threshold, 3500)
 {
 	struct ds_pebs_config config;
-	struct sampled seen;
+	struct pebs_sampled seen;
 	uint64_t most;
 
 	require_pebs();
@@ -98,7 +66,7 @@ TEST_OBSERVING(ds, pebs_records_are_drained_at_each_threshold, 3500)
 TEST_OBSERVING(ds, partial_pebs_buffer_is_drained_when_its_user_detaches, 1500)
 {
 	struct ds_pebs_config config;
-	struct sampled seen;
+	struct pebs_sampled seen;
 
 	require_pebs();
 	config = pebs_config(RECORDS, RECORDS - 2, PERIOD); /* 2: ds_threshold_room() */
@@ -106,17 +74,8 @@ TEST_OBSERVING(ds, partial_pebs_buffer_is_drained_when_its_user_detaches, 1500)
 	check_eq(2, seen.total); /* drained at the detach */
 	check_eq(0, seen.pmis); /* 2 records, below the threshold of 6: no DS interrupt */
 	check_eq(0, seen.credited); /* below the threshold: still in the buffer */
-	/*
-	 * The second record falls inside the loop: its IP is the DEC, the JNZ or the next one.
-	 * Unless an NMI came: its handler's instructions (silicon) or its IRETQ (the model) count
-	 * too, and one of them may be the eventing instruction.
-	 */
-	check(seen.nmis || (seen.last_ip >= seen.loop.head && seen.last_ip <= seen.loop.end),
-	      "last record at 0x%llx, the loop is 0x%llx-0x%llx", (unsigned long long)seen.last_ip,
-	      (unsigned long long)seen.loop.head, (unsigned long long)seen.loop.end);
-	if (seen.nmis)
-		test_diag("%lu NMIs while counting: the last record at 0x%llx is not judged",
-			  seen.nmis, (unsigned long long)seen.last_ip);
+	check_last_pebs_ip(seen.credit.last_pebs_ip, &seen.loop, seen.nmis, seen.ticks,
+			   "the second record");
 }
 
 static void stay_stopped(void *unused)
@@ -221,11 +180,12 @@ TEST_OBSERVING(ds, pebs_records_on_each_counter_pebs_enable_takes, 11000)
 		if (config.format != PEBS_FORMAT_0)
 			check_eq(1ull << bit, credit.last_pebs_counters);
 		/* An NMI's or a tick's handler (its IRETQ, on the model) may hold the last. */
-		if (instructions && !nmis && !ticks)
-			check(credit.last_pebs_ip >= loop.head && credit.last_pebs_ip <= loop.end,
-			      "counter bit %u: last record at 0x%llx, the loop is 0x%llx-0x%llx",
-			      bit, (unsigned long long)credit.last_pebs_ip,
-			      (unsigned long long)loop.head, (unsigned long long)loop.end);
+		if (instructions) {
+			char what[32];
+
+			format(what, sizeof(what), "counter bit %u", bit);
+			check_last_pebs_ip(credit.last_pebs_ip, &loop, nmis, ticks, what);
+		}
 	}
 	test_diag("%u counters", counters);
 	check(counters > 0, "PEBS_ENABLE takes 0x%llx: no counter pmu/ drives",

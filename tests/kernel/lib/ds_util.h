@@ -16,6 +16,7 @@
 #include "pmu/pmu.h"
 #include "runner/test.h"
 #include "sched/sched.h"
+#include "tests/kernel/lib/handler_margin.h"
 #include "tests/kernel/lib/nmi_margin.h"
 
 #define INST_RETIRED 0xc0 /* architectural event: instructions retired, umask 0 */
@@ -327,6 +328,75 @@ static inline bool bts_record_of_ring_3(uint64_t from, uint64_t to)
 		return (to >= entry_start && to < entry_end) || to == rdmsr(MSR_LSTAR);
 	return in_user_code(to) &&
 	       ((from >= entry_start && from < entry_end) || from == (uint64_t)syscall_entry_iret);
+}
+
+/* What one PEBS user on GP counter 0 saw over a counted loop (pebs_sample_loop()). */
+struct pebs_sampled {
+	uint64_t pmis; /* during the loop */
+	uint64_t credited; /* by those PMIs */
+	uint64_t total; /* credited once detached: the rest was drained at the detach */
+	unsigned long nmis; /* while the counter counted (nmi_margin.h) */
+	uint64_t ticks; /* counted in an observed ring 0 meanwhile (handler_margin.h) */
+	uint64_t base_attached, base_detached; /* base_msr, where one was named */
+	struct ds_credit credit; /* once detached: the last record's IP, groups, fragments */
+	struct loop_span loop;
+};
+
+/*
+ * PEBS on GP counter 0 (config) over a counted loop of iterations, sampling every period; the
+ * counter stops at once after it (pmu_release()), and the detach, with nothing more counted,
+ * drains what the PMIs left. base_msr, unless 0, is read attached and detached (architectural
+ * PEBS's PEBS_BASE).
+ */
+static inline void pebs_sample_loop(const struct ds_pebs_config *config, unsigned long iterations,
+				    uint64_t period, uint32_t base_msr, struct pebs_sampled *out)
+{
+	struct ds_target target = self_target();
+	struct pmu_event event = instructions_retired();
+	uint64_t pmis;
+
+	ds_credit_reset(target.index);
+	check_attached(ds_attach_pebs(&target, config));
+	out->base_attached = base_msr ? rdmsr(base_msr) : 0;
+	pmis = ds_pmi_count();
+	out->nmis = nmi_count();
+	out->ticks = tick_count();
+	if (pmu_add_sampling_event(target.index, &event, period) != 0)
+		test_abort("pmu_add_sampling_event did not get counter 0");
+	counted_loop(iterations, &out->loop);
+	pmu_release(target.index);
+	out->nmis = nmi_count() - out->nmis;
+	out->ticks = tick_count() - out->ticks;
+	out->pmis = ds_pmi_count() - pmis;
+	out->credited = ds_credit(target.index).pebs_records;
+	check_eq(DS_OK, ds_detach(&target, DS_USER_PEBS));
+	out->base_detached = base_msr ? rdmsr(base_msr) : 0;
+	out->credit = ds_credit(target.index);
+	out->total = out->credit.pebs_records;
+}
+
+/*
+ * A PEBS record's IP after a counted loop: in the loop (the DEC, the JNZ or the next one). With a
+ * tick in the window, also an entry's IRETQ: the model counts each tick it leaves unstepped as
+ * that one instruction of the flow (rule 21, handler_margin.h). With an NMI not judged: its
+ * handler's instructions (silicon) count too, and one of them may be the eventing instruction.
+ */
+static inline void check_last_pebs_ip(uint64_t ip, const struct loop_span *loop, unsigned long nmis,
+				      uint64_t ticks, const char *what)
+{
+	uint64_t entry_start, entry_end;
+
+	if (nmis) {
+		test_diag("%s: %lu NMIs while counting, the last record at 0x%llx is not judged",
+			  what, nmis, (unsigned long long)ip);
+		return;
+	}
+	entry_text_range(&entry_start, &entry_end);
+	check((ip >= loop->head && ip <= loop->end) ||
+		      (ticks && ip >= entry_start && ip < entry_end),
+	      "%s: last record at 0x%llx, the loop is 0x%llx-0x%llx (%llu ticks came)", what,
+	      (unsigned long long)ip, (unsigned long long)loop->head, (unsigned long long)loop->end,
+	      (unsigned long long)ticks);
 }
 
 #endif
