@@ -416,7 +416,7 @@ void pmu_switch_out(const struct switch_task *prev, const struct switch_task *ne
 	 * A task without counters may still have ds/'s PEBS_ENABLE bits (attached, its event
 	 * not yet added or already released): its empty programming goes first, so that ds/'s
 	 * switch-in never sets them beside the previous task's PMI bits (rule 15). The same
-	 * writes pmu_switch_in() would make, which then finds nothing to do.
+	 * writes pmu_switch_in() would make: it programs only a task with counters.
 	 */
 	if (!tasks[next->index].used)
 		pmu_apply(next->index);
@@ -427,7 +427,8 @@ void pmu_switch_in(const struct switch_task *prev, const struct switch_task *nex
 	(void)prev;
 	if (!pmu_usable())
 		return;
-	pmu_apply(next->index);
+	if (tasks[next->index].used) /* else pmu_switch_out() programmed it */
+		pmu_apply(next->index);
 	pmu_selfmon_switch_in(next->index);
 }
 
