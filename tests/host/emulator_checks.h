@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Host checks of the emulated register file: a fresh one, and MSR accesses that #GP or not. */
+/* Host checks of the emulated register file: a named profile, a fresh file, and MSR accesses. */
 #ifndef TESTS_HOST_EMULATOR_CHECKS_H
 #define TESTS_HOST_EMULATOR_CHECKS_H
 
@@ -10,6 +10,15 @@
 #include "emulator/profile.h"
 #include "emulator/registers.h"
 #include "tests/host/host_test.h"
+
+/* The profile of that name; a check fails, and an empty one stands in, where there is none. */
+static inline struct emulator_profile named(const char *name)
+{
+	const struct emulator_profile *p = emulator_profile_find(name);
+
+	host_checkf(p != NULL, "no profile %s", name);
+	return p ? *p : (struct emulator_profile){ .name = "missing" };
+}
 
 /* The profile's registers as after reset. */
 static inline struct emulator_registers fresh(const struct emulator_profile *p)

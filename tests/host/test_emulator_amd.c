@@ -28,14 +28,6 @@
 #define USR BIT(16)
 #define INT BIT(20)
 
-static struct emulator_profile named(const char *name)
-{
-	const struct emulator_profile *p = emulator_profile_find(name);
-
-	host_checkf(p != NULL, "no profile %s", name);
-	return p ? *p : (struct emulator_profile){ .name = "missing" };
-}
-
 static struct emulator_profile overridden(const char *name, const char *key, const char *value)
 {
 	struct emulator_profile p = named(name);

@@ -27,14 +27,6 @@
 #define T_STATUS_RESET 0x390
 #define T_STATUS_SET 0x391
 
-static struct emulator_profile named(const char *name)
-{
-	const struct emulator_profile *p = emulator_profile_find(name);
-
-	host_checkf(p != NULL, "no profile %s", name);
-	return p ? *p : (struct emulator_profile){ .name = "missing" };
-}
-
 HOST_TEST(emulator_arch_pebs_leaf_23_enumerates_the_pebs_counters_and_groups)
 {
 	struct emulator_profile p = named("pantherlake");

@@ -20,14 +20,6 @@
 #define KERNEL_IP 0xffffffff81234567ull
 #define USER_IP 0x0000000000401000ull
 
-static struct emulator_profile named(const char *name)
-{
-	const struct emulator_profile *p = emulator_profile_find(name);
-
-	host_checkf(p != NULL, "no profile %s", name);
-	return p ? *p : (struct emulator_profile){ .name = "missing" };
-}
-
 /* A register file recording every branch kind in both rings. */
 static struct emulator_registers recording(const struct emulator_profile *p)
 {

@@ -34,14 +34,6 @@
 /* The TO MSR of KERNEL_TO as the CPU writes it: bits 60:0 the address, 63 valid. */
 #define KERNEL_TO_RECORDED (0x1fffffff81000000ull | TO_VALID)
 
-static struct emulator_profile named(const char *name)
-{
-	const struct emulator_profile *p = emulator_profile_find(name);
-
-	host_checkf(p != NULL, "no profile %s", name);
-	return p ? *p : (struct emulator_profile){ .name = "missing" };
-}
-
 /* zen4 recording every branch kind in both rings. */
 static struct emulator_registers recording(const struct emulator_profile *p)
 {

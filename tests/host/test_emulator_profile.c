@@ -6,17 +6,10 @@
 
 #include "emulator/profile.h"
 #include "emulator/registers.h"
+#include "tests/host/emulator_checks.h"
 #include "tests/host/host_test.h"
 
 #define BIT(n) (1ull << (n))
-
-static struct emulator_profile named(const char *name)
-{
-	const struct emulator_profile *p = emulator_profile_find(name);
-
-	host_checkf(p != NULL, "no profile %s", name);
-	return p ? *p : (struct emulator_profile){ .name = "missing" };
-}
 
 /* The override fails, says why on one line starting "key=value: ", and changes nothing. */
 #define expect_rejected(name, key, value) expect_rejected_at(__LINE__, name, key, value)

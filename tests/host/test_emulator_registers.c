@@ -18,14 +18,6 @@
  */
 #define BIT(n) (1ull << (n))
 
-static struct emulator_profile named(const char *name)
-{
-	const struct emulator_profile *p = emulator_profile_find(name);
-
-	host_checkf(p != NULL, "no profile %s", name);
-	return p ? *p : (struct emulator_profile){ .name = "missing" };
-}
-
 HOST_TEST(emulator_debugctl_keeps_lbr_btf_bts_and_freeze_bits)
 {
 	struct emulator_profile p = named("skylake");
